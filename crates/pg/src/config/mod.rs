@@ -1,0 +1,1 @@
+//! Connection settings: libpq-style conninfo strings and URLs, `PG*` variables, `~/.pgpass`.

@@ -1,0 +1,4 @@
+//! sluice-pg: a PostgreSQL wire-protocol driver that allocates rarely and does I/O rarely.
+
+pub mod config;
+pub mod types;
