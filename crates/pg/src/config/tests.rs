@@ -722,3 +722,38 @@ fn rendering_round_trips_a_parsed_config() {
     let again = parse(&c.to_conninfo_string());
     assert_eq!(c, again);
 }
+
+#[test]
+fn from_str_parses_with_the_process_environment() {
+    let c: Config = "user=fromstr host=h port=7".parse().unwrap();
+    assert_eq!(c.user(), "fromstr");
+    assert_eq!(c.targets(), vec![tcp("h", 7)]);
+    let e = "nonsense".parse::<Config>().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Syntax);
+}
+
+/// Odd corners where libpq's behaviour was checked against psql 15's libpq on this machine.
+#[test]
+fn libpq_quirks() {
+    // Blanks after '=' are skipped, so the next pair becomes the value.
+    let c = parse("host= port=1 user=u");
+    assert_eq!(c.targets(), vec![tcp("port=1", 5432)]);
+    // An '@' anywhere before the first '/' starts the host part, even inside the query.
+    let c = parse("postgresql://127.0.0.1?user=postgres@x");
+    assert_eq!(c.user(), "127.0.0.1?user=postgres");
+    assert_eq!(c.targets(), vec![tcp("x", 5432)]);
+    // A trailing comma adds a default host with the default port.
+    let c = parse("postgresql://127.0.0.1:5433,/test");
+    let targets = c.targets_with(&no_sockets);
+    assert_eq!(
+        targets,
+        vec![tcp("127.0.0.1", 5433), tcp("localhost", 5432)]
+    );
+    assert_eq!(c.dbname(), "test");
+    let e = error("port=5432, host=127.0.0.1");
+    assert!(
+        e.to_string()
+            .starts_with("could not match 2 port numbers to 1 hosts"),
+        "{e}"
+    );
+}
