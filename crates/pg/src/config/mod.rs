@@ -25,6 +25,8 @@ mod url;
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_files;
 
 use std::fmt;
 use std::net::IpAddr;
