@@ -20,6 +20,7 @@ use tokio::net::{TcpStream, UnixStream};
 enum PeerAddr {
     Tcp(SocketAddr),
     Unix(PathBuf),
+    Abstract(Vec<u8>),
 }
 
 /// Cancels the query running on a session, from any task (see [`Connection::cancel_token`]).
@@ -54,6 +55,9 @@ impl CancelToken {
                     format!("cancel request to \"{}\" failed", path.display()),
                     e,
                 )
+            })?),
+            PeerAddr::Abstract(name) => Stream::Unix(connect_abstract(name).map_err(|e| {
+                Error::with_source(ErrorKind::Connect, "cancel request to an abstract socket failed", e)
             })?),
         };
         stream.write_all(&buf).await.map_err(Error::io)?;
@@ -108,12 +112,12 @@ pub(super) async fn connect(config: &Config) -> Result<Connection> {
 }
 
 fn describe(target: &Target) -> String {
-    match &target.host {
-        Host::Tcp(h) => format!("connection to server at \"{h}\", port {}", target.port),
-        Host::Unix(dir) => format!(
-            "connection to server on socket \"{}\"",
-            dir.join(format!(".s.PGSQL.{}", target.port)).display()
-        ),
+    match (target.socket_path(), target.hostaddr) {
+        (Some(path), _) => format!("connection to server on socket \"{}\"", path.display()),
+        (None, Some(ip)) => {
+            format!("connection to server at \"{}\" ({ip}), port {}", target.host, target.port)
+        }
+        (None, None) => format!("connection to server at \"{}\", port {}", target.host, target.port),
     }
 }
 
@@ -158,57 +162,70 @@ async fn session_matches(conn: &mut Connection, wanted: TargetSessionAttrs) -> R
     })
 }
 
-/// Opens the socket to one target: each resolved address in turn for TCP.
+/// Opens the socket to one target: the socket file, or each resolved address in turn for TCP.
 async fn open_socket(config: &Config, target: &Target) -> Result<(Stream, PeerAddr)> {
-    match &target.host {
-        Host::Unix(dir) => {
-            let path = dir.join(format!(".s.PGSQL.{}", target.port));
-            let s = UnixStream::connect(&path).await.map_err(|e| {
+    if let Some(path) = target.socket_path() {
+        let not_there = |e| {
+            Error::with_source(
+                ErrorKind::Connect,
+                "is the server running locally and accepting connections on that socket?",
+                e,
+            )
+        };
+        if target.host.is_abstract_socket() {
+            let name = abstract_name(&path);
+            let s = connect_abstract(&name).map_err(not_there)?;
+            return Ok((Stream::Unix(s), PeerAddr::Abstract(name)));
+        }
+        let s = UnixStream::connect(&path).await.map_err(not_there)?;
+        return Ok((Stream::Unix(s), PeerAddr::Unix(path)));
+    }
+    let addrs: Vec<SocketAddr> = match (&target.hostaddr, &target.host) {
+        (Some(ip), _) => vec![SocketAddr::new(*ip, target.port)],
+        (None, Host::Tcp(host)) => tokio::net::lookup_host((host.as_str(), target.port))
+            .await
+            .map_err(|e| {
                 Error::with_source(
                     ErrorKind::Connect,
-                    "is the server running locally and accepting connections on that socket?",
+                    format!("could not translate host name \"{host}\" to an address"),
                     e,
                 )
-            })?;
-            Ok((Stream::Unix(s), PeerAddr::Unix(path)))
-        }
-        Host::Tcp(host) => {
-            let addrs: Vec<SocketAddr> = match target.hostaddr {
-                Some(ip) => vec![SocketAddr::new(ip, target.port)],
-                None => tokio::net::lookup_host((host.as_str(), target.port))
-                    .await
-                    .map_err(|e| {
-                        Error::with_source(
-                            ErrorKind::Connect,
-                            format!("could not translate host name \"{host}\" to an address"),
-                            e,
-                        )
-                    })?
-                    .collect(),
-            };
-            let mut last = None;
-            for addr in addrs {
-                match TcpStream::connect(addr).await {
-                    Ok(s) => {
-                        configure_tcp(&s, config)?;
-                        return Ok((Stream::Tcp(s), PeerAddr::Tcp(addr)));
-                    }
-                    Err(e) => last = Some((addr, e)),
-                }
+            })?
+            .collect(),
+        (None, Host::Unix(_)) => Vec::new(),
+    };
+    let mut last = None;
+    for addr in &addrs {
+        match TcpStream::connect(addr).await {
+            Ok(s) => {
+                configure_tcp(&s, config)?;
+                return Ok((Stream::Tcp(s), PeerAddr::Tcp(*addr)));
             }
-            Err(match last {
-                Some((addr, e)) => Error::with_source(
-                    ErrorKind::Connect,
-                    format!(
-                        "({addr}) is the server running on that host and accepting TCP/IP \
-                         connections?"
-                    ),
-                    e,
-                ),
-                None => Error::new(ErrorKind::Connect, format!("host \"{host}\" has no address")),
-            })
+            Err(e) => last = Some((addr, e)),
         }
     }
+    Err(match last {
+        Some((addr, e)) => Error::with_source(
+            ErrorKind::Connect,
+            format!("({addr}) is the server running on that host and accepting TCP/IP connections?"),
+            e,
+        ),
+        None => Error::new(ErrorKind::Connect, format!("host \"{}\" has no address", target.host)),
+    })
+}
+
+/// The abstract-namespace name of a socket path written `@dir/.s.PGSQL.port`.
+fn abstract_name(path: &std::path::Path) -> Vec<u8> {
+    path.as_os_str().as_encoded_bytes().get(1..).unwrap_or_default().to_vec()
+}
+
+/// Connects to a socket in Linux's abstract namespace (which tokio cannot name directly).
+fn connect_abstract(name: &[u8]) -> std::io::Result<UnixStream> {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+    let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
+    s.set_nonblocking(true)?;
+    UnixStream::from_std(s)
 }
 
 fn configure_tcp(s: &TcpStream, config: &Config) -> Result<()> {
@@ -219,7 +236,16 @@ fn configure_tcp(s: &TcpStream, config: &Config) -> Result<()> {
         if let Some(idle) = config.keepalives_idle() {
             keepalive = keepalive.with_time(idle);
         }
+        if let Some(interval) = config.keepalives_interval() {
+            keepalive = keepalive.with_interval(interval);
+        }
+        if let Some(count) = config.keepalives_count() {
+            keepalive = keepalive.with_retries(count);
+        }
         sock.set_tcp_keepalive(&keepalive).map_err(Error::io)?;
+    }
+    if let Some(timeout) = config.tcp_user_timeout() {
+        sock.set_tcp_user_timeout(Some(timeout)).map_err(Error::io)?;
     }
     Ok(())
 }
@@ -227,7 +253,7 @@ fn configure_tcp(s: &TcpStream, config: &Config) -> Result<()> {
 /// Connects to one target, negotiating TLS per sslmode (with libpq's fallbacks for `allow` and
 /// `prefer`).
 async fn connect_target(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Result<Connection> {
-    let tcp = matches!(target.host, Host::Tcp(_));
+    let tcp = target.socket_path().is_none();
     // libpq ignores sslmode on unix sockets.
     let mode = if tcp { config.ssl_mode() } else { SslMode::Disable };
     match (mode, tls) {
@@ -259,11 +285,12 @@ async fn start(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Resu
                 let Stream::Tcp(tcp) = stream else {
                     return Err(Error::new(ErrorKind::Tls, "TLS is only used over TCP"));
                 };
-                let host = match &target.host {
-                    Host::Tcp(h) => h.as_str(),
-                    Host::Unix(_) => "localhost",
+                let host = match (&target.host, target.hostaddr) {
+                    (Host::Tcp(h), _) => h.clone(),
+                    (Host::Unix(_), Some(ip)) => ip.to_string(),
+                    (Host::Unix(_), None) => "localhost".to_owned(),
                 };
-                let name = tls::server_name(host)?;
+                let name = tls::server_name(&host)?;
                 let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
                 let tls_stream = connector.connect(name, tcp).await.map_err(|e| {
                     Error::with_source(ErrorKind::Tls, "TLS handshake failed", e)

@@ -48,11 +48,12 @@ pub(crate) fn setup(config: &Config) -> Result<Option<TlsSetup>> {
         .map(Path::to_path_buf)
         .or_else(|| default_postgresql_dir().map(|d| d.join("root.crt")))
         .filter(|p| p.exists());
+    let system = config.ssl_uses_system_roots();
     let verification = match mode {
         SslMode::VerifyFull => Verification::Full,
         SslMode::VerifyCa => Verification::Chain,
         // libpq: "if a root CA file exists, sslmode=require behaves like verify-ca".
-        SslMode::Require if root.is_some() => Verification::Chain,
+        SslMode::Require if root.is_some() || system => Verification::Chain,
         _ => Verification::None,
     };
     let provider = provider();
@@ -61,6 +62,13 @@ pub(crate) fn setup(config: &Config) -> Result<Option<TlsSetup>> {
         .map_err(|e| Error::with_source(ErrorKind::Tls, "TLS setup failed", e))?;
     let verifier: Arc<dyn ServerCertVerifier> = match verification {
         Verification::None => Arc::new(AcceptAnyCertificate(provider)),
+        Verification::Chain | Verification::Full if system => {
+            let roots = system_roots()?;
+            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| Error::with_source(ErrorKind::Tls, "TLS verifier setup failed", e))?;
+            if verification == Verification::Full { inner } else { Arc::new(ChainOnly(inner)) }
+        }
         Verification::Chain | Verification::Full => {
             let path = root.ok_or_else(|| {
                 Error::new(
@@ -93,6 +101,21 @@ pub(crate) fn setup(config: &Config) -> Result<Option<TlsSetup>> {
     };
     tls.enable_sni = true;
     Ok(Some(TlsSetup { config: Arc::new(tls) }))
+}
+
+/// The operating system's trusted roots (`sslrootcert=system`).
+fn system_roots() -> Result<RootCertStore> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = RootCertStore::empty();
+    let (added, _) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        return Err(Error::new(
+            ErrorKind::Tls,
+            "sslrootcert=system, but no trusted root certificate was found on this system \
+             (install ca-certificates, or set sslrootcert to a file)",
+        ));
+    }
+    Ok(roots)
 }
 
 fn load_roots(path: &Path) -> Result<RootCertStore> {
