@@ -34,7 +34,12 @@ impl ConversionError {
         rust_type: &'static str,
         detail: impl Into<String>,
     ) -> ConversionError {
-        ConversionError { kind, oid, rust_type, detail: detail.into() }
+        ConversionError {
+            kind,
+            oid,
+            rust_type,
+            detail: detail.into(),
+        }
     }
 
     /// `rust_type` cannot be read from or written to a value of type `oid`.
@@ -48,7 +53,11 @@ impl ConversionError {
     }
 
     /// The bytes are not a valid `oid` value; `detail` says why.
-    pub fn invalid(oid: Oid, rust_type: &'static str, detail: impl Into<String>) -> ConversionError {
+    pub fn invalid(
+        oid: Oid,
+        rust_type: &'static str,
+        detail: impl Into<String>,
+    ) -> ConversionError {
         ConversionError::new(ConversionErrorKind::Invalid, oid, rust_type, detail)
     }
 
@@ -75,6 +84,27 @@ impl ConversionError {
     pub fn rust_type(&self) -> &'static str {
         self.rust_type
     }
+
+    /// What exactly failed (the offending value, the byte offset), or `""`.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The same error, placed at 1-based element `position` of an array of type `array_oid`.
+    pub(crate) fn in_array_element(self, array_oid: Oid, position: usize) -> ConversionError {
+        let element = type_name(self.oid);
+        let detail = if self.detail.is_empty() {
+            format!("array element {position} ({element})")
+        } else {
+            format!("array element {position} ({element}): {}", self.detail)
+        };
+        ConversionError {
+            kind: self.kind,
+            oid: array_oid,
+            rust_type: self.rust_type,
+            detail,
+        }
+    }
 }
 
 impl fmt::Display for ConversionError {
@@ -92,9 +122,11 @@ impl fmt::Display for ConversionError {
                 self.rust_type
             )?,
             ConversionErrorKind::Invalid => write!(f, "invalid {pg} value")?,
-            ConversionErrorKind::OutOfRange => {
-                write!(f, "{pg} value out of range for Rust type {}", self.rust_type)?
-            }
+            ConversionErrorKind::OutOfRange => write!(
+                f,
+                "{pg} value out of range for Rust type {}",
+                self.rust_type
+            )?,
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;
