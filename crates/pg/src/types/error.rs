@@ -84,6 +84,27 @@ impl ConversionError {
     pub fn rust_type(&self) -> &'static str {
         self.rust_type
     }
+
+    /// What exactly failed (the offending value, the byte offset), or `""`.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The same error, placed at 1-based element `position` of an array of type `array_oid`.
+    pub(crate) fn in_array_element(self, array_oid: Oid, position: usize) -> ConversionError {
+        let element = type_name(self.oid);
+        let detail = if self.detail.is_empty() {
+            format!("array element {position} ({element})")
+        } else {
+            format!("array element {position} ({element}): {}", self.detail)
+        };
+        ConversionError {
+            kind: self.kind,
+            oid: array_oid,
+            rust_type: self.rust_type,
+            detail,
+        }
+    }
 }
 
 impl fmt::Display for ConversionError {

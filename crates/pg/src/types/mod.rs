@@ -5,11 +5,30 @@
 //! Writing: a parameter is sent in binary when the server's type for it is known and
 //! [`ToSql::accepts_binary`] says so, else as text of unspecified type so the server infers it.
 
+mod array;
+mod boolean;
+mod bytea;
+mod datetime;
+#[cfg(feature = "decimal")]
+mod decimal;
+mod float;
+mod integer;
+#[cfg(feature = "json")]
+mod json;
+mod numeric;
+mod passthrough;
+mod text;
+mod uuid;
+mod wire;
+
 mod error;
 pub mod oid;
 
+pub use datetime::{CivilDateTime, Date, Interval, Time, Timestamp, TimestampTz};
 pub use error::{ConversionError, ConversionErrorKind};
+pub use numeric::Numeric;
 pub use oid::Oid;
+pub use uuid::Uuid;
 
 use bytes::BytesMut;
 
@@ -61,6 +80,22 @@ pub trait FromSql<'a>: Sized {
         Err(ConversionError::unexpected_null(
             oid,
             std::any::type_name::<Self>(),
+        ))
+    }
+
+    /// Decodes a non-NULL value from a short-lived buffer rather than from the row: a text-format
+    /// array element that contained quotes or backslashes and had to be unescaped first.
+    ///
+    /// Types that own their data forward to [`FromSql::from_sql`]. The default, right for types
+    /// that borrow from the row (`&str`, `&[u8]`), reports that such a value cannot be borrowed.
+    fn from_sql_unescaped(oid: Oid, format: Format, raw: &[u8]) -> Result<Self, ConversionError> {
+        let _ = (format, raw);
+        Err(ConversionError::new(
+            ConversionErrorKind::WrongType,
+            oid,
+            std::any::type_name::<Self>(),
+            "the value contains quotes or backslashes that had to be unescaped, so it cannot be \
+             borrowed from the row; read it as an owned type (String, Vec<u8>) or use binary format",
         ))
     }
 

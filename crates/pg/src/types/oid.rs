@@ -64,3 +64,65 @@ builtin_types! {
     JSON_ARRAY = 199, "json[]";
     JSONB_ARRAY = 3807, "jsonb[]";
 }
+
+/// Pairs of (element type, one-dimensional array type) for the built-in types above.
+const ARRAY_TYPES: [(Oid, Oid); 22] = [
+    (BOOL, BOOL_ARRAY),
+    (BYTEA, BYTEA_ARRAY),
+    (CHAR, CHAR_ARRAY),
+    (NAME, NAME_ARRAY),
+    (INT2, INT2_ARRAY),
+    (INT4, INT4_ARRAY),
+    (TEXT, TEXT_ARRAY),
+    (BPCHAR, BPCHAR_ARRAY),
+    (VARCHAR, VARCHAR_ARRAY),
+    (INT8, INT8_ARRAY),
+    (FLOAT4, FLOAT4_ARRAY),
+    (FLOAT8, FLOAT8_ARRAY),
+    (OID, OID_ARRAY),
+    (TIMESTAMP, TIMESTAMP_ARRAY),
+    (DATE, DATE_ARRAY),
+    (TIME, TIME_ARRAY),
+    (TIMESTAMPTZ, TIMESTAMPTZ_ARRAY),
+    (INTERVAL, INTERVAL_ARRAY),
+    (NUMERIC, NUMERIC_ARRAY),
+    (UUID, UUID_ARRAY),
+    (JSON, JSON_ARRAY),
+    (JSONB, JSONB_ARRAY),
+];
+
+/// The element type of the built-in array type `array`, if it is one.
+pub fn element_of(array: Oid) -> Option<Oid> {
+    ARRAY_TYPES
+        .iter()
+        .find(|&&(_, oid)| oid == array)
+        .map(|p| p.0)
+}
+
+/// The one-dimensional array type whose elements are `element`, if it is built in.
+pub fn array_of(element: Oid) -> Option<Oid> {
+    ARRAY_TYPES
+        .iter()
+        .find(|&&(oid, _)| oid == element)
+        .map(|p| p.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_and_element_types_map_both_ways() {
+        assert_eq!(element_of(INT4_ARRAY), Some(INT4));
+        assert_eq!(array_of(INT4), Some(INT4_ARRAY));
+        assert_eq!(element_of(TEXT_ARRAY), Some(TEXT));
+        assert_eq!(array_of(UNKNOWN), None);
+        assert_eq!(element_of(INT4), None);
+        assert_eq!(array_of(INT4_ARRAY), None);
+        for &(element, array) in &ARRAY_TYPES {
+            assert_eq!(element_of(array), Some(element), "{}", type_name(array));
+            assert_eq!(array_of(element), Some(array), "{}", type_name(element));
+            assert!(type_name(array).ends_with("[]"));
+        }
+    }
+}
