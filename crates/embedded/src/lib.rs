@@ -32,6 +32,7 @@ mod install;
 mod options;
 mod pidfile;
 mod roles;
+mod template;
 mod test_db;
 mod tls;
 mod user;
