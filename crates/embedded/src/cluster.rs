@@ -9,7 +9,7 @@ use crate::binaries::{Binaries, find_binaries, find_binaries_for_version, parse_
 use crate::commands::{Programs, last_lines};
 use crate::conf::{self, SLUICE_CONF, ServerSettings};
 use crate::error::{EmbeddedError, Result};
-use crate::options::{ClusterOptions, Storage};
+use crate::options::{ClusterOptions, Storage, temporary_bases};
 use crate::pidfile::{self, process_alive};
 use crate::roles::{Role, setup_sql};
 use crate::template;
@@ -65,10 +65,7 @@ impl Cluster {
     fn start_temporary(options: ClusterOptions) -> Result<Cluster> {
         let binaries = find_binaries()?;
         let user = ServerUser::for_this_process()?;
-        let base = first_reachable(
-            &[std::env::temp_dir(), PathBuf::from("/tmp")],
-            user.as_ref(),
-        )?;
+        let base = first_reachable(&temporary_bases(), user.as_ref())?;
         let root = tempfile::Builder::new()
             .prefix("sluice-pg-")
             .tempdir_in(&base)

@@ -43,7 +43,7 @@ pub use binaries::{
 };
 pub use cluster::Cluster;
 pub use error::{EmbeddedError, Result};
-pub use options::{ClusterOptions, Storage, default_data_dir};
+pub use options::{ClusterOptions, Storage, TMPDIR_ENV, default_data_dir};
 pub use pidfile::{PostmasterPid, process_alive};
 pub use roles::{
     AuthMethod, MD5_ROLE, PASSWORD_ROLE, Role, SCRAM_ROLE, TEST_DATABASE, TEST_ROLES, TLS_ROLE,
@@ -51,7 +51,7 @@ pub use roles::{
 pub use test_db::{
     DATABASE_URL_ENV, TestDatabase, private_cluster, test_database, try_test_database,
 };
-pub use user::running_as_root;
+pub use user::{ServerUser, running_as_root};
 
 /// Parsers of the files and outputs this crate reads, exposed for the fuzz targets.
 #[doc(hidden)]
@@ -61,3 +61,7 @@ pub mod parsers {
     pub use crate::pidfile::parse as parse_postmaster_pid;
     pub use crate::user::find_user;
 }
+
+/// The template data directories this process made; they are removed when it exits.
+#[doc(hidden)]
+pub use template::template_dirs;

@@ -29,6 +29,16 @@ struct Template {
 
 static TEMPLATES: Mutex<Vec<Template>> = Mutex::new(Vec::new());
 
+/// The template data directories this process made (for tests that check their removal).
+pub fn template_dirs() -> Vec<PathBuf> {
+    TEMPLATES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .map(|t| t.data_dir.clone())
+        .collect()
+}
+
 /// Fills `data_dir` (which must not exist) with a copy of the template for this install and
 /// roles choice, building the template first if this process has none yet. `base` is where
 /// temporary directories go.
