@@ -100,17 +100,16 @@ impl Cluster {
             std::path::absolute(dir).map_err(|e| EmbeddedError::io("resolve", dir, e))?;
         let user = ServerUser::for_this_process()?;
         let version_file = data_dir.join("PG_VERSION");
-        let existing = match std::fs::read_to_string(&version_file) {
-            Ok(text) => {
-                Some(
-                    parse_pg_version_file(&text).ok_or_else(|| EmbeddedError::BadPidFile {
+        let existing =
+            match std::fs::read_to_string(&version_file) {
+                Ok(text) => Some(parse_pg_version_file(&text).ok_or_else(|| {
+                    EmbeddedError::BadVersionFile {
                         path: version_file.clone(),
-                        reason: format!("`{}` is not a PostgreSQL version", text.trim()),
-                    })?,
-                )
-            }
-            Err(_) => None,
-        };
+                        content: text.trim().chars().take(40).collect(),
+                    }
+                })?),
+                Err(_) => None,
+            };
         let binaries = match existing {
             Some(major) => find_binaries_for_version(major, &data_dir)?,
             None => find_binaries()?,

@@ -12,6 +12,9 @@
 //!   durability off, TLS with a private CA, the [`TEST_ROLES`] and the `sluice_test` database)
 //!   or [`ClusterOptions::persistent`] (initialised once in a data directory, then reused).
 //!   The server listens on 127.0.0.1 and on a unix socket in a private directory.
+//! * Speed: temporary clusters go to `/dev/shm` when it has 1 GiB free (else the temporary
+//!   directory; `SLUICE_PG_TMPDIR` overrides), and only the first one per process runs initdb:
+//!   the others copy that template data directory.
 //! * No leaks: a temporary cluster is stopped and removed on drop, and by a watchdog process
 //!   when the owning process dies without dropping it (panic, abort, `SIGKILL`).
 //!
