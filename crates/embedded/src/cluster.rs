@@ -9,9 +9,10 @@ use crate::binaries::{Binaries, find_binaries, find_binaries_for_version, parse_
 use crate::commands::{Programs, last_lines};
 use crate::conf::{self, SLUICE_CONF, ServerSettings};
 use crate::error::{EmbeddedError, Result};
-use crate::options::{ClusterOptions, Storage};
+use crate::options::{ClusterOptions, Storage, temporary_bases};
 use crate::pidfile::{self, process_alive};
 use crate::roles::{Role, setup_sql};
+use crate::template;
 use crate::tls;
 use crate::user::{
     ServerUser, check_reachable, create_private_dir, first_reachable, give_to, set_mode,
@@ -64,14 +65,12 @@ impl Cluster {
     fn start_temporary(options: ClusterOptions) -> Result<Cluster> {
         let binaries = find_binaries()?;
         let user = ServerUser::for_this_process()?;
-        let base = first_reachable(
-            &[std::env::temp_dir(), PathBuf::from("/tmp")],
-            user.as_ref(),
-        )?;
+        let base = first_reachable(&temporary_bases(), user.as_ref())?;
         let root = tempfile::Builder::new()
             .prefix("sluice-pg-")
             .tempdir_in(&base)
             .map_err(|e| EmbeddedError::io("create a temporary directory in", &base, e))?;
+        set_mode(root.path(), 0o700)?;
         give_to(root.path(), user.as_ref())?;
         let data_dir = root.path().join("data");
         let socket_dir = match &options.socket_dir {
@@ -91,7 +90,7 @@ impl Cluster {
         cluster.stop_on_drop = true;
         // From here on an error drops `cluster`, which stops and removes what was made.
         cluster.create_socket_dir()?;
-        cluster.initialise()?;
+        cluster.initialise(Some(&base))?;
         cluster.launch(options.port, None)?;
         Ok(cluster)
     }
@@ -101,17 +100,16 @@ impl Cluster {
             std::path::absolute(dir).map_err(|e| EmbeddedError::io("resolve", dir, e))?;
         let user = ServerUser::for_this_process()?;
         let version_file = data_dir.join("PG_VERSION");
-        let existing = match std::fs::read_to_string(&version_file) {
-            Ok(text) => {
-                Some(
-                    parse_pg_version_file(&text).ok_or_else(|| EmbeddedError::BadPidFile {
+        let existing =
+            match std::fs::read_to_string(&version_file) {
+                Ok(text) => Some(parse_pg_version_file(&text).ok_or_else(|| {
+                    EmbeddedError::BadVersionFile {
                         path: version_file.clone(),
-                        reason: format!("`{}` is not a PostgreSQL version", text.trim()),
-                    })?,
-                )
-            }
-            Err(_) => None,
-        };
+                        content: text.trim().chars().take(40).collect(),
+                    }
+                })?),
+                Err(_) => None,
+            };
         let binaries = match existing {
             Some(major) => find_binaries_for_version(major, &data_dir)?,
             None => find_binaries()?,
@@ -161,7 +159,7 @@ impl Cluster {
             }
             check_reachable(&data_dir, cluster.user())?;
             create_private_dir(&data_dir, 0o700, cluster.user())?;
-            cluster.initialise()?;
+            cluster.initialise(None)?;
         }
         let recorded = std::fs::read_to_string(data_dir.join(SLUICE_CONF))
             .ok()
@@ -220,19 +218,29 @@ impl Cluster {
         Ok(())
     }
 
-    /// initdb, then our configuration, TLS files and test roles.
-    fn initialise(&mut self) -> Result<()> {
-        self.programs.initdb(&self.data_dir)?;
-        conf::ensure_included(&self.data_dir.join("postgresql.conf"))?;
+    /// initdb (or a copy of this process's template, made in `template_base`), then our
+    /// configuration, TLS files and test roles.
+    fn initialise(&mut self, template_base: Option<&Path>) -> Result<()> {
+        if let Some(base) = template_base {
+            template::initialise_from_template(
+                &self.programs,
+                &self.data_dir,
+                self.test_roles,
+                base,
+            )?;
+        } else {
+            self.programs.initdb(&self.data_dir)?;
+            conf::ensure_included(&self.data_dir.join("postgresql.conf"))?;
+            if self.test_roles {
+                self.programs
+                    .single_user(&self.data_dir, "template1", &setup_sql())?;
+            }
+        }
         let hba = self.data_dir.join("pg_hba.conf");
         std::fs::write(&hba, conf::render_hba(self.test_roles, self.tls))
             .map_err(|e| EmbeddedError::io("write", &hba, e))?;
         if self.tls {
             self.ca_cert = Some(tls::ensure_files(&self.data_dir, self.user())?);
-        }
-        if self.test_roles {
-            self.programs
-                .single_user(&self.data_dir, "template1", &setup_sql())?;
         }
         Ok(())
     }
@@ -364,9 +372,23 @@ impl Cluster {
     /// Stops the server and, for a temporary cluster, deletes its files. Unlike dropping, this
     /// reports failures.
     pub fn stop(mut self) -> Result<()> {
-        let stopped = self.stop_server();
+        let stopped = self.shut_down();
         let removed = self.release(stopped.is_ok());
         stopped.and(removed)
+    }
+
+    /// Stops the server for good: a temporary cluster's data is about to be deleted, so it
+    /// skips the shutdown checkpoint (`-m immediate`); a persistent one stops cleanly.
+    fn shut_down(&self) -> Result<()> {
+        if self.temp_root.is_none() || self.server_pid().is_none() {
+            return self.stop_server();
+        }
+        self.programs
+            .pg_ctl_stop(&self.data_dir, "immediate")
+            .map_err(|e| EmbeddedError::ServerStop {
+                data_dir: self.data_dir.clone(),
+                reason: e.to_string(),
+            })
     }
 
     fn release(&mut self, stopped: bool) -> Result<()> {
@@ -483,7 +505,7 @@ impl Drop for Cluster {
         if self.released {
             return;
         }
-        let stopped = !self.stop_on_drop || self.stop_server().is_ok();
+        let stopped = !self.stop_on_drop || self.shut_down().is_ok();
         if let Err(error) = self.release(stopped) {
             eprintln!("sluice-embedded: while dropping the cluster: {error}");
         }

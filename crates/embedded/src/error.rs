@@ -196,6 +196,18 @@ pub enum EmbeddedError {
         reason: String,
     },
 
+    /// A data directory's `PG_VERSION` file holds no version.
+    #[error(
+        "{path} holds `{content}`, not a PostgreSQL version; the data directory is damaged or \
+         not PostgreSQL's: restore it or choose another directory"
+    )]
+    BadVersionFile {
+        /// The file.
+        path: PathBuf,
+        /// What it holds (trimmed).
+        content: String,
+    },
+
     /// A server setting name or value cannot be written to postgresql.conf.
     #[error("invalid server setting `{name}`: {reason}")]
     InvalidSetting {

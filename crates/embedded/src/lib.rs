@@ -12,6 +12,9 @@
 //!   durability off, TLS with a private CA, the [`TEST_ROLES`] and the `sluice_test` database)
 //!   or [`ClusterOptions::persistent`] (initialised once in a data directory, then reused).
 //!   The server listens on 127.0.0.1 and on a unix socket in a private directory.
+//! * Speed: temporary clusters go to `/dev/shm` when it has 1 GiB free (else the temporary
+//!   directory; `SLUICE_PG_TMPDIR` overrides), and only the first one per process runs initdb:
+//!   the others copy that template data directory.
 //! * No leaks: a temporary cluster is stopped and removed on drop, and by a watchdog process
 //!   when the owning process dies without dropping it (panic, abort, `SIGKILL`).
 //!
@@ -32,6 +35,7 @@ mod install;
 mod options;
 mod pidfile;
 mod roles;
+mod template;
 mod test_db;
 mod tls;
 mod user;
@@ -42,7 +46,7 @@ pub use binaries::{
 };
 pub use cluster::Cluster;
 pub use error::{EmbeddedError, Result};
-pub use options::{ClusterOptions, Storage, default_data_dir};
+pub use options::{ClusterOptions, Storage, TMPDIR_ENV, default_data_dir};
 pub use pidfile::{PostmasterPid, process_alive};
 pub use roles::{
     AuthMethod, MD5_ROLE, PASSWORD_ROLE, Role, SCRAM_ROLE, TEST_DATABASE, TEST_ROLES, TLS_ROLE,
@@ -50,7 +54,7 @@ pub use roles::{
 pub use test_db::{
     DATABASE_URL_ENV, TestDatabase, private_cluster, test_database, try_test_database,
 };
-pub use user::running_as_root;
+pub use user::{ServerUser, running_as_root};
 
 /// Parsers of the files and outputs this crate reads, exposed for the fuzz targets.
 #[doc(hidden)]
@@ -60,3 +64,7 @@ pub mod parsers {
     pub use crate::pidfile::parse as parse_postmaster_pid;
     pub use crate::user::find_user;
 }
+
+/// The template data directories this process made; they are removed when it exits.
+#[doc(hidden)]
+pub use template::template_dirs;

@@ -130,6 +130,33 @@ impl ClusterOptions {
     }
 }
 
+/// Environment variable naming the directory in which temporary clusters are made.
+pub const TMPDIR_ENV: &str = "SLUICE_PG_TMPDIR";
+/// Memory-backed directory preferred for temporary clusters when it has room.
+const SHM_DIR: &str = "/dev/shm";
+/// Free space `/dev/shm` must have to be used (a container's default of 64 MiB is too small).
+const SHM_MIN_FREE_BYTES: u64 = 1 << 30;
+
+/// Where temporary clusters go, best first: `$SLUICE_PG_TMPDIR` alone when set; else
+/// `/dev/shm` when it has at least 1 GiB free (memory-backed: initdb and the copies of the
+/// template are several times faster than on a busy disk); else the system temporary directory,
+/// then `/tmp`.
+pub(crate) fn temporary_bases() -> Vec<PathBuf> {
+    if let Some(dir) = std::env::var_os(TMPDIR_ENV).filter(|d| !d.is_empty()) {
+        return vec![PathBuf::from(dir)];
+    }
+    let mut bases = Vec::new();
+    if rustix::fs::statvfs(SHM_DIR)
+        .is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) >= SHM_MIN_FREE_BYTES)
+        && rustix::fs::access(SHM_DIR, rustix::fs::Access::WRITE_OK).is_ok()
+    {
+        bases.push(PathBuf::from(SHM_DIR));
+    }
+    bases.push(std::env::temp_dir());
+    bases.push(PathBuf::from("/tmp"));
+    bases
+}
+
 /// The default data directory for `sluice serve`: `/var/lib/sluice/pgdata` when root, else
 /// `$XDG_DATA_HOME/sluice/pgdata`, else `~/.local/share/sluice/pgdata`.
 pub fn default_data_dir() -> Result<PathBuf> {

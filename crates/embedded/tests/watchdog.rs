@@ -5,8 +5,10 @@
 //! destructor runs) or by a normal exit with the cluster held in a never-dropped static (the
 //! shared test database). The parent then checks that server, watchdog and files are gone.
 
+mod common;
+
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -44,17 +46,21 @@ fn child_process() {
 fn report(cluster: &Cluster) {
     let pid = cluster.server_pid().expect("running");
     let watchdog = cluster.watchdog_pid().expect("watchdog");
-    let root = cluster
-        .data_dir()
-        .parent()
-        .expect("parent")
-        .display()
-        .to_string();
-    println!("{REPORT} {pid} {watchdog} {root}");
+    let parent = |dir: &std::path::Path| dir.parent().expect("parent").display().to_string();
+    let root = parent(cluster.data_dir());
+    let templates = sluice_embedded::template_dirs();
+    let [template] = &templates[..] else {
+        panic!("expected one template, got {templates:?}");
+    };
+    let template = parent(template);
+    println!("{REPORT} {pid} {watchdog} {root} {template}");
 }
 
-/// Runs the child in `mode`, returns the postmaster pid, watchdog pid and cluster directory.
-fn run_child(mode: &str) -> (u32, u32, PathBuf) {
+/// What a child reported: postmaster pid, watchdog pid, cluster directory, template directory.
+type Report = (u32, u32, PathBuf, PathBuf);
+
+/// Runs the child in `mode`, returns what it reported.
+fn run_child(mode: &str) -> Report {
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "--exact",
@@ -77,13 +83,14 @@ fn run_child(mode: &str) -> (u32, u32, PathBuf) {
         // libtest prints "test child_process ... " without a line break before the body runs.
         if let Some((_, rest)) = line.split_once(REPORT) {
             let fields: Vec<&str> = rest.split_whitespace().collect();
-            let [pid, watchdog, root] = fields[..] else {
+            let [pid, watchdog, root, template] = fields[..] else {
                 panic!("bad report {line}");
             };
             found = Some((
                 pid.parse().expect("pid"),
                 watchdog.parse().expect("pid"),
                 PathBuf::from(root),
+                PathBuf::from(template),
             ));
         }
     }
@@ -95,12 +102,12 @@ fn run_child(mode: &str) -> (u32, u32, PathBuf) {
     found
 }
 
-/// Waits (bounded) until the server and the watchdog are gone and the directory removed.
-fn assert_cleaned_up(pid: u32, watchdog: u32, root: &Path) {
+/// Waits (bounded) until the server and the watchdog are gone and the directories removed.
+fn assert_cleaned_up((pid, watchdog, root, template): Report) {
+    let leftovers =
+        || process_alive(pid) || process_alive(watchdog) || root.exists() || template.exists();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while (process_alive(pid) || process_alive(watchdog) || root.exists())
-        && Instant::now() < deadline
-    {
+    while leftovers() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!process_alive(pid), "postmaster {pid} outlived its owner");
@@ -109,16 +116,25 @@ fn assert_cleaned_up(pid: u32, watchdog: u32, root: &Path) {
         "watchdog {watchdog} did not finish"
     );
     assert!(!root.exists(), "{} was not removed", root.display());
+    assert!(
+        !template.exists(),
+        "template {} was not removed",
+        template.display()
+    );
 }
 
 #[test]
 fn watchdog_stops_the_server_after_an_abort() {
-    let (pid, watchdog, root) = run_child("abort");
-    assert_cleaned_up(pid, watchdog, &root);
+    if !common::can_start_clusters("watchdog_stops_the_server_after_an_abort") {
+        return;
+    }
+    assert_cleaned_up(run_child("abort"));
 }
 
 #[test]
 fn the_shared_cluster_is_cleaned_up_when_its_process_exits() {
-    let (pid, watchdog, root) = run_child("static");
-    assert_cleaned_up(pid, watchdog, &root);
+    if !common::can_start_clusters("the_shared_cluster_is_cleaned_up_when_its_process_exits") {
+        return;
+    }
+    assert_cleaned_up(run_child("static"));
 }

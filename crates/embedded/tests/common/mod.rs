@@ -62,3 +62,16 @@ pub fn tcp(cluster: &Cluster, host: &str, user: &str, dbname: &str, extra: &str)
         cluster.port()
     )
 }
+
+/// False, after a skip message, when no cluster can be started because the server binaries are
+/// missing while `DATABASE_URL` is set (a machine meant to test against an external server).
+/// Without `DATABASE_URL` the test goes on and fails with the real error.
+pub fn can_start_clusters(test_name: &str) -> bool {
+    match sluice_embedded::find_binaries() {
+        Err(error) if std::env::var("DATABASE_URL").is_ok_and(|url| !url.trim().is_empty()) => {
+            eprintln!("skipping {test_name}: {error}");
+            false
+        }
+        _ => true,
+    }
+}
