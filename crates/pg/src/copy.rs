@@ -17,7 +17,7 @@ impl Connection {
     pub async fn copy_in(&mut self, sql: &str) -> Result<CopyIn<'_>> {
         let prelude = self.begin_request().await?;
         frontend::query(sql, &mut self.io.write)?;
-        self.send_request(prelude, 1).await?;
+        self.send_request(prelude, 1, false).await?;
         loop {
             let (tag, len) = self.next_message().await?;
             match tag {
@@ -51,7 +51,7 @@ impl Connection {
     pub async fn copy_out(&mut self, sql: &str) -> Result<CopyOut<'_>> {
         let prelude = self.begin_request().await?;
         frontend::query(sql, &mut self.io.write)?;
-        self.send_request(prelude, 1).await?;
+        self.send_request(prelude, 1, false).await?;
         loop {
             let (tag, len) = self.next_message().await?;
             match tag {
@@ -84,6 +84,7 @@ impl Connection {
 
 /// A running `COPY ... FROM STDIN`. Dropped unfinished, it leaves the connection's
 /// `copy_in_open` flag set, so the next request sends CopyFail first and nothing is loaded.
+#[derive(Debug)]
 pub struct CopyIn<'c> {
     conn: &'c mut Connection,
     format: Format,
@@ -178,6 +179,7 @@ impl CopyIn<'_> {
 }
 
 /// A running `COPY ... TO STDOUT`.
+#[derive(Debug)]
 pub struct CopyOut<'c> {
     conn: &'c mut Connection,
     format: Format,
@@ -238,6 +240,7 @@ impl CopyOut<'_> {
 }
 
 /// Writes rows in PostgreSQL's binary COPY format, each value encoded for its column's type.
+#[derive(Debug)]
 pub struct BinaryCopyWriter<'c> {
     copy: CopyIn<'c>,
     types: Vec<Oid>,

@@ -19,6 +19,7 @@ pub enum SyncMode {
     Once,
 }
 
+#[derive(Debug)]
 struct Entry {
     plan: Plan,
     format: Format,
@@ -28,6 +29,7 @@ struct Entry {
 
 /// A batch of statements sent with one write. Build it with [`Connection::pipeline`], add
 /// statements, then [`Pipeline::run`]. Dropping it unrun sends nothing.
+#[derive(Debug)]
 pub struct Pipeline<'c> {
     conn: &'c mut Connection,
     mode: SyncMode,
@@ -107,7 +109,7 @@ impl Pipeline<'_> {
                 1
             }
         };
-        conn.send_request(self.prelude_syncs, syncs).await?;
+        conn.send_request(self.prelude_syncs, syncs, true).await?;
         let mut results: Vec<Result<Rows>> = Vec::with_capacity(self.entries.len());
         let mut failed_at = None;
         for (i, entry) in self.entries.iter().enumerate() {

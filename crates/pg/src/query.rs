@@ -228,11 +228,11 @@ impl Connection {
             let plan = self.statements.plan(sql);
             if let Err(e) = self.write_statement(sql, params, format, &plan) {
                 // Nothing of this statement was written; the prelude still goes out.
-                self.send_request(prelude, 0).await?;
+                self.send_request(prelude, 0, true).await?;
                 return Err(e);
             }
             frontend::sync(&mut self.io.write);
-            self.send_request(prelude, 1).await?;
+            self.send_request(prelude, 1, true).await?;
             let head = self.read_head(sql, &plan, format).await;
             if let Err(e) = &head {
                 if !e.is_closed() {
@@ -332,7 +332,7 @@ impl Connection {
         frontend::parse(&name, sql, &[], &mut self.io.write)?;
         frontend::describe(frontend::Target::Statement, &name, &mut self.io.write)?;
         frontend::sync(&mut self.io.write);
-        self.send_request(prelude, 1).await?;
+        self.send_request(prelude, 1, true).await?;
         let mut params = Vec::new();
         let mut columns = Vec::new();
         let mut failure = None;
@@ -448,6 +448,7 @@ mod smallformats {
 
 /// The rows of a running statement, delivered in blocks as they arrive. Dropping it early is
 /// allowed: the connection reads (and discards) the rest before its next request.
+#[derive(Debug)]
 pub struct RowStream<'c> {
     conn: &'c mut Connection,
     columns: Columns,
@@ -552,8 +553,8 @@ impl Connection {
     pub(crate) async fn reject_copy(&mut self, tag: u8, len: usize) -> Error {
         self.io.consume(len);
         if tag == b'G' {
-            if let Err(e) = frontend::copy_fail("COPY FROM STDIN needs copy_in", &mut self.io.write) {
-                return e.into();
+            if let Err(e) = self.fail_copy_in("COPY FROM STDIN needs copy_in") {
+                return e;
             }
             if let Err(e) = self.io.flush().await {
                 return e;

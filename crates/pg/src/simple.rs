@@ -13,7 +13,7 @@ impl Connection {
     pub async fn simple_query(&mut self, sql: &str) -> Result<Vec<Rows>> {
         let prelude = self.begin_request().await?;
         frontend::query(sql, &mut self.io.write)?;
-        self.send_request(prelude, 1).await?;
+        self.send_request(prelude, 1, false).await?;
         let mut results = Vec::new();
         let mut columns: Columns = Columns::from(Vec::new());
         let mut blocks = Vec::new();

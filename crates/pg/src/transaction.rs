@@ -69,6 +69,7 @@ impl TransactionOptions {
 /// An open transaction. Statements run through it (it dereferences to the connection). Ends
 /// with [`Transaction::commit`] or [`Transaction::rollback`]; dropped without either, it rolls
 /// back — the ROLLBACK is prepended to the connection's next request rather than sent alone.
+#[derive(Debug)]
 pub struct Transaction<'c> {
     conn: &'c mut Connection,
     finished: bool,

@@ -17,7 +17,7 @@ async fn syntax_error_has_sqlstate_and_position() {
     assert_eq!(db.code(), "42601");
     assert_eq!(db.severity(), "ERROR");
     assert!(db.message().contains("syntax error at or near"), "{}", db.message());
-    assert_eq!(db.position(), Some(&ErrorPosition::Original(17)));
+    assert_eq!(db.position(), Some(&ErrorPosition::Original(19)));
     assert!(db.pretty(sql).ends_with("LINE 2:   2 FRM t\n                ^"), "{}", db.pretty(sql));
     assert!(db.file().is_some() && db.line().is_some() && db.routine().is_some());
     // The connection is still fine.

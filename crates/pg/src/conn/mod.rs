@@ -56,6 +56,9 @@ pub struct Connection {
     pub(crate) pending_syncs: u32,
     /// A `COPY FROM STDIN` is open: the server waits for data.
     pub(crate) copy_in_open: bool,
+    /// The request in flight used the extended protocol. A COPY FROM STDIN met in its response
+    /// then needs a Sync after the CopyFail, because the server ignores Syncs sent before.
+    pub(crate) extended_in_flight: bool,
     pub(crate) tx_status: TransactionStatus,
     pub(crate) statements: StatementCache,
     pub(crate) prelude: Prelude,
@@ -102,6 +105,7 @@ impl Connection {
             io,
             pending_syncs: 0,
             copy_in_open: false,
+            extended_in_flight: false,
             tx_status: TransactionStatus::Idle,
             statements: StatementCache::new(
                 config.prepare_threshold(),
@@ -325,9 +329,9 @@ impl Connection {
             match tag {
                 b'Z' => self.take_ready(len)?,
                 b'G' => {
-                    // An abandoned simple query turned out to be COPY FROM STDIN.
+                    // An abandoned request turned out to be COPY FROM STDIN.
                     self.io.consume(len);
-                    frontend::copy_fail("COPY abandoned by the client", &mut self.io.write)?;
+                    self.fail_copy_in("COPY abandoned by the client")?;
                     self.io.flush().await?;
                 }
                 _ => self.io.consume(len),
@@ -361,10 +365,27 @@ impl Connection {
         Ok(syncs)
     }
 
+    /// Writes CopyFail for a COPY FROM STDIN the server started in response to the request in
+    /// flight, and the Sync an extended-protocol request needs to end (see
+    /// [`Connection::extended_in_flight`]). The request's ReadyForQuery count is unchanged.
+    pub(crate) fn fail_copy_in(&mut self, reason: &str) -> Result<()> {
+        frontend::copy_fail(reason, &mut self.io.write)?;
+        if self.extended_in_flight {
+            frontend::sync(&mut self.io.write);
+        }
+        Ok(())
+    }
+
     /// Sends the write buffer, then reads the prelude's responses. A failed prelude statement (a
     /// BEGIN refused, say) fails the request with the server's error.
-    pub(crate) async fn send_request(&mut self, prelude_syncs: u32, request_syncs: u32) -> Result<()> {
+    pub(crate) async fn send_request(
+        &mut self,
+        prelude_syncs: u32,
+        request_syncs: u32,
+        extended: bool,
+    ) -> Result<()> {
         self.pending_syncs += request_syncs;
+        self.extended_in_flight = extended;
         self.io.flush().await?;
         let mut failure = None;
         let keep = self.pending_syncs - prelude_syncs;

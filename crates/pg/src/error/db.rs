@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn pretty_puts_a_caret_under_the_character() {
-        let e = error_from(b"VERROR\0C42601\0Msyntax error at or near \"y\"\0P12\0\0");
+        let e = error_from(b"VERROR\0C42601\0Msyntax error at or near \"y\"\0P14\0\0");
         assert_eq!(
             e.pretty("SELECT 1;\nSé y"),
             "ERROR:  syntax error at or near \"y\"\nLINE 2: Sé y\n           ^"
