@@ -85,7 +85,11 @@ fn timed(program: &std::path::Path, args: &[&str]) -> Result<f64> {
 pub fn run(args: DriverArgs) -> Result<()> {
     let target = Target::open(args.database.clone())?;
     target.ensure_pgbench(args.scale)?;
-    let cases = if args.only.is_empty() { vec![Case::Bulk, Case::Point, Case::Pipeline] } else { args.only.clone() };
+    let cases = if args.only.is_empty() {
+        vec![Case::Bulk, Case::Point, Case::Pipeline]
+    } else {
+        args.only.clone()
+    };
     println!(
         "sluice-bench driver: {} rounds, server {}, {} cores",
         args.rounds,
@@ -105,7 +109,8 @@ pub fn run(args: DriverArgs) -> Result<()> {
 fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
     let psql = target.program("psql");
     let copy = "COPY (SELECT * FROM pgbench_accounts) TO STDOUT";
-    let (mut t_copy, mut t_sluice, mut t_tokio, mut rss_sluice, mut rss_tokio) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut t_copy, mut t_sluice, mut t_tokio, mut rss_sluice, mut rss_tokio) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for round in 0..args.rounds {
         for turn in 0..3 {
             match (round + turn) % 3 {
@@ -122,17 +127,31 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
                 }
             }
         }
-        eprintln!("bulk round {}: copy {:.3}s sluice {:.3}s tokio {:.3}s", round + 1, t_copy[round], t_sluice[round], t_tokio[round]);
+        eprintln!(
+            "bulk round {}: copy {:.3}s sluice {:.3}s tokio {:.3}s",
+            round + 1,
+            t_copy[round],
+            t_sluice[round],
+            t_tokio[round]
+        );
     }
     let (c, s, t) = (median(&t_copy), median(&t_sluice), median(&t_tokio));
     print(
         "SELECT * FROM pgbench_accounts, every field read (wall time of the whole process)",
         &[
-            Line { case: "psql COPY (SELECT ...) TO STDOUT > /dev/null".into(), figure: format!("{c:.3} s"), note: "reference".into() },
+            Line {
+                case: "psql COPY (SELECT ...) TO STDOUT > /dev/null".into(),
+                figure: format!("{c:.3} s"),
+                note: "reference".into(),
+            },
             Line {
                 case: "sluice-pg".into(),
                 figure: format!("{s:.3} s, peak RSS {:.1} MiB", median(&rss_sluice) / 1024.0),
-                note: format!("{:.2} x COPY (bar <= 1.30); {:.2} x faster than tokio-postgres (bar >= 1.5); RSS bar <= 32 MiB", s / c, t / s),
+                note: format!(
+                    "{:.2} x COPY (bar <= 1.30); {:.2} x faster than tokio-postgres (bar >= 1.5); RSS bar <= 32 MiB",
+                    s / c,
+                    t / s
+                ),
             },
             Line {
                 case: "tokio-postgres".into(),
@@ -153,7 +172,19 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
             match (round + turn) % 3 {
                 0 => {
                     let out = Command::new(&pgbench)
-                        .args(["-n", "-S", "-M", "prepared", "-c", "8", "-j", "2", "-T", &secs, &target.url])
+                        .args([
+                            "-n",
+                            "-S",
+                            "-M",
+                            "prepared",
+                            "-c",
+                            "8",
+                            "-j",
+                            "2",
+                            "-T",
+                            &secs,
+                            &target.url,
+                        ])
                         .output()
                         .context("running pgbench")?;
                     let text = String::from_utf8_lossy(&out.stdout);
@@ -165,23 +196,47 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
                         .context("pgbench printed no tps")?;
                     p.push(tps);
                 }
-                1 => s.push(field(&child("point-sluice", &target.url, args.seconds)?.0, "tps").unwrap_or(f64::NAN)),
-                _ => t.push(field(&child("point-tokio", &target.url, args.seconds)?.0, "tps").unwrap_or(f64::NAN)),
+                1 => s.push(
+                    field(&child("point-sluice", &target.url, args.seconds)?.0, "tps")
+                        .unwrap_or(f64::NAN),
+                ),
+                _ => t.push(
+                    field(&child("point-tokio", &target.url, args.seconds)?.0, "tps")
+                        .unwrap_or(f64::NAN),
+                ),
             }
         }
-        eprintln!("point round {}: pgbench {:.0} sluice {:.0} tokio {:.0}", round + 1, p[round], s[round], t[round]);
+        eprintln!(
+            "point round {}: pgbench {:.0} sluice {:.0} tokio {:.0}",
+            round + 1,
+            p[round],
+            s[round],
+            t[round]
+        );
     }
     let (p, s, t) = (median(&p), median(&s), median(&t));
     print(
         "Point selects by primary key, 8 connections, 8 tasks (SELECT abalance ... WHERE aid = $1)",
         &[
-            Line { case: "pgbench -S -M prepared -c 8 -j 2".into(), figure: format!("{p:.0} tps"), note: "reference".into() },
+            Line {
+                case: "pgbench -S -M prepared -c 8 -j 2".into(),
+                figure: format!("{p:.0} tps"),
+                note: "reference".into(),
+            },
             Line {
                 case: "sluice-pg".into(),
                 figure: format!("{s:.0} tps"),
-                note: format!("{:.2} x pgbench (bar >= 0.9); {:.2} x tokio-postgres (bar >= 1.2)", s / p, s / t),
+                note: format!(
+                    "{:.2} x pgbench (bar >= 0.9); {:.2} x tokio-postgres (bar >= 1.2)",
+                    s / p,
+                    s / t
+                ),
             },
-            Line { case: "tokio-postgres (prepared)".into(), figure: format!("{t:.0} tps"), note: format!("{:.2} x pgbench", t / p) },
+            Line {
+                case: "tokio-postgres (prepared)".into(),
+                figure: format!("{t:.0} tps"),
+                note: format!("{:.2} x pgbench", t / p),
+            },
         ],
     );
     Ok(())
@@ -195,15 +250,33 @@ fn pipeline(target: &Target, args: &DriverArgs) -> Result<()> {
         pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
         let (out, _) = child("pipeline-tokio", &target.url, 20)?;
         tokio_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
-        eprintln!("pipeline round {}: sequential {:.2} ms, pipelined {:.2} ms, tokio-postgres pipelined {:.2} ms", round + 1, seq[round], pipe[round], tokio_pipe[round]);
+        eprintln!(
+            "pipeline round {}: sequential {:.2} ms, pipelined {:.2} ms, tokio-postgres pipelined {:.2} ms",
+            round + 1,
+            seq[round],
+            pipe[round],
+            tokio_pipe[round]
+        );
     }
     let (q, p, t) = (median(&seq), median(&pipe), median(&tokio_pipe));
     print(
         "1,000 point selects on one connection",
         &[
-            Line { case: "sluice-pg, one at a time".into(), figure: format!("{q:.2} ms"), note: "reference".into() },
-            Line { case: "sluice-pg, one pipeline (one Sync)".into(), figure: format!("{p:.2} ms"), note: format!("{:.1} x faster (bar >= 5)", q / p) },
-            Line { case: "tokio-postgres, 1,000 futures joined".into(), figure: format!("{t:.2} ms"), note: format!("{:.2} x sluice pipeline time", t / p) },
+            Line {
+                case: "sluice-pg, one at a time".into(),
+                figure: format!("{q:.2} ms"),
+                note: "reference".into(),
+            },
+            Line {
+                case: "sluice-pg, one pipeline (one Sync)".into(),
+                figure: format!("{p:.2} ms"),
+                note: format!("{:.1} x faster (bar >= 5)", q / p),
+            },
+            Line {
+                case: "tokio-postgres, 1,000 futures joined".into(),
+                figure: format!("{t:.2} ms"),
+                note: format!("{:.2} x sluice pipeline time", t / p),
+            },
         ],
     );
     Ok(())

@@ -36,8 +36,13 @@ fn peak_rss_kib() -> u64 {
 
 pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
     let runtime = match kind {
-        "point-sluice" | "point-tokio" => tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?,
-        _ => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+        "point-sluice" | "point-tokio" => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?,
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
     };
     runtime.block_on(async {
         match kind {
@@ -54,7 +59,9 @@ pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
 
 async fn bulk_sluice(url: &str) -> Result<()> {
     let mut conn = sluice_pg::Connection::connect(url).await?;
-    let mut stream = conn.query_stream("SELECT * FROM pgbench_accounts", &[]).await?;
+    let mut stream = conn
+        .query_stream("SELECT * FROM pgbench_accounts", &[])
+        .await?;
     let (mut rows, mut sum, mut bytes) = (0u64, 0i64, 0usize);
     while let Some(block) = stream.next_block().await? {
         for row in block.iter() {
@@ -67,14 +74,19 @@ async fn bulk_sluice(url: &str) -> Result<()> {
             rows += 1;
         }
     }
-    println!("rows={rows} sum={sum} bytes={bytes} peak_rss_kib={}", peak_rss_kib());
+    println!(
+        "rows={rows} sum={sum} bytes={bytes} peak_rss_kib={}",
+        peak_rss_kib()
+    );
     Ok(())
 }
 
 async fn bulk_tokio(url: &str) -> Result<()> {
     let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
     tokio::spawn(connection);
-    let stream = client.query_raw("SELECT * FROM pgbench_accounts", std::iter::empty::<i32>()).await?;
+    let stream = client
+        .query_raw("SELECT * FROM pgbench_accounts", std::iter::empty::<i32>())
+        .await?;
     let mut stream = std::pin::pin!(stream);
     let (mut rows, mut sum, mut bytes) = (0u64, 0i64, 0usize);
     while let Some(row) = stream.next().await {
@@ -87,7 +99,10 @@ async fn bulk_tokio(url: &str) -> Result<()> {
         bytes += filler.map_or(0, str::len);
         rows += 1;
     }
-    println!("rows={rows} sum={sum} bytes={bytes} peak_rss_kib={}", peak_rss_kib());
+    println!(
+        "rows={rows} sum={sum} bytes={bytes} peak_rss_kib={}",
+        peak_rss_kib()
+    );
     Ok(())
 }
 
@@ -190,7 +205,11 @@ async fn pipeline_sluice(url: &str, reps: u64) -> Result<()> {
             pipe.push(pipelined.as_secs_f64() * 1000.0);
         }
     }
-    println!("sequential_ms={:.3} pipelined_ms={:.3}", crate::report::median(&seq), crate::report::median(&pipe));
+    println!(
+        "sequential_ms={:.3} pipelined_ms={:.3}",
+        crate::report::median(&seq),
+        crate::report::median(&pipe)
+    );
     Ok(())
 }
 
@@ -203,8 +222,10 @@ async fn pipeline_tokio(url: &str, reps: u64) -> Result<()> {
     for rep in 0..=reps {
         let aids: Vec<i32> = (0..1000).map(|_| keys.next()).collect();
         let start = Instant::now();
-        let params: Vec<[&(dyn tokio_postgres::types::ToSql + Sync); 1]> =
-            aids.iter().map(|a| [a as &(dyn tokio_postgres::types::ToSql + Sync)]).collect();
+        let params: Vec<[&(dyn tokio_postgres::types::ToSql + Sync); 1]> = aids
+            .iter()
+            .map(|a| [a as &(dyn tokio_postgres::types::ToSql + Sync)])
+            .collect();
         let rows = join_all(params.iter().map(|p| client.query_one(&statement, p))).await;
         for r in rows {
             let _: i32 = r?.try_get(0)?;
@@ -216,4 +237,3 @@ async fn pipeline_tokio(url: &str, reps: u64) -> Result<()> {
     println!("pipelined_ms={:.3}", crate::report::median(&pipe));
     Ok(())
 }
-

@@ -19,14 +19,32 @@ impl Target {
     /// `url`, or `DATABASE_URL`, or a persistent embedded cluster under `target/sluice-bench`.
     pub fn open(url: Option<String>) -> Result<Target> {
         if let Some(url) = url.or_else(|| std::env::var("DATABASE_URL").ok()) {
-            return Ok(Target { url, bin_dir: None, _cluster: None });
+            return Ok(Target {
+                url,
+                bin_dir: None,
+                _cluster: None,
+            });
         }
         let dir = std::env::current_dir()?.join("target/sluice-bench/pgdata");
-        eprintln!("no --database or DATABASE_URL: using an embedded cluster in {}", dir.display());
-        let cluster = Cluster::start(ClusterOptions::persistent(dir).tls(false).stop_on_drop(true))
-            .context("starting the embedded cluster")?;
-        let url = format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable", cluster.port());
-        Ok(Target { url, bin_dir: Some(cluster.bin_dir().to_path_buf()), _cluster: Some(cluster) })
+        eprintln!(
+            "no --database or DATABASE_URL: using an embedded cluster in {}",
+            dir.display()
+        );
+        let cluster = Cluster::start(
+            ClusterOptions::persistent(dir)
+                .tls(false)
+                .stop_on_drop(true),
+        )
+        .context("starting the embedded cluster")?;
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
+            cluster.port()
+        );
+        Ok(Target {
+            url,
+            bin_dir: Some(cluster.bin_dir().to_path_buf()),
+            _cluster: Some(cluster),
+        })
     }
 
     /// A PostgreSQL client program (psql, pgbench): next to the server binaries or on PATH.

@@ -29,24 +29,35 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 Some(dir) => dir,
                 None => default_data_dir().context("choosing a data directory")?,
             };
-            eprintln!("sluice: starting the embedded PostgreSQL in {}", dir.display());
+            eprintln!(
+                "sluice: starting the embedded PostgreSQL in {}",
+                dir.display()
+            );
             let mut options = ClusterOptions::persistent(&dir).stop_on_drop(true);
             if let Some(port) = args.pg_port {
                 options = options.port(port);
             }
             let cluster = Cluster::start(options).context("starting the embedded PostgreSQL")?;
-            eprintln!("sluice: PostgreSQL is listening at {} (log: {})", cluster.url(), cluster.log_file().display());
+            eprintln!(
+                "sluice: PostgreSQL is listening at {} (log: {})",
+                cluster.url(),
+                cluster.log_file().display()
+            );
             (cluster.url(), Some(cluster))
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let result = runtime.block_on(serve(&url));
     drop(cluster); // Stops the embedded server.
     result
 }
 
 async fn serve(url: &str) -> Result<()> {
-    let mut conn = Connection::connect(url).await.with_context(|| format!("connecting to {url}"))?;
+    let mut conn = Connection::connect(url)
+        .await
+        .with_context(|| format!("connecting to {url}"))?;
     let rows = conn
         .query(
             "SELECT current_setting('server_version'), current_database(), \
@@ -58,7 +69,10 @@ async fn serve(url: &str) -> Result<()> {
     let version: &str = row.get(0)?;
     let database: &str = row.get(1)?;
     let tables: i64 = row.get(2)?;
-    println!("sluice {}: connected to PostgreSQL {version}, database \"{database}\" ({tables} user tables)", env!("CARGO_PKG_VERSION"));
+    println!(
+        "sluice {}: connected to PostgreSQL {version}, database \"{database}\" ({tables} user tables)",
+        env!("CARGO_PKG_VERSION")
+    );
     println!("sluice: no gateway is enabled yet; press Ctrl-C to stop");
     shutdown_signal().await;
     eprintln!("sluice: shutting down");

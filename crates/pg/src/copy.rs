@@ -15,68 +15,46 @@ impl Connection {
     /// Starts `COPY ... FROM STDIN`; send the data with [`CopyIn::write`], then
     /// [`CopyIn::finish`]. Dropping it unfinished aborts the COPY (nothing is loaded).
     pub async fn copy_in(&mut self, sql: &str) -> Result<CopyIn<'_>> {
-        let prelude = self.begin_request().await?;
-        frontend::query(sql, &mut self.io.write)?;
-        self.send_request(prelude, 1, false).await?;
-        loop {
-            let (tag, len) = self.next_message().await?;
-            match tag {
-                b'G' => {
-                    let Message::CopyInResponse(r) = self.parse_front(tag, len)? else {
-                        return Err(self.unexpected("instead of CopyInResponse", tag));
-                    };
-                    let (format, columns) = (r.format, r.column_count());
-                    self.io.consume(len);
-                    self.copy_in_open = true;
-                    return Ok(CopyIn { conn: self, format, columns, finished: false });
-                }
-                b'E' => {
-                    let e = self.take_error(len)?;
-                    self.finish_failed().await;
-                    return Err(e);
-                }
-                _ => {
-                    self.io.consume(len);
-                    self.finish_failed().await;
-                    return Err(Error::new(
-                        ErrorKind::Usage,
-                        "copy_in needs a COPY ... FROM STDIN statement",
-                    ));
-                }
-            }
-        }
+        let (format, columns) = self.start_copy(sql, b'G', "copy_in needs a COPY ... FROM STDIN statement").await?;
+        self.copy_in_open = true;
+        Ok(CopyIn { conn: self, format, columns, finished: false })
     }
 
     /// Starts `COPY ... TO STDOUT`; read the data with [`CopyOut::next_chunk`].
     pub async fn copy_out(&mut self, sql: &str) -> Result<CopyOut<'_>> {
+        let (format, columns) = self.start_copy(sql, b'H', "copy_out needs a COPY ... TO STDOUT statement").await?;
+        Ok(CopyOut { conn: self, format, columns, tag: None, error: None, done: false })
+    }
+
+    /// Sends a COPY statement and waits for the server's CopyIn (`G`) or CopyOut (`H`)
+    /// response; returns the overall format and the column count.
+    async fn start_copy(&mut self, sql: &str, expected: u8, misuse: &'static str) -> Result<(Format, usize)> {
         let prelude = self.begin_request().await?;
         frontend::query(sql, &mut self.io.write)?;
         self.send_request(prelude, 1, false).await?;
-        loop {
-            let (tag, len) = self.next_message().await?;
-            match tag {
-                b'H' => {
-                    let Message::CopyOutResponse(r) = self.parse_front(tag, len)? else {
-                        return Err(self.unexpected("instead of CopyOutResponse", tag));
-                    };
-                    let (format, columns) = (r.format, r.column_count());
-                    self.io.consume(len);
-                    return Ok(CopyOut { conn: self, format, columns, tag: None, error: None, done: false });
-                }
-                b'E' => {
-                    let e = self.take_error(len)?;
-                    self.finish_failed().await;
-                    return Err(e);
-                }
-                b'G' => return Err(self.reject_copy(tag, len).await),
-                _ => {
-                    self.io.consume(len);
-                    self.finish_failed().await;
-                    return Err(Error::new(
-                        ErrorKind::Usage,
-                        "copy_out needs a COPY ... TO STDOUT statement",
-                    ));
-                }
+        let (tag, len) = self.next_message().await?;
+        if tag == expected {
+            let response = match self.parse_front(tag, len)? {
+                Message::CopyInResponse(r) | Message::CopyOutResponse(r) => (r.format, r.column_count()),
+                _ => return Err(self.unexpected("instead of a COPY response", tag)),
+            };
+            self.io.consume(len);
+            return Ok(response);
+        }
+        match tag {
+            b'E' => {
+                let e = self.take_error(len)?;
+                self.finish_failed().await;
+                Err(e)
+            }
+            b'G' | b'H' | b'W' => {
+                self.reject_copy(tag, len).await;
+                Err(Error::new(ErrorKind::Usage, misuse))
+            }
+            _ => {
+                self.io.consume(len);
+                self.finish_failed().await;
+                Err(Error::new(ErrorKind::Usage, misuse))
             }
         }
     }
@@ -254,17 +232,28 @@ impl<'c> BinaryCopyWriter<'c> {
     /// Wraps a `COPY table (cols) FROM STDIN (FORMAT binary)`; `types` are the columns' types.
     pub fn new(copy: CopyIn<'c>, types: &[Oid]) -> Result<BinaryCopyWriter<'c>> {
         if copy.format() != Format::Binary {
-            return Err(Error::new(ErrorKind::Usage, "BinaryCopyWriter needs COPY ... (FORMAT binary)"));
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "BinaryCopyWriter needs COPY ... (FORMAT binary)",
+            ));
         }
         if copy.column_count() != types.len() {
             return Err(Error::new(
                 ErrorKind::ParameterCount,
-                format!("the COPY has {} columns but {} types were given", copy.column_count(), types.len()),
+                format!(
+                    "the COPY has {} columns but {} types were given",
+                    copy.column_count(),
+                    types.len()
+                ),
             ));
         }
         let mut buf = BytesMut::with_capacity(COPY_CHUNK + 1024);
         buf.put_slice(BINARY_HEADER);
-        Ok(BinaryCopyWriter { copy, types: types.to_vec(), buf })
+        Ok(BinaryCopyWriter {
+            copy,
+            types: types.to_vec(),
+            buf,
+        })
     }
 
     /// Adds one row.
@@ -272,7 +261,11 @@ impl<'c> BinaryCopyWriter<'c> {
         if values.len() != self.types.len() {
             return Err(Error::new(
                 ErrorKind::ParameterCount,
-                format!("the row has {} values but the COPY has {} columns", values.len(), self.types.len()),
+                format!(
+                    "the row has {} values but the COPY has {} columns",
+                    values.len(),
+                    self.types.len()
+                ),
             ));
         }
         let start = self.buf.len();

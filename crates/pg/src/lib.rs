@@ -27,7 +27,9 @@ pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity};
 pub use pipeline::{Pipeline, SyncMode};
 pub use protocol::backend::TransactionStatus;
 pub use query::{Params, RowStream};
-pub use rows::{BlockRows, Column, ColumnIndex, Columns, CommandTag, OwnedRow, Row, RowBlock, Rows};
+pub use rows::{
+    BlockRows, Column, ColumnIndex, Columns, CommandTag, OwnedRow, Row, RowBlock, Rows,
+};
 pub use statement::Statement;
 pub use transaction::{IsolationLevel, Transaction, TransactionOptions};
 pub use types::{Format, FromSql, ToSql};

@@ -81,7 +81,11 @@ impl Pipeline<'_> {
         if self.mode == SyncMode::PerStatement {
             frontend::sync(&mut self.conn.io.write);
         }
-        self.entries.push(Entry { plan, format, sql: keep_sql.then(|| sql.into()) });
+        self.entries.push(Entry {
+            plan,
+            format,
+            sql: keep_sql.then(|| sql.into()),
+        });
         Ok(self.entries.len() - 1)
     }
 
@@ -124,7 +128,10 @@ impl Pipeline<'_> {
             };
             if let Err(e) = &result {
                 if e.is_closed() || conn.is_broken() {
-                    return Err(Error::new(ErrorKind::Closed, format!("pipeline statement {i}: {e}")));
+                    return Err(Error::new(
+                        ErrorKind::Closed,
+                        format!("pipeline statement {i}: {e}"),
+                    ));
                 }
                 if self.mode == SyncMode::Once {
                     failed_at = Some(i);

@@ -26,7 +26,8 @@ fn bind_error(e: BindError<Error>) -> Error {
 /// Writes every parameter as text; the server infers types from the SQL.
 fn put_text_params(w: &mut ParamWriter<'_>, params: Params<'_>) -> Result<()> {
     for (i, p) in params.iter().enumerate() {
-        w.put(|buf| p.to_sql_text(buf)).map_err(|e| param_error(i, e))?;
+        w.put(|buf| p.to_sql_text(buf))
+            .map_err(|e| param_error(i, e))?;
     }
     Ok(())
 }
@@ -49,7 +50,10 @@ fn put_typed_params(w: &mut ParamWriter<'_>, params: Params<'_>, types: &[Oid]) 
 pub(crate) fn is_stale_statement(e: &Error) -> bool {
     e.as_db_error().is_some_and(|db| {
         db.code() == "26000"
-            || (db.code() == "0A000" && db.message().contains("cached plan must not change result type"))
+            || (db.code() == "0A000"
+                && db
+                    .message()
+                    .contains("cached plan must not change result type"))
     })
 }
 
@@ -91,19 +95,40 @@ impl Connection {
         match plan {
             Plan::Unprepared => {
                 frontend::parse("", sql, &[], w)?;
-                frontend::bind("", "", Formats::All(Format::Text), |pw| put_text_params(pw, params), Formats::All(format), w)
-                    .map_err(bind_error)?;
+                frontend::bind(
+                    "",
+                    "",
+                    Formats::All(Format::Text),
+                    |pw| put_text_params(pw, params),
+                    Formats::All(format),
+                    w,
+                )
+                .map_err(bind_error)?;
                 frontend::describe(frontend::Target::Portal, "", w)?;
             }
             Plan::Prepare(name) => {
                 frontend::parse(name, sql, &[], w)?;
                 frontend::describe(frontend::Target::Statement, name, w)?;
-                frontend::bind("", name, Formats::All(Format::Text), |pw| put_text_params(pw, params), Formats::All(format), w)
-                    .map_err(bind_error)?;
+                frontend::bind(
+                    "",
+                    name,
+                    Formats::All(Format::Text),
+                    |pw| put_text_params(pw, params),
+                    Formats::All(format),
+                    w,
+                )
+                .map_err(bind_error)?;
             }
             Plan::Pending(name) => {
-                frontend::bind("", name, Formats::All(Format::Text), |pw| put_text_params(pw, params), Formats::All(format), w)
-                    .map_err(bind_error)?;
+                frontend::bind(
+                    "",
+                    name,
+                    Formats::All(Format::Text),
+                    |pw| put_text_params(pw, params),
+                    Formats::All(format),
+                    w,
+                )
+                .map_err(bind_error)?;
             }
             Plan::Prepared(statement) => {
                 let types = statement.param_types();
@@ -117,8 +142,17 @@ impl Connection {
                         ),
                     ));
                 }
-                let formats: smallformats::Formats =
-                    params.iter().zip(types).map(|(p, &oid)| if p.accepts_binary(oid) { Format::Binary } else { Format::Text }).collect();
+                let formats: smallformats::Formats = params
+                    .iter()
+                    .zip(types)
+                    .map(|(p, &oid)| {
+                        if p.accepts_binary(oid) {
+                            Format::Binary
+                        } else {
+                            Format::Text
+                        }
+                    })
+                    .collect();
                 frontend::bind(
                     "",
                     statement.name(),
@@ -136,7 +170,12 @@ impl Connection {
 
     /// Reads a statement's response up to where its rows begin (or where it ends, for a
     /// statement without rows). Caches the statement when `plan` prepared it.
-    pub(crate) async fn read_head(&mut self, sql: &str, plan: &Plan, format: Format) -> Result<Head> {
+    pub(crate) async fn read_head(
+        &mut self,
+        sql: &str,
+        plan: &Plan,
+        format: Format,
+    ) -> Result<Head> {
         let mut columns: Option<Columns> = match plan {
             Plan::Prepared(s) => Some(s.columns_in(format)),
             _ => None,
@@ -165,12 +204,26 @@ impl Connection {
                         return Err(self.unexpected("instead of RowDescription", tag));
                     };
                     let described: Vec<Column> = match plan {
-                        Plan::Prepare(_) => rd.fields().map(|f| Column::from_description(&f, Format::Text)).collect(),
-                        _ => rd.fields().map(|f| Column::from_description(&f, f.format)).collect(),
+                        Plan::Prepare(_) => rd
+                            .fields()
+                            .map(|f| Column::from_description(&f, Format::Text))
+                            .collect(),
+                        _ => rd
+                            .fields()
+                            .map(|f| Column::from_description(&f, f.format))
+                            .collect(),
                     };
                     self.io.consume(len);
                     match plan {
-                        Plan::Prepare(name) => columns = Some(self.cache_prepared(name, sql, &mut param_types, described, format)),
+                        Plan::Prepare(name) => {
+                            columns = Some(self.cache_prepared(
+                                name,
+                                sql,
+                                &mut param_types,
+                                described,
+                                format,
+                            ))
+                        }
                         _ => columns = Some(described.into()),
                     }
                 }
@@ -221,7 +274,12 @@ impl Connection {
 
     /// Sends `sql` as one request and reads up to its rows, retrying once when a cached
     /// statement went stale outside a transaction.
-    pub(crate) async fn start_query(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<Head> {
+    pub(crate) async fn start_query(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+        format: Format,
+    ) -> Result<Head> {
         let mut retried = false;
         loop {
             let prelude = self.begin_request().await?;
@@ -260,7 +318,12 @@ impl Connection {
     }
 
     /// Runs a statement and streams its rows in blocks, in the given format.
-    pub async fn query_stream_with(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<RowStream<'_>> {
+    pub async fn query_stream_with(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+        format: Format,
+    ) -> Result<RowStream<'_>> {
         let head = self.start_query(sql, params, format).await?;
         Ok(RowStream::new(self, head, true))
     }
@@ -271,22 +334,45 @@ impl Connection {
     }
 
     /// Runs a statement and collects all of its rows in `format`.
-    pub async fn query_with(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<Rows> {
-        self.query_stream_with(sql, params, format).await?.collect().await
+    pub async fn query_with(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+        format: Format,
+    ) -> Result<Rows> {
+        self.query_stream_with(sql, params, format)
+            .await?
+            .collect()
+            .await
     }
 
     /// Runs a statement that must return exactly one row.
     pub async fn query_one(&mut self, sql: &str, params: Params<'_>) -> Result<OwnedRow> {
-        self.query_opt_with(sql, params, Format::Text).await?.ok_or_else(|| {
-            Error::new(ErrorKind::RowCount, "query returned no rows; exactly one was expected")
-        })
+        self.query_opt_with(sql, params, Format::Text)
+            .await?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::RowCount,
+                    "query returned no rows; exactly one was expected",
+                )
+            })
     }
 
     /// Runs a statement that must return exactly one row, in `format`.
-    pub async fn query_one_with(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<OwnedRow> {
-        self.query_opt_with(sql, params, format).await?.ok_or_else(|| {
-            Error::new(ErrorKind::RowCount, "query returned no rows; exactly one was expected")
-        })
+    pub async fn query_one_with(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+        format: Format,
+    ) -> Result<OwnedRow> {
+        self.query_opt_with(sql, params, format)
+            .await?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::RowCount,
+                    "query returned no rows; exactly one was expected",
+                )
+            })
     }
 
     /// Runs a statement that returns at most one row.
@@ -295,7 +381,12 @@ impl Connection {
     }
 
     /// Runs a statement that returns at most one row, in `format`.
-    pub async fn query_opt_with(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<Option<OwnedRow>> {
+    pub async fn query_opt_with(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+        format: Format,
+    ) -> Result<Option<OwnedRow>> {
         let mut stream = self.query_stream_with(sql, params, format).await?;
         let mut first: Option<RowBlock> = None;
         let mut count = 0;
@@ -348,7 +439,10 @@ impl Connection {
                 }
                 b'T' => {
                     if let Message::RowDescription(rd) = self.parse_front(tag, len)? {
-                        columns = rd.fields().map(|f| Column::from_description(&f, Format::Text)).collect();
+                        columns = rd
+                            .fields()
+                            .map(|f| Column::from_description(&f, Format::Text))
+                            .collect();
                     }
                     self.io.consume(len);
                 }
@@ -373,7 +467,11 @@ impl Connection {
     /// Collects the DataRows complete at the front of the read buffer into one block, without
     /// copying them: the block's bytes are a shared slice of the buffer.
     #[inline]
-    pub(crate) fn take_block(&mut self, columns: &Columns, spans_hint: usize) -> Result<Option<RowBlock>> {
+    pub(crate) fn take_block(
+        &mut self,
+        columns: &Columns,
+        spans_hint: usize,
+    ) -> Result<Option<RowBlock>> {
         let buf = self.io.buffered();
         let ncols = columns.len();
         let mut pos = 0;
@@ -382,7 +480,9 @@ impl Connection {
         while let Some(&[b'D', a, b, c, d]) = buf.get(pos..pos + 5) {
             let total = u32::from_be_bytes([a, b, c, d]) as usize + 1;
             // An invalid length stops the scan; the generic path reports it.
-            let Some(body) = buf.get(pos + 5..pos + total).filter(|_| total >= 5) else { break };
+            let Some(body) = buf.get(pos + 5..pos + total).filter(|_| total >= 5) else {
+                break;
+            };
             if spans.capacity() == 0 {
                 spans.reserve(spans_hint.max(ncols * 16));
             }
@@ -468,7 +568,16 @@ impl<'c> RowStream<'c> {
             Head::Rows(c) => c,
             Head::NoRows => Columns::from(Vec::new()),
         };
-        RowStream { conn, columns, tag: None, error: None, ended: false, until_ready, done: false, spans_hint: 0 }
+        RowStream {
+            conn,
+            columns,
+            tag: None,
+            error: None,
+            ended: false,
+            until_ready,
+            done: false,
+            spans_hint: 0,
+        }
     }
 
     /// The result's columns.
@@ -544,7 +653,11 @@ impl<'c> RowStream<'c> {
         while let Some(block) = self.next_block().await? {
             blocks.push(block);
         }
-        Ok(Rows::new(self.columns.clone(), blocks, self.tag.take().unwrap_or_default()))
+        Ok(Rows::new(
+            self.columns.clone(),
+            blocks,
+            self.tag.take().unwrap_or_default(),
+        ))
     }
 }
 

@@ -36,7 +36,10 @@ impl Column {
     }
 
     pub(crate) fn with_format(&self, format: Format) -> Column {
-        Column { format, ..self.clone() }
+        Column {
+            format,
+            ..self.clone()
+        }
     }
 
     /// The column's name (its alias when the query gives one).
@@ -88,8 +91,18 @@ pub struct RowBlock {
 }
 
 impl RowBlock {
-    pub(crate) fn new(data: Bytes, spans: Vec<FieldSpan>, rows: usize, columns: Columns) -> RowBlock {
-        RowBlock { data, spans, rows, columns }
+    pub(crate) fn new(
+        data: Bytes,
+        spans: Vec<FieldSpan>,
+        rows: usize,
+        columns: Columns,
+    ) -> RowBlock {
+        RowBlock {
+            data,
+            spans,
+            rows,
+            columns,
+        }
     }
 
     /// The number of rows.
@@ -119,12 +132,19 @@ impl RowBlock {
         }
         let n = self.columns.len();
         let spans = self.spans.get(index * n..(index + 1) * n)?;
-        Some(Row { columns: &self.columns, data: &self.data, spans })
+        Some(Row {
+            columns: &self.columns,
+            data: &self.data,
+            spans,
+        })
     }
 
     /// The rows in order.
     pub fn iter(&self) -> BlockRows<'_> {
-        BlockRows { block: self, next: 0 }
+        BlockRows {
+            block: self,
+            next: 0,
+        }
     }
 
     /// The raw bytes of the block: the DataRow messages as the server sent them.
@@ -266,7 +286,11 @@ impl<'a> Row<'a> {
         let Some(index) = idx.index(self.columns) else {
             return Err(Error::new(
                 ErrorKind::ColumnNotFound,
-                format!("{} does not exist in a result of {} columns", idx.describe(), self.columns.len()),
+                format!(
+                    "{} does not exist in a result of {} columns",
+                    idx.describe(),
+                    self.columns.len()
+                ),
             ));
         };
         let column = &self.columns[index];
@@ -300,7 +324,11 @@ impl OwnedRow {
     /// The row as a view.
     pub fn row(&self) -> Row<'_> {
         let n = self.block.columns.len();
-        Row { columns: &self.block.columns, data: &self.block.data, spans: &self.block.spans[..n] }
+        Row {
+            columns: &self.block.columns,
+            data: &self.block.data,
+            spans: &self.block.spans[..n],
+        }
     }
 
     /// Field `idx` converted to `T`.
@@ -341,7 +369,12 @@ pub struct Rows {
 impl Rows {
     pub(crate) fn new(columns: Columns, blocks: Vec<RowBlock>, tag: CommandTag) -> Rows {
         let len = blocks.iter().map(RowBlock::len).sum();
-        Rows { columns, blocks, len, tag }
+        Rows {
+            columns,
+            blocks,
+            len,
+            tag,
+        }
     }
 
     /// The number of rows.
@@ -402,7 +435,11 @@ impl CommandTag {
 
     /// The number of rows the statement affected or returned (the tag's last number), or 0.
     pub fn rows_affected(&self) -> u64 {
-        self.0.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+        self.0
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
     }
 }
 

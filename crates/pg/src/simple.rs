@@ -30,7 +30,10 @@ impl Connection {
                     let Message::RowDescription(rd) = self.parse_front(tag, len)? else {
                         return Err(self.unexpected("instead of RowDescription", tag));
                     };
-                    columns = rd.fields().map(|f| Column::from_description(&f, f.format)).collect();
+                    columns = rd
+                        .fields()
+                        .map(|f| Column::from_description(&f, f.format))
+                        .collect();
                     self.io.consume(len);
                 }
                 b'C' => {

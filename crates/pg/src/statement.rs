@@ -21,7 +21,12 @@ struct StatementInner {
 }
 
 impl Statement {
-    pub(crate) fn new(name: String, sql: &str, params: Vec<Oid>, columns: Vec<Column>) -> Statement {
+    pub(crate) fn new(
+        name: String,
+        sql: &str,
+        params: Vec<Oid>,
+        columns: Vec<Column>,
+    ) -> Statement {
         Statement(Arc::new(StatementInner {
             name,
             sql: sql.into(),
@@ -58,7 +63,13 @@ impl Statement {
             Format::Binary => self
                 .0
                 .binary_columns
-                .get_or_init(|| self.0.columns.iter().map(|c| c.with_format(Format::Binary)).collect())
+                .get_or_init(|| {
+                    self.0
+                        .columns
+                        .iter()
+                        .map(|c| c.with_format(Format::Binary))
+                        .collect()
+                })
                 .clone(),
         }
     }
@@ -138,8 +149,19 @@ impl StatementCache {
         if self.entries.len() >= self.capacity * 4 {
             self.evict_where(|e| e.statement.is_none());
         }
-        self.entries.insert(sql.into(), Entry { uses: 1, last_used: clock, statement: None });
-        if self.threshold <= 1 { Plan::Prepare(self.next_name()) } else { Plan::Unprepared }
+        self.entries.insert(
+            sql.into(),
+            Entry {
+                uses: 1,
+                last_used: clock,
+                statement: None,
+            },
+        );
+        if self.threshold <= 1 {
+            Plan::Prepare(self.next_name())
+        } else {
+            Plan::Unprepared
+        }
     }
 
     /// The cached statement for `sql`, if prepared.
@@ -215,9 +237,13 @@ mod tests {
         let mut cache = StatementCache::new(3, 10);
         assert!(matches!(cache.plan("a"), Plan::Unprepared));
         assert!(matches!(cache.plan("a"), Plan::Unprepared));
-        let Plan::Prepare(name) = cache.plan("a") else { panic!("third use prepares") };
+        let Plan::Prepare(name) = cache.plan("a") else {
+            panic!("third use prepares")
+        };
         cache.insert(Statement::new(name.clone(), "a", vec![23], vec![]));
-        let Plan::Prepared(s) = cache.plan("a") else { panic!("cached") };
+        let Plan::Prepared(s) = cache.plan("a") else {
+            panic!("cached")
+        };
         assert_eq!((s.name(), s.param_types()), (name.as_str(), &[23][..]));
     }
 

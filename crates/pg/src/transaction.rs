@@ -92,7 +92,10 @@ impl Connection {
             ));
         }
         self.prelude.begin = Some(options.begin_sql());
-        Ok(Transaction { conn: self, finished: false })
+        Ok(Transaction {
+            conn: self,
+            finished: false,
+        })
     }
 }
 
@@ -105,7 +108,10 @@ impl Transaction<'_> {
             return Ok(()); // Nothing ran: nothing to send.
         }
         let results = self.conn.simple_query("COMMIT").await?;
-        if results.first().is_some_and(|r| r.command_tag().as_str() == "ROLLBACK") {
+        if results
+            .first()
+            .is_some_and(|r| r.command_tag().as_str() == "ROLLBACK")
+        {
             return Err(Error::new(
                 ErrorKind::RolledBack,
                 "COMMIT rolled the transaction back because a statement in it failed",
@@ -155,10 +161,19 @@ mod tests {
     #[test]
     fn begin_statements() {
         let o = |isolation, read_only, deferrable| {
-            TransactionOptions { isolation, read_only, deferrable }.begin_sql().into_owned()
+            TransactionOptions {
+                isolation,
+                read_only,
+                deferrable,
+            }
+            .begin_sql()
+            .into_owned()
         };
         assert_eq!(o(None, None, None), "BEGIN");
-        assert_eq!(o(Some(IsolationLevel::Serializable), None, None), "BEGIN ISOLATION LEVEL SERIALIZABLE");
+        assert_eq!(
+            o(Some(IsolationLevel::Serializable), None, None),
+            "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        );
         assert_eq!(
             o(Some(IsolationLevel::Serializable), Some(true), Some(true)),
             "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE"

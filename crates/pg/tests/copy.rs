@@ -8,7 +8,11 @@ use sluice_pg::{BinaryCopyWriter, Connection, ErrorKind, Format};
 
 async fn table(conn: &mut Connection, prefix: &str) -> String {
     let name = common::unique(prefix);
-    conn.batch_execute(&format!("CREATE TABLE {name} (id int, note text, amount numeric)")).await.unwrap();
+    conn.batch_execute(&format!(
+        "CREATE TABLE {name} (id int, note text, amount numeric)"
+    ))
+    .await
+    .unwrap();
     name
 }
 
@@ -32,7 +36,11 @@ async fn text_format_round_trip() {
     copy.write(&data.as_bytes()[..10]).await.unwrap();
     copy.write(&data.as_bytes()[10..]).await.unwrap();
     assert_eq!(copy.finish().await.unwrap(), 3);
-    let out = copy_out_all(&mut conn, &format!("COPY (SELECT * FROM {t} ORDER BY id) TO STDOUT")).await;
+    let out = copy_out_all(
+        &mut conn,
+        &format!("COPY (SELECT * FROM {t} ORDER BY id) TO STDOUT"),
+    )
+    .await;
     assert_eq!(String::from_utf8(out).unwrap(), data);
 }
 
@@ -41,10 +49,17 @@ async fn csv_format_round_trip_with_header() {
     let mut conn = common::connect().await;
     let t = table(&mut conn, "copy_csv").await;
     let data = "id,note,amount\n1,\"quoted, comma\",2\n2,\"line\nbreak \"\"q\"\"\",\n";
-    let mut copy = conn.copy_in(&format!("COPY {t} FROM STDIN (FORMAT csv, HEADER)")).await.unwrap();
+    let mut copy = conn
+        .copy_in(&format!("COPY {t} FROM STDIN (FORMAT csv, HEADER)"))
+        .await
+        .unwrap();
     copy.write(data.as_bytes()).await.unwrap();
     assert_eq!(copy.finish().await.unwrap(), 2);
-    let out = copy_out_all(&mut conn, &format!("COPY (SELECT * FROM {t} ORDER BY id) TO STDOUT (FORMAT csv, HEADER)")).await;
+    let out = copy_out_all(
+        &mut conn,
+        &format!("COPY (SELECT * FROM {t} ORDER BY id) TO STDOUT (FORMAT csv, HEADER)"),
+    )
+    .await;
     assert_eq!(String::from_utf8(out).unwrap(), data);
 }
 
@@ -60,7 +75,10 @@ async fn binary_format_round_trip() {
     let dst = table(&mut conn, "copy_bin_dst").await;
     let data = copy_out_all(&mut conn, &format!("COPY {src} TO STDOUT (FORMAT binary)")).await;
     assert!(data.starts_with(b"PGCOPY\n\xff\r\n\0"));
-    let mut copy = conn.copy_in(&format!("COPY {dst} FROM STDIN (FORMAT binary)")).await.unwrap();
+    let mut copy = conn
+        .copy_in(&format!("COPY {dst} FROM STDIN (FORMAT binary)"))
+        .await
+        .unwrap();
     assert_eq!(copy.format(), Format::Binary);
     for piece in data.chunks(100_000) {
         copy.write(piece).await.unwrap();
@@ -77,14 +95,29 @@ async fn binary_format_round_trip() {
 async fn binary_copy_writer_loads_typed_rows() {
     let mut conn = common::connect().await;
     let t = common::unique("copy_writer");
-    conn.batch_execute(&format!("CREATE TABLE {t} (id int8, note text, ok bool, score float8)")).await.unwrap();
-    let copy = conn.copy_in(&format!("COPY {t} FROM STDIN (FORMAT binary)")).await.unwrap();
-    let types = [sluice_pg::types::oid::INT8, sluice_pg::types::oid::TEXT, sluice_pg::types::oid::BOOL, sluice_pg::types::oid::FLOAT8];
+    conn.batch_execute(&format!(
+        "CREATE TABLE {t} (id int8, note text, ok bool, score float8)"
+    ))
+    .await
+    .unwrap();
+    let copy = conn
+        .copy_in(&format!("COPY {t} FROM STDIN (FORMAT binary)"))
+        .await
+        .unwrap();
+    let types = [
+        sluice_pg::types::oid::INT8,
+        sluice_pg::types::oid::TEXT,
+        sluice_pg::types::oid::BOOL,
+        sluice_pg::types::oid::FLOAT8,
+    ];
     let mut writer = BinaryCopyWriter::new(copy, &types).unwrap();
     for i in 0..20_000i64 {
         let note = format!("row {i}");
         let note: Option<&str> = if i % 10 == 0 { None } else { Some(&note) };
-        writer.write_row(&[&i, &note, &(i % 2 == 0), &(i as f64 / 4.0)]).await.unwrap();
+        writer
+            .write_row(&[&i, &note, &(i % 2 == 0), &(i as f64 / 4.0)])
+            .await
+            .unwrap();
     }
     assert_eq!(writer.finish().await.unwrap(), 20_000);
     let rows = conn
@@ -92,7 +125,10 @@ async fn binary_copy_writer_loads_typed_rows() {
         .await
         .unwrap();
     let row = rows.get(0).unwrap();
-    let got: Vec<_> = row.raw_fields().map(|f| String::from_utf8(f.unwrap().to_vec()).unwrap()).collect();
+    let got: Vec<_> = row
+        .raw_fields()
+        .map(|f| String::from_utf8(f.unwrap().to_vec()).unwrap())
+        .collect();
     assert_eq!(got, ["20000", "18000", "199990000", "49997500", "10000"]);
 }
 
@@ -100,13 +136,21 @@ async fn binary_copy_writer_loads_typed_rows() {
 async fn binary_copy_writer_rejects_a_value_of_the_wrong_type() {
     let mut conn = common::connect().await;
     let t = common::unique("copy_writer_bad");
-    conn.batch_execute(&format!("CREATE TABLE {t} (id int4)")).await.unwrap();
-    let copy = conn.copy_in(&format!("COPY {t} FROM STDIN (FORMAT binary)")).await.unwrap();
+    conn.batch_execute(&format!("CREATE TABLE {t} (id int4)"))
+        .await
+        .unwrap();
+    let copy = conn
+        .copy_in(&format!("COPY {t} FROM STDIN (FORMAT binary)"))
+        .await
+        .unwrap();
     let mut writer = BinaryCopyWriter::new(copy, &[sluice_pg::types::oid::INT4]).unwrap();
     let err = writer.write_row(&[&"not a number"]).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Conversion);
     drop(writer);
-    let rows = conn.query(&format!("SELECT count(*) FROM {t}"), &[]).await.unwrap();
+    let rows = conn
+        .query(&format!("SELECT count(*) FROM {t}"), &[])
+        .await
+        .unwrap();
     assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
 }
 
@@ -115,12 +159,17 @@ async fn bad_row_fails_the_copy_with_its_line_and_loads_nothing() {
     let mut conn = common::connect().await;
     let t = table(&mut conn, "copy_bad").await;
     let mut copy = conn.copy_in(&format!("COPY {t} FROM STDIN")).await.unwrap();
-    copy.write(b"1\ta\t1\n2\tb\t2\nthree\tc\t3\n").await.unwrap();
+    copy.write(b"1\ta\t1\n2\tb\t2\nthree\tc\t3\n")
+        .await
+        .unwrap();
     let err = copy.finish().await.unwrap_err();
     let db = err.as_db_error().unwrap();
     assert_eq!(db.code(), "22P02");
     assert!(db.where_().unwrap().contains("line 3"), "{:?}", db.where_());
-    let rows = conn.query(&format!("SELECT count(*) FROM {t}"), &[]).await.unwrap();
+    let rows = conn
+        .query(&format!("SELECT count(*) FROM {t}"), &[])
+        .await
+        .unwrap();
     assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
 }
 
@@ -160,7 +209,10 @@ async fn aborted_and_dropped_copies_load_nothing() {
         let mut copy = conn.copy_in(&format!("COPY {t} FROM STDIN")).await.unwrap();
         copy.write(b"2\tb\t2\n").await.unwrap();
     }
-    let rows = conn.query(&format!("SELECT count(*) FROM {t}"), &[]).await.unwrap();
+    let rows = conn
+        .query(&format!("SELECT count(*) FROM {t}"), &[])
+        .await
+        .unwrap();
     assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
 }
 
@@ -181,12 +233,21 @@ async fn large_copy_streams_both_ways() {
     }
     copy.write(&buf).await.unwrap();
     assert_eq!(copy.finish().await.unwrap(), 300_000);
-    let mut out = conn.copy_out(&format!("COPY {t} (id) TO STDOUT")).await.unwrap();
+    let mut out = conn
+        .copy_out(&format!("COPY {t} (id) TO STDOUT"))
+        .await
+        .unwrap();
     let (mut sum, mut lines, mut pending) = (0u64, 0u64, Vec::new());
     while let Some(chunk) = out.next_chunk().await.unwrap() {
         pending.extend_from_slice(&chunk);
-        let end = pending.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        for line in pending[..end].split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let end = pending
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        for line in pending[..end]
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+        {
             sum += std::str::from_utf8(line).unwrap().parse::<u64>().unwrap();
             lines += 1;
         }
@@ -202,9 +263,15 @@ async fn copy_statement_through_the_wrong_call_is_refused() {
     let err = conn.copy_in("SELECT 1").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Usage);
     let t = table(&mut conn, "copy_wrong").await;
-    let err = conn.copy_out(&format!("COPY {t} FROM STDIN")).await.unwrap_err();
+    let err = conn
+        .copy_out(&format!("COPY {t} FROM STDIN"))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Usage);
-    let err = conn.execute(&format!("COPY {t} FROM STDIN"), &[]).await.unwrap_err();
+    let err = conn
+        .execute(&format!("COPY {t} FROM STDIN"), &[])
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Usage);
     assert_eq!(conn.execute("SELECT 1", &[]).await.unwrap(), 1);
 }

@@ -10,7 +10,10 @@ async fn row_larger_than_16_mib() {
     let mut conn = common::connect().await;
     let size = 17 * 1024 * 1024;
     let rows = conn
-        .query(&format!("SELECT repeat('x', {size}), 'after', decode(repeat('ab', {size}), 'hex')"), &[])
+        .query(
+            &format!("SELECT repeat('x', {size}), 'after', decode(repeat('ab', {size}), 'hex')"),
+            &[],
+        )
         .await
         .unwrap();
     let row = rows.get(0).unwrap();
@@ -22,7 +25,11 @@ async fn row_larger_than_16_mib() {
     assert_eq!(row.raw(2).unwrap().len(), 2 + 2 * size);
     // The same in binary format, and the connection goes on normally.
     let rows = conn
-        .query_with(&format!("SELECT decode(repeat('ab', {size}), 'hex')"), &[], Format::Binary)
+        .query_with(
+            &format!("SELECT decode(repeat('ab', {size}), 'hex')"),
+            &[],
+            Format::Binary,
+        )
         .await
         .unwrap();
     let bytes = rows.get(0).unwrap().raw(0).unwrap();
@@ -34,7 +41,13 @@ async fn row_larger_than_16_mib() {
 #[tokio::test]
 async fn blocks_share_one_buffer_without_copies() {
     let mut conn = common::connect().await;
-    let mut stream = conn.query_stream("SELECT g, 'row ' || g FROM generate_series(1, 50000) g", &[]).await.unwrap();
+    let mut stream = conn
+        .query_stream(
+            "SELECT g, 'row ' || g FROM generate_series(1, 50000) g",
+            &[],
+        )
+        .await
+        .unwrap();
     let mut seen = 0;
     let mut blocks = 0;
     while let Some(block) = stream.next_block().await.unwrap() {
@@ -47,9 +60,15 @@ async fn blocks_share_one_buffer_without_copies() {
             // Every field is a slice of the block's bytes.
             let at = id.as_ptr() as usize;
             assert!(at >= base && at + id.len() <= end);
-            assert_eq!(row.raw(1).unwrap(), format!("row {}", std::str::from_utf8(id).unwrap()).as_bytes());
+            assert_eq!(
+                row.raw(1).unwrap(),
+                format!("row {}", std::str::from_utf8(id).unwrap()).as_bytes()
+            );
         }
     }
     assert_eq!(seen, 50_000);
-    assert!(blocks < 50_000, "rows arrive many per block ({blocks} blocks)");
+    assert!(
+        blocks < 50_000,
+        "rows arrive many per block ({blocks} blocks)"
+    );
 }

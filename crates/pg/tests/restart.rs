@@ -7,8 +7,10 @@ use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn restart_breaks_the_connection_and_new_ones_work() {
-    let Some(cluster) = private_cluster("restart_breaks_the_connection", ClusterOptions::temporary().tls(false).test_roles(false))
-    else {
+    let Some(cluster) = private_cluster(
+        "restart_breaks_the_connection",
+        ClusterOptions::temporary().tls(false).test_roles(false),
+    ) else {
         return;
     };
     let url = cluster.url();
@@ -17,7 +19,9 @@ async fn restart_breaks_the_connection_and_new_ones_work() {
     cluster.restart().unwrap();
     let started = Instant::now();
     let result = tokio::time::timeout(Duration::from_secs(30), conn.execute("SELECT 1", &[])).await;
-    let err = result.expect("a query after a restart must fail, not hang").unwrap_err();
+    let err = result
+        .expect("a query after a restart must fail, not hang")
+        .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(30));
     assert!(conn.is_broken(), "{err}");
     // Every later use says the connection is broken.
@@ -29,8 +33,10 @@ async fn restart_breaks_the_connection_and_new_ones_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_stopped_mid_query_fails_the_query() {
-    let Some(cluster) = private_cluster("server_stopped_mid_query", ClusterOptions::temporary().tls(false).test_roles(false))
-    else {
+    let Some(cluster) = private_cluster(
+        "server_stopped_mid_query",
+        ClusterOptions::temporary().tls(false).test_roles(false),
+    ) else {
         return;
     };
     let mut conn = Connection::connect(&cluster.url()).await.unwrap();
@@ -40,7 +46,10 @@ async fn server_stopped_mid_query_fails_the_query() {
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
     tokio::task::block_in_place(|| cluster.stop_server()).unwrap();
-    let (result, broken) = tokio::time::timeout(Duration::from_secs(30), query).await.unwrap().unwrap();
+    let (result, broken) = tokio::time::timeout(Duration::from_secs(30), query)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(result.is_err());
     assert!(broken);
     tokio::task::block_in_place(|| cluster.start_server()).unwrap();

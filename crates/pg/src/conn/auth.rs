@@ -44,7 +44,9 @@ async fn next_request(io: &mut Io) -> Result<Request> {
                 Authentication::CleartextPassword => Request::Cleartext,
                 Authentication::Md5Password { salt } => Request::Md5(salt),
                 Authentication::Sasl { mechanisms } => Request::Sasl(
-                    Authentication::sasl_mechanisms(mechanisms).map(<[u8]>::to_vec).collect(),
+                    Authentication::sasl_mechanisms(mechanisms)
+                        .map(<[u8]>::to_vec)
+                        .collect(),
                 ),
                 Authentication::SaslContinue(d) => Request::SaslContinue(d.to_vec()),
                 Authentication::SaslFinal(d) => Request::SaslFinal(d.to_vec()),
@@ -87,7 +89,11 @@ async fn next_request(io: &mut Io) -> Result<Request> {
 fn auth_error(db: DbError) -> Error {
     let auth = db.code().starts_with("28");
     let e = Error::db(db);
-    if auth { e.context("authentication failed") } else { e }
+    if auth {
+        e.context("authentication failed")
+    } else {
+        e
+    }
 }
 
 fn need_password(password: Option<&str>) -> Result<&str> {
@@ -128,7 +134,10 @@ pub(super) async fn authenticate(
                 method = scram(io, config, pw, &mechanisms, tls_end_point.clone()).await?;
             }
             Request::SaslContinue(_) | Request::SaslFinal(_) => {
-                return Err(Error::new(ErrorKind::Protocol, "SASL message outside a SASL exchange"));
+                return Err(Error::new(
+                    ErrorKind::Protocol,
+                    "SASL message outside a SASL exchange",
+                ));
             }
         }
     }
@@ -150,17 +159,27 @@ async fn scram(
             Method::ScramPlus,
         ),
         // We could bind but the server did not offer it: say so ("y"), per RFC 5802.
-        Some(_) if offers(sasl::SCRAM_SHA_256) => {
-            (sasl::SCRAM_SHA_256, sasl::ChannelBinding::unrequested(), Method::Scram)
-        }
-        None if offers(sasl::SCRAM_SHA_256) => {
-            (sasl::SCRAM_SHA_256, sasl::ChannelBinding::unsupported(), Method::Scram)
-        }
+        Some(_) if offers(sasl::SCRAM_SHA_256) => (
+            sasl::SCRAM_SHA_256,
+            sasl::ChannelBinding::unrequested(),
+            Method::Scram,
+        ),
+        None if offers(sasl::SCRAM_SHA_256) => (
+            sasl::SCRAM_SHA_256,
+            sasl::ChannelBinding::unsupported(),
+            Method::Scram,
+        ),
         _ => {
-            let offered: Vec<_> = mechanisms.iter().map(|m| String::from_utf8_lossy(m)).collect();
+            let offered: Vec<_> = mechanisms
+                .iter()
+                .map(|m| String::from_utf8_lossy(m))
+                .collect();
             return Err(Error::new(
                 ErrorKind::Auth,
-                format!("none of the server's SASL mechanisms ({}) is supported", offered.join(", ")),
+                format!(
+                    "none of the server's SASL mechanisms ({}) is supported",
+                    offered.join(", ")
+                ),
             ));
         }
     };
@@ -186,7 +205,11 @@ async fn scram(
         return Err(Error::new(ErrorKind::Protocol, "expected the SASL outcome"));
     };
     scram.finish(&outcome).map_err(|e| {
-        Error::with_source(ErrorKind::Auth, "the server's SCRAM signature is invalid", e)
+        Error::with_source(
+            ErrorKind::Auth,
+            "the server's SCRAM signature is invalid",
+            e,
+        )
     })?;
     Ok(method)
 }

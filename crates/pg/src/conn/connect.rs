@@ -41,13 +41,24 @@ impl CancelToken {
     /// has taken the request. The query then fails with SQLSTATE 57014.
     pub async fn cancel(&self) -> Result<()> {
         let mut buf = BytesMut::with_capacity(16);
-        let key: [u8; 4] = self.secret_key.get(..4).and_then(|k| k.try_into().ok()).ok_or_else(|| {
-            Error::new(ErrorKind::Usage, "this server's cancel key is not a 4-byte key")
-        })?;
+        let key: [u8; 4] = self
+            .secret_key
+            .get(..4)
+            .and_then(|k| k.try_into().ok())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Usage,
+                    "this server's cancel key is not a 4-byte key",
+                )
+            })?;
         frontend::cancel_request(self.process_id, i32::from_be_bytes(key), &mut buf);
         let mut stream = match &self.peer {
             PeerAddr::Tcp(addr) => Stream::Tcp(TcpStream::connect(addr).await.map_err(|e| {
-                Error::with_source(ErrorKind::Connect, format!("cancel request to {addr} failed"), e)
+                Error::with_source(
+                    ErrorKind::Connect,
+                    format!("cancel request to {addr} failed"),
+                    e,
+                )
             })?),
             PeerAddr::Unix(path) => Stream::Unix(UnixStream::connect(path).await.map_err(|e| {
                 Error::with_source(
@@ -57,7 +68,11 @@ impl CancelToken {
                 )
             })?),
             PeerAddr::Abstract(name) => Stream::Unix(connect_abstract(name).map_err(|e| {
-                Error::with_source(ErrorKind::Connect, "cancel request to an abstract socket failed", e)
+                Error::with_source(
+                    ErrorKind::Connect,
+                    "cancel request to an abstract socket failed",
+                    e,
+                )
             })?),
         };
         stream.write_all(&buf).await.map_err(Error::io)?;
@@ -83,12 +98,14 @@ pub(super) async fn connect(config: &Config) -> Result<Connection> {
         for target in &targets {
             let attempt = connect_target(config, target, tls.as_ref());
             let result = match config.connect_timeout() {
-                Some(limit) => tokio::time::timeout(limit, attempt).await.unwrap_or_else(|_| {
-                    Err(Error::new(
-                        ErrorKind::Timeout,
-                        format!("timeout expired after {} s", limit.as_secs_f64()),
-                    ))
-                }),
+                Some(limit) => tokio::time::timeout(limit, attempt)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::new(
+                            ErrorKind::Timeout,
+                            format!("timeout expired after {} s", limit.as_secs_f64()),
+                        ))
+                    }),
                 None => attempt.await,
             };
             match result {
@@ -115,9 +132,15 @@ fn describe(target: &Target) -> String {
     match (target.socket_path(), target.hostaddr) {
         (Some(path), _) => format!("connection to server on socket \"{}\"", path.display()),
         (None, Some(ip)) => {
-            format!("connection to server at \"{}\" ({ip}), port {}", target.host, target.port)
+            format!(
+                "connection to server at \"{}\" ({ip}), port {}",
+                target.host, target.port
+            )
         }
-        (None, None) => format!("connection to server at \"{}\", port {}", target.host, target.port),
+        (None, None) => format!(
+            "connection to server at \"{}\", port {}",
+            target.host, target.port
+        ),
     }
 }
 
@@ -141,7 +164,9 @@ async fn session_matches(conn: &mut Connection, wanted: TargetSessionAttrs) -> R
     let standby = match flag(conn, "in_hot_standby") {
         Some(v) => v,
         None => {
-            let rows = conn.simple_query("SELECT pg_catalog.pg_is_in_recovery()").await?;
+            let rows = conn
+                .simple_query("SELECT pg_catalog.pg_is_in_recovery()")
+                .await?;
             rows.first().and_then(|r| r.get(0)).and_then(|r| r.raw(0)) == Some(b"t")
         }
     };
@@ -207,16 +232,25 @@ async fn open_socket(config: &Config, target: &Target) -> Result<(Stream, PeerAd
     Err(match last {
         Some((addr, e)) => Error::with_source(
             ErrorKind::Connect,
-            format!("({addr}) is the server running on that host and accepting TCP/IP connections?"),
+            format!(
+                "({addr}) is the server running on that host and accepting TCP/IP connections?"
+            ),
             e,
         ),
-        None => Error::new(ErrorKind::Connect, format!("host \"{}\" has no address", target.host)),
+        None => Error::new(
+            ErrorKind::Connect,
+            format!("host \"{}\" has no address", target.host),
+        ),
     })
 }
 
 /// The abstract-namespace name of a socket path written `@dir/.s.PGSQL.port`.
 fn abstract_name(path: &std::path::Path) -> Vec<u8> {
-    path.as_os_str().as_encoded_bytes().get(1..).unwrap_or_default().to_vec()
+    path.as_os_str()
+        .as_encoded_bytes()
+        .get(1..)
+        .unwrap_or_default()
+        .to_vec()
 }
 
 /// Connects to a socket in Linux's abstract namespace (which tokio cannot name directly).
@@ -245,21 +279,32 @@ fn configure_tcp(s: &TcpStream, config: &Config) -> Result<()> {
         sock.set_tcp_keepalive(&keepalive).map_err(Error::io)?;
     }
     if let Some(timeout) = config.tcp_user_timeout() {
-        sock.set_tcp_user_timeout(Some(timeout)).map_err(Error::io)?;
+        sock.set_tcp_user_timeout(Some(timeout))
+            .map_err(Error::io)?;
     }
     Ok(())
 }
 
 /// Connects to one target, negotiating TLS per sslmode (with libpq's fallbacks for `allow` and
 /// `prefer`).
-async fn connect_target(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Result<Connection> {
+async fn connect_target(
+    config: &Config,
+    target: &Target,
+    tls: Option<&TlsSetup>,
+) -> Result<Connection> {
     let tcp = target.socket_path().is_none();
     // libpq ignores sslmode on unix sockets.
-    let mode = if tcp { config.ssl_mode() } else { SslMode::Disable };
+    let mode = if tcp {
+        config.ssl_mode()
+    } else {
+        SslMode::Disable
+    };
     match (mode, tls) {
         (SslMode::Disable, _) | (_, None) => start(config, target, None).await,
         (SslMode::Allow, Some(tls)) => match start(config, target, None).await {
-            Err(e) if e.kind() == ErrorKind::Auth || e.is_db() => start(config, target, Some(tls)).await,
+            Err(e) if e.kind() == ErrorKind::Auth || e.is_db() => {
+                start(config, target, Some(tls)).await
+            }
             other => other,
         },
         (SslMode::Prefer, Some(tls)) => match start(config, target, Some(tls)).await {
@@ -292,9 +337,10 @@ async fn start(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Resu
                 };
                 let name = tls::server_name(&host)?;
                 let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
-                let tls_stream = connector.connect(name, tcp).await.map_err(|e| {
-                    Error::with_source(ErrorKind::Tls, "TLS handshake failed", e)
-                })?;
+                let tls_stream = connector
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|e| Error::with_source(ErrorKind::Tls, "TLS handshake failed", e))?;
                 channel_binding = tls_stream
                     .get_ref()
                     .1
@@ -303,7 +349,8 @@ async fn start(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Resu
                     .and_then(|c| tls::server_end_point(c));
                 stream = Stream::Tls(Box::new(tls_stream));
             }
-            b'N' if config.ssl_mode() == SslMode::Prefer || config.ssl_mode() == SslMode::Allow => {}
+            b'N' if config.ssl_mode() == SslMode::Prefer || config.ssl_mode() == SslMode::Allow => {
+            }
             b'N' => {
                 return Err(Error::new(
                     ErrorKind::Tls,
@@ -313,14 +360,20 @@ async fn start(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Resu
             other => {
                 return Err(Error::new(
                     ErrorKind::Tls,
-                    format!("received invalid response to SSL negotiation: {}", other.escape_ascii()),
+                    format!(
+                        "received invalid response to SSL negotiation: {}",
+                        other.escape_ascii()
+                    ),
                 ));
             }
         }
     }
     let mut io = Io::new(stream, config.read_buffer_size());
-    let mut params: Vec<(&str, &str)> =
-        vec![("user", config.user()), ("database", config.dbname()), ("client_encoding", "UTF8")];
+    let mut params: Vec<(&str, &str)> = vec![
+        ("user", config.user()),
+        ("database", config.dbname()),
+        ("client_encoding", "UTF8"),
+    ];
     if let Some(name) = config.application_name() {
         params.push(("application_name", name));
     }
@@ -335,11 +388,19 @@ async fn start(config: &Config, target: &Target, tls: Option<&TlsSetup>) -> Resu
     let (server_params, key, notices) = read_until_ready(&mut io).await?;
     auth::check_channel_binding(config, auth)?;
     let (process_id, secret_key) = key.unwrap_or((0, Vec::new()));
-    let cancel = CancelToken { peer, process_id, secret_key };
+    let cancel = CancelToken {
+        peer,
+        process_id,
+        secret_key,
+    };
     Ok(Connection::new(io, server_params, cancel, config, notices))
 }
 
-type StartupState = (Vec<(Box<str>, Box<str>)>, Option<(i32, Vec<u8>)>, VecDeque<DbError>);
+type StartupState = (
+    Vec<(Box<str>, Box<str>)>,
+    Option<(i32, Vec<u8>)>,
+    VecDeque<DbError>,
+);
 
 /// After authentication: parameters, the cancel key, notices, up to ReadyForQuery.
 async fn read_until_ready(io: &mut Io) -> Result<StartupState> {
@@ -351,7 +412,10 @@ async fn read_until_ready(io: &mut Io) -> Result<StartupState> {
         let body = &io.buffered()[5..len];
         match crate::protocol::backend::parse_body(tag, body)? {
             Message::ParameterStatus { name, value } => params.push((name.into(), value.into())),
-            Message::BackendKeyData { process_id, secret_key } => {
+            Message::BackendKeyData {
+                process_id,
+                secret_key,
+            } => {
                 key = Some((process_id, secret_key.to_vec()));
             }
             Message::NoticeResponse(fields) => notices.push_back(DbError::from_fields(&fields)),

@@ -123,16 +123,25 @@ impl Connection {
     /// A server parameter reported at startup or since: `server_version`, `client_encoding`,
     /// `TimeZone`, `DateStyle`, `integer_datetimes`, `standard_conforming_strings`, ...
     pub fn parameter(&self, name: &str) -> Option<&str> {
-        self.params.iter().find(|(n, _)| &**n == name).map(|(_, v)| &**v)
+        self.params
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| &**v)
     }
 
     /// The server's version number as `SHOW server_version_num` would say (e.g. 150020).
     pub fn server_version_num(&self) -> Option<u32> {
         let v = self.parameter("server_version")?;
-        let mut parts = v.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty());
+        let mut parts = v
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty());
         let major: u32 = parts.next()?.parse().ok()?;
         let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        Some(if major >= 10 { major * 10_000 + minor } else { major * 10_000 + minor * 100 })
+        Some(if major >= 10 {
+            major * 10_000 + minor
+        } else {
+            major * 10_000 + minor * 100
+        })
     }
 
     /// The transaction status as of the last ReadyForQuery.
@@ -230,7 +239,11 @@ impl Connection {
                     }
                 }
             }
-            Message::NotificationResponse { process_id, channel, payload } => {
+            Message::NotificationResponse {
+                process_id,
+                channel,
+                payload,
+            } => {
                 self.notifications.push_back(Notification {
                     process_id,
                     channel: channel.to_owned(),
@@ -275,7 +288,10 @@ impl Connection {
             _ => return Err(Error::unexpected("instead of an error", b'E')),
         };
         self.io.consume(len);
-        if matches!(db.parsed_severity(), Some(Severity::Fatal | Severity::Panic)) {
+        if matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        ) {
             self.io.mark_broken();
         }
         Ok(Error::db(db))

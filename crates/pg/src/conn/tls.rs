@@ -2,12 +2,14 @@
 
 use crate::config::{Config, SslMode};
 use crate::error::{Error, ErrorKind, Result};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,7 +69,11 @@ pub(crate) fn setup(config: &Config) -> Result<Option<TlsSetup>> {
             let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
                 .map_err(|e| Error::with_source(ErrorKind::Tls, "TLS verifier setup failed", e))?;
-            if verification == Verification::Full { inner } else { Arc::new(ChainOnly(inner)) }
+            if verification == Verification::Full {
+                inner
+            } else {
+                Arc::new(ChainOnly(inner))
+            }
         }
         Verification::Chain | Verification::Full => {
             let path = root.ok_or_else(|| {
@@ -76,7 +82,11 @@ pub(crate) fn setup(config: &Config) -> Result<Option<TlsSetup>> {
                     format!(
                         "sslmode={} needs a root certificate: set sslrootcert, or put the CA \
                          certificate in ~/.postgresql/root.crt",
-                        if mode == SslMode::VerifyFull { "verify-full" } else { "verify-ca" }
+                        if mode == SslMode::VerifyFull {
+                            "verify-full"
+                        } else {
+                            "verify-ca"
+                        }
                     ),
                 )
             })?;
@@ -91,16 +101,24 @@ pub(crate) fn setup(config: &Config) -> Result<Option<TlsSetup>> {
             }
         }
     };
-    let builder = builder.dangerous().with_custom_certificate_verifier(verifier);
+    let builder = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
     let client = client_certificate(config)?;
     let mut tls = match client {
         Some((certs, key)) => builder.with_client_auth_cert(certs, key).map_err(|e| {
-            Error::with_source(ErrorKind::Tls, "the client certificate or key is not usable", e)
+            Error::with_source(
+                ErrorKind::Tls,
+                "the client certificate or key is not usable",
+                e,
+            )
         })?,
         None => builder.with_no_client_auth(),
     };
     tls.enable_sni = true;
-    Ok(Some(TlsSetup { config: Arc::new(tls) }))
+    Ok(Some(TlsSetup {
+        config: Arc::new(tls),
+    }))
 }
 
 /// The operating system's trusted roots (`sslrootcert=system`).
@@ -129,7 +147,11 @@ fn load_roots(path: &Path) -> Result<RootCertStore> {
     })?;
     for cert in certs {
         let cert = cert.map_err(|e| {
-            Error::with_source(ErrorKind::Tls, format!("bad PEM in \"{}\"", path.display()), e)
+            Error::with_source(
+                ErrorKind::Tls,
+                format!("bad PEM in \"{}\"", path.display()),
+                e,
+            )
         })?;
         roots.add(cert).map_err(|e| {
             Error::with_source(
@@ -142,7 +164,10 @@ fn load_roots(path: &Path) -> Result<RootCertStore> {
     if roots.is_empty() {
         return Err(Error::new(
             ErrorKind::Tls,
-            format!("root certificate file \"{}\" holds no certificate", path.display()),
+            format!(
+                "root certificate file \"{}\" holds no certificate",
+                path.display()
+            ),
         ));
     }
     Ok(roots)
@@ -167,20 +192,29 @@ fn client_certificate(config: &Config) -> Result<Option<ClientAuth>> {
         return Ok(None);
     };
     let read_err = |what: &str, p: &Path, e: rustls::pki_types::pem::Error| {
-        Error::with_source(ErrorKind::Tls, format!("cannot read {what} \"{}\"", p.display()), e)
+        Error::with_source(
+            ErrorKind::Tls,
+            format!("cannot read {what} \"{}\"", p.display()),
+            e,
+        )
     };
     let certs = CertificateDer::pem_file_iter(&cert)
         .map_err(|e| read_err("client certificate", &cert, e))?
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| read_err("client certificate", &cert, e))?;
-    let key_der = PrivateKeyDer::from_pem_file(&key).map_err(|e| read_err("client key", &key, e))?;
+    let key_der =
+        PrivateKeyDer::from_pem_file(&key).map_err(|e| read_err("client key", &key, e))?;
     Ok(Some((certs, key_der)))
 }
 
 /// The rustls server name for a host: its IP address when it is one, else its DNS name.
 pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>> {
     ServerName::try_from(host.to_owned()).map_err(|e| {
-        Error::with_source(ErrorKind::Tls, format!("\"{host}\" is not a valid TLS server name"), e)
+        Error::with_source(
+            ErrorKind::Tls,
+            format!("\"{host}\" is not a valid TLS server name"),
+            e,
+        )
     })
 }
 
@@ -248,7 +282,9 @@ impl ServerCertVerifier for ChainOnly {
     ) -> Result<ServerCertVerified, rustls::Error> {
         // The name is checked only after the chain validated, so a name error means the chain
         // is good.
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
         {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
@@ -313,7 +349,10 @@ fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
             return None;
         }
         let (bytes, rest) = rest.split_at_checked(n)?;
-        (bytes.iter().fold(0usize, |acc, &b| (acc << 8) | b as usize), rest)
+        (
+            bytes.iter().fold(0usize, |acc, &b| (acc << 8) | b as usize),
+            rest,
+        )
     };
     let (contents, rest) = rest.split_at_checked(len)?;
     Some((tag, contents, rest))
@@ -322,10 +361,18 @@ fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 /// The signatureAlgorithm OID of an X.509 certificate:
 /// `Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }`.
 fn signature_algorithm_oid(cert_der: &[u8]) -> Option<&[u8]> {
-    let (0x30, cert, _) = der_element(cert_der)? else { return None };
-    let (0x30, _tbs, rest) = der_element(cert)? else { return None };
-    let (0x30, algorithm, _) = der_element(rest)? else { return None };
-    let (0x06, oid, _) = der_element(algorithm)? else { return None };
+    let (0x30, cert, _) = der_element(cert_der)? else {
+        return None;
+    };
+    let (0x30, _tbs, rest) = der_element(cert)? else {
+        return None;
+    };
+    let (0x30, algorithm, _) = der_element(rest)? else {
+        return None;
+    };
+    let (0x06, oid, _) = der_element(algorithm)? else {
+        return None;
+    };
     Some(oid)
 }
 
@@ -361,7 +408,10 @@ mod tests {
     #[test]
     fn garbage_certificates_give_none() {
         assert_eq!(server_end_point(b""), None);
-        assert_eq!(server_end_point(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]), None);
+        assert_eq!(
+            server_end_point(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]),
+            None
+        );
         assert_eq!(server_end_point(&[0x30, 0x02, 0x30, 0x00]), None);
     }
 }

@@ -255,7 +255,10 @@ impl DbError {
 
 /// `LINE n: <text>` and a caret line under the 1-based character position `pos` in `query`.
 fn caret_lines(query: &str, pos: usize) -> Option<String> {
-    let byte = query.char_indices().nth(pos.checked_sub(1)?).map(|(i, _)| i)?;
+    let byte = query
+        .char_indices()
+        .nth(pos.checked_sub(1)?)
+        .map(|(i, _)| i)?;
     let line_start = query[..byte].rfind('\n').map_or(0, |i| i + 1);
     let line_end = query[byte..].find('\n').map_or(query.len(), |i| byte + i);
     let line_no = query[..line_start].matches('\n').count() + 1;
@@ -314,10 +317,25 @@ mod tests {
         assert_eq!(e.position(), Some(&ErrorPosition::Original(7)));
         assert_eq!(e.where_(), Some("in function f"));
         assert_eq!(
-            (e.schema(), e.table(), e.column(), e.datatype(), e.constraint()),
-            (Some("public"), Some("t"), Some("id"), Some("int4"), Some("t_pkey"))
+            (
+                e.schema(),
+                e.table(),
+                e.column(),
+                e.datatype(),
+                e.constraint()
+            ),
+            (
+                Some("public"),
+                Some("t"),
+                Some("id"),
+                Some("int4"),
+                Some("t_pkey")
+            )
         );
-        assert_eq!((e.file(), e.line(), e.routine()), (Some("nbtinsert.c"), Some(664), Some("_bt_check_unique")));
+        assert_eq!(
+            (e.file(), e.line(), e.routine()),
+            (Some("nbtinsert.c"), Some(664), Some("_bt_check_unique"))
+        );
         assert_eq!(
             e.to_string(),
             "ERROR 23505: duplicate key\nDETAIL: Key (id)=(1) already exists.\nHINT: do this"
@@ -331,7 +349,10 @@ mod tests {
         assert_eq!(e.parsed_severity(), None);
         assert_eq!(
             e.position(),
-            Some(&ErrorPosition::Internal { position: 3, query: "SELECT 1".into() })
+            Some(&ErrorPosition::Internal {
+                position: 3,
+                query: "SELECT 1".into()
+            })
         );
     }
 
@@ -343,6 +364,10 @@ mod tests {
             "ERROR:  syntax error at or near \"y\"\nLINE 2: Sé y\n           ^"
         );
         let e = error_from(b"VERROR\0C42601\0Mx\0P99\0\0");
-        assert_eq!(e.pretty("SELECT"), "ERROR:  x", "a position past the end shows no caret");
+        assert_eq!(
+            e.pretty("SELECT"),
+            "ERROR:  x",
+            "a position past the end shows no caret"
+        );
     }
 }

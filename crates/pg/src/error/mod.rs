@@ -67,7 +67,12 @@ impl Error {
         db: Option<DbError>,
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Error {
-        Error(Box::new(Inner { kind, message, db, source }))
+        Error(Box::new(Inner {
+            kind,
+            message,
+            db,
+            source,
+        }))
     }
 
     /// An error of `kind` described by `message`.
@@ -103,7 +108,10 @@ impl Error {
     pub(crate) fn unexpected(message: &'static str, tag: u8) -> Error {
         Error::new(
             ErrorKind::Protocol,
-            format!("unexpected message '{}' from the server {message}", tag.escape_ascii()),
+            format!(
+                "unexpected message '{}' from the server {message}",
+                tag.escape_ascii()
+            ),
         )
     }
 
@@ -184,7 +192,11 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.0.db {
             Some(db) => Some(db),
-            None => self.0.source.as_deref().map(|s| s as &(dyn std::error::Error + 'static)),
+            None => self
+                .0
+                .source
+                .as_deref()
+                .map(|s| s as &(dyn std::error::Error + 'static)),
         }
     }
 }

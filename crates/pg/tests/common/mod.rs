@@ -12,16 +12,24 @@ pub fn db() -> &'static TestDatabase {
 
 /// A new connection as the superuser.
 pub async fn connect() -> Connection {
-    Connection::connect(db().url()).await.expect("connect to the test database")
+    Connection::connect(db().url())
+        .await
+        .expect("connect to the test database")
 }
 
 /// A table name unique in this process, so tests running in parallel do not collide.
 pub fn unique(prefix: &str) -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{prefix}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// The text of field `i` of the first row.
 pub fn text(rows: &sluice_pg::Rows, i: usize) -> Option<String> {
-    rows.get(0).and_then(|r| r.raw(i)).map(|b| String::from_utf8_lossy(b).into_owned())
+    rows.get(0)
+        .and_then(|r| r.raw(i))
+        .map(|b| String::from_utf8_lossy(b).into_owned())
 }
