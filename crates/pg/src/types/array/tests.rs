@@ -240,6 +240,7 @@ fn element_types_golden() {
     // array[true, false] and array[null::bool]
     let raw = unhex("000000010000000000000010000000020000000100000001010000000100");
     assert_eq!(binary(&&[true, false][..], oid::BOOL_ARRAY), raw);
+    assert_eq!(binary(&[true, false], oid::BOOL_ARRAY), raw);
     assert_eq!(
         Vec::<bool>::from_sql(oid::BOOL_ARRAY, Format::Text, b"{t,f}"),
         Ok(vec![true, false])
