@@ -1,1 +1,62 @@
 //! sluice-embedded: finds or installs PostgreSQL server binaries and runs a private cluster.
+//!
+//! Used by every crate's test suite (through [`test_database`] or a [`Cluster`] of its own) and
+//! by `sluice serve` as its default database (a persistent [`Cluster`]).
+//!
+//! * Binaries: [`find_binaries`] looks in `SLUICE_PG_BIN_DIR`, `PATH`, then
+//!   `/usr/lib/postgresql/*/bin` (newest first). When none is found and the process is root, it
+//!   installs Debian's `postgresql` package with apt-get (non-interactive), then looks again.
+//! * Privileges: PostgreSQL refuses to run as root, so as root the server programs run as the
+//!   `postgres` system user (or `nobody`), which owns the cluster's files.
+//! * Clusters: [`ClusterOptions::temporary`] (tests: a temporary directory, a free port,
+//!   durability off, TLS with a private CA, the [`TEST_ROLES`] and the `sluice_test` database)
+//!   or [`ClusterOptions::persistent`] (initialised once in a data directory, then reused).
+//!   The server listens on 127.0.0.1 and on a unix socket in a private directory.
+//! * No leaks: a temporary cluster is stopped and removed on drop, and by a watchdog process
+//!   when the owning process dies without dropping it (panic, abort, `SIGKILL`).
+//!
+//! ```no_run
+//! use sluice_embedded::{Cluster, ClusterOptions, SCRAM_ROLE, TEST_DATABASE};
+//! let cluster = Cluster::start(ClusterOptions::temporary())?;
+//! println!("superuser: {}", cluster.url());
+//! println!("scram: {}", cluster.url_for(&SCRAM_ROLE, TEST_DATABASE));
+//! # Ok::<(), sluice_embedded::EmbeddedError>(())
+//! ```
+
+mod binaries;
+mod cluster;
+mod commands;
+mod conf;
+mod error;
+mod install;
+mod options;
+mod pidfile;
+mod roles;
+mod test_db;
+mod tls;
+mod user;
+mod watchdog;
+
+pub use binaries::{
+    BIN_DIR_ENV, Binaries, NO_INSTALL_ENV, find_binaries, find_binaries_for_version,
+};
+pub use cluster::Cluster;
+pub use error::{EmbeddedError, Result};
+pub use options::{ClusterOptions, Storage, default_data_dir};
+pub use pidfile::{PostmasterPid, process_alive};
+pub use roles::{
+    AuthMethod, MD5_ROLE, PASSWORD_ROLE, Role, SCRAM_ROLE, TEST_DATABASE, TEST_ROLES, TLS_ROLE,
+};
+pub use test_db::{
+    DATABASE_URL_ENV, TestDatabase, private_cluster, test_database, try_test_database,
+};
+pub use user::running_as_root;
+
+/// Parsers of the files and outputs this crate reads, exposed for the fuzz targets.
+#[doc(hidden)]
+pub mod parsers {
+    pub use crate::binaries::{parse_pg_version_file, parse_version_output};
+    pub use crate::conf::recorded_port;
+    pub use crate::pidfile::parse as parse_postmaster_pid;
+    pub use crate::user::find_user;
+}

@@ -1,0 +1,210 @@
+//! The driver benchmark: bulk read, point selects and pipelining, each side by side.
+
+use crate::report::{Line, field, median, print};
+use crate::setup::Target;
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Options of `sluice-bench driver`.
+#[derive(Debug, Args)]
+pub struct DriverArgs {
+    /// Server URL (default: DATABASE_URL, else an embedded cluster). Use the same transport for
+    /// all: a host/port for TCP, a socket directory for unix sockets.
+    #[arg(short = 'd', long)]
+    database: Option<String>,
+    /// Rounds per case; each round runs every contender once, in rotating order.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Seconds per point-select run.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// pgbench scale (20 gives 2,000,000 accounts).
+    #[arg(long, default_value_t = 20)]
+    scale: u32,
+    /// Which cases to run (all by default).
+    #[arg(long, value_enum)]
+    only: Vec<Case>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Case {
+    Bulk,
+    Point,
+    Pipeline,
+}
+
+/// Options of one child-process run.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// What to run: bulk-sluice, bulk-tokio, point-sluice, point-tokio, pipeline-sluice.
+    kind: String,
+    /// Server URL.
+    url: String,
+    /// Seconds (point selects) or repetitions (pipelines).
+    #[arg(default_value_t = 5)]
+    amount: u64,
+}
+
+pub fn worker(args: WorkerArgs) -> Result<()> {
+    crate::peers::run_worker(&args.kind, &args.url, args.amount)
+}
+
+/// Runs the benchmark binary itself as a child; returns its stdout and wall time in seconds.
+fn child(kind: &str, url: &str, amount: u64) -> Result<(String, f64)> {
+    let exe = std::env::current_exe()?;
+    let start = Instant::now();
+    let out = Command::new(exe)
+        .args(["worker", kind, url, &amount.to_string()])
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running worker {kind}"))?;
+    let secs = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        bail!("worker {kind} failed");
+    }
+    Ok((String::from_utf8_lossy(&out.stdout).into_owned(), secs))
+}
+
+/// Runs an external command with stdout to /dev/null; returns its wall time in seconds.
+fn timed(program: &std::path::Path, args: &[&str]) -> Result<f64> {
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .with_context(|| format!("running {}", program.display()))?;
+    let secs = start.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!("{} failed", program.display());
+    }
+    Ok(secs)
+}
+
+pub fn run(args: DriverArgs) -> Result<()> {
+    let target = Target::open(args.database.clone())?;
+    target.ensure_pgbench(args.scale)?;
+    let cases = if args.only.is_empty() { vec![Case::Bulk, Case::Point, Case::Pipeline] } else { args.only.clone() };
+    println!(
+        "sluice-bench driver: {} rounds, server {}, {} cores",
+        args.rounds,
+        target.psql("SHOW server_version")?,
+        std::thread::available_parallelism().map_or(0, usize::from)
+    );
+    for case in cases {
+        match case {
+            Case::Bulk => bulk(&target, &args)?,
+            Case::Point => point(&target, &args)?,
+            Case::Pipeline => pipeline(&target, &args)?,
+        }
+    }
+    Ok(())
+}
+
+fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
+    let psql = target.program("psql");
+    let copy = "COPY (SELECT * FROM pgbench_accounts) TO STDOUT";
+    let (mut t_copy, mut t_sluice, mut t_tokio, mut rss_sluice, mut rss_tokio) = (vec![], vec![], vec![], vec![], vec![]);
+    for round in 0..args.rounds {
+        for turn in 0..3 {
+            match (round + turn) % 3 {
+                0 => t_copy.push(timed(&psql, &["-X", "-d", &target.url, "-c", copy])?),
+                1 => {
+                    let (out, secs) = child("bulk-sluice", &target.url, 0)?;
+                    t_sluice.push(secs);
+                    rss_sluice.push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
+                }
+                _ => {
+                    let (out, secs) = child("bulk-tokio", &target.url, 0)?;
+                    t_tokio.push(secs);
+                    rss_tokio.push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
+                }
+            }
+        }
+        eprintln!("bulk round {}: copy {:.3}s sluice {:.3}s tokio {:.3}s", round + 1, t_copy[round], t_sluice[round], t_tokio[round]);
+    }
+    let (c, s, t) = (median(&t_copy), median(&t_sluice), median(&t_tokio));
+    print(
+        "SELECT * FROM pgbench_accounts, every field read (wall time of the whole process)",
+        &[
+            Line { case: "psql COPY (SELECT ...) TO STDOUT > /dev/null".into(), figure: format!("{c:.3} s"), note: "reference".into() },
+            Line {
+                case: "sluice-pg".into(),
+                figure: format!("{s:.3} s, peak RSS {:.1} MiB", median(&rss_sluice) / 1024.0),
+                note: format!("{:.2} x COPY (bar <= 1.30); {:.2} x faster than tokio-postgres (bar >= 1.5); RSS bar <= 32 MiB", s / c, t / s),
+            },
+            Line {
+                case: "tokio-postgres".into(),
+                figure: format!("{t:.3} s, peak RSS {:.1} MiB", median(&rss_tokio) / 1024.0),
+                note: format!("{:.2} x COPY", t / c),
+            },
+        ],
+    );
+    Ok(())
+}
+
+fn point(target: &Target, args: &DriverArgs) -> Result<()> {
+    let pgbench = target.program("pgbench");
+    let secs = args.seconds.to_string();
+    let (mut p, mut s, mut t) = (vec![], vec![], vec![]);
+    for round in 0..args.rounds {
+        for turn in 0..3 {
+            match (round + turn) % 3 {
+                0 => {
+                    let out = Command::new(&pgbench)
+                        .args(["-n", "-S", "-M", "prepared", "-c", "8", "-j", "2", "-T", &secs, &target.url])
+                        .output()
+                        .context("running pgbench")?;
+                    let text = String::from_utf8_lossy(&out.stdout);
+                    let tps = text
+                        .lines()
+                        .find(|l| l.starts_with("tps = "))
+                        .and_then(|l| l.split_whitespace().nth(2))
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .context("pgbench printed no tps")?;
+                    p.push(tps);
+                }
+                1 => s.push(field(&child("point-sluice", &target.url, args.seconds)?.0, "tps").unwrap_or(f64::NAN)),
+                _ => t.push(field(&child("point-tokio", &target.url, args.seconds)?.0, "tps").unwrap_or(f64::NAN)),
+            }
+        }
+        eprintln!("point round {}: pgbench {:.0} sluice {:.0} tokio {:.0}", round + 1, p[round], s[round], t[round]);
+    }
+    let (p, s, t) = (median(&p), median(&s), median(&t));
+    print(
+        "Point selects by primary key, 8 connections, 8 tasks (SELECT abalance ... WHERE aid = $1)",
+        &[
+            Line { case: "pgbench -S -M prepared -c 8 -j 2".into(), figure: format!("{p:.0} tps"), note: "reference".into() },
+            Line {
+                case: "sluice-pg".into(),
+                figure: format!("{s:.0} tps"),
+                note: format!("{:.2} x pgbench (bar >= 0.9); {:.2} x tokio-postgres (bar >= 1.2)", s / p, s / t),
+            },
+            Line { case: "tokio-postgres (prepared)".into(), figure: format!("{t:.0} tps"), note: format!("{:.2} x pgbench", t / p) },
+        ],
+    );
+    Ok(())
+}
+
+fn pipeline(target: &Target, args: &DriverArgs) -> Result<()> {
+    let (mut seq, mut pipe, mut tokio_pipe) = (vec![], vec![], vec![]);
+    for round in 0..args.rounds {
+        let (out, _) = child("pipeline-sluice", &target.url, 20)?;
+        seq.push(field(&out, "sequential_ms").unwrap_or(f64::NAN));
+        pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
+        let (out, _) = child("pipeline-tokio", &target.url, 20)?;
+        tokio_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
+        eprintln!("pipeline round {}: sequential {:.2} ms, pipelined {:.2} ms, tokio-postgres pipelined {:.2} ms", round + 1, seq[round], pipe[round], tokio_pipe[round]);
+    }
+    let (q, p, t) = (median(&seq), median(&pipe), median(&tokio_pipe));
+    print(
+        "1,000 point selects on one connection",
+        &[
+            Line { case: "sluice-pg, one at a time".into(), figure: format!("{q:.2} ms"), note: "reference".into() },
+            Line { case: "sluice-pg, one pipeline (one Sync)".into(), figure: format!("{p:.2} ms"), note: format!("{:.1} x faster (bar >= 5)", q / p) },
+            Line { case: "tokio-postgres, 1,000 futures joined".into(), figure: format!("{t:.2} ms"), note: format!("{:.2} x sluice pipeline time", t / p) },
+        ],
+    );
+    Ok(())
+}

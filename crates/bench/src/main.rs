@@ -1,0 +1,33 @@
+//! `sluice-bench`: end-to-end benchmarks that run Sluice and its peers side by side in one run.
+
+mod driver;
+mod peers;
+mod report;
+mod setup;
+
+use clap::{Parser, Subcommand};
+
+/// Runs Sluice and the tool a user would otherwise pick side by side, alternating and repeating,
+/// and prints each figure with the ratio.
+#[derive(Debug, Parser)]
+#[command(name = "sluice-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The driver: bulk read, point selects, pipelining (sluice-pg vs tokio-postgres, psql, pgbench).
+    Driver(driver::DriverArgs),
+    /// One measured run in a child process (used by the benchmarks themselves).
+    #[command(hide = true)]
+    Worker(driver::WorkerArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Driver(args) => driver::run(args),
+        Command::Worker(args) => driver::worker(args),
+    }
+}

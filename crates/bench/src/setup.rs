@@ -1,0 +1,82 @@
+//! The database a benchmark runs against: given, or an embedded cluster with pgbench data.
+
+use anyhow::{Context, Result, bail};
+use sluice_embedded::{Cluster, ClusterOptions};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The server under test and where its tools are.
+pub struct Target {
+    /// The libpq-style URL every client uses (same host, port and transport).
+    pub url: String,
+    /// Directory of psql and pgbench, when known.
+    pub bin_dir: Option<PathBuf>,
+    /// Keeps an embedded cluster running for the benchmark's duration.
+    _cluster: Option<Cluster>,
+}
+
+impl Target {
+    /// `url`, or `DATABASE_URL`, or a persistent embedded cluster under `target/sluice-bench`.
+    pub fn open(url: Option<String>) -> Result<Target> {
+        if let Some(url) = url.or_else(|| std::env::var("DATABASE_URL").ok()) {
+            return Ok(Target { url, bin_dir: None, _cluster: None });
+        }
+        let dir = std::env::current_dir()?.join("target/sluice-bench/pgdata");
+        eprintln!("no --database or DATABASE_URL: using an embedded cluster in {}", dir.display());
+        let cluster = Cluster::start(ClusterOptions::persistent(dir).tls(false).stop_on_drop(true))
+            .context("starting the embedded cluster")?;
+        let url = format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable", cluster.port());
+        Ok(Target { url, bin_dir: Some(cluster.bin_dir().to_path_buf()), _cluster: Some(cluster) })
+    }
+
+    /// A PostgreSQL client program (psql, pgbench): next to the server binaries or on PATH.
+    pub fn program(&self, name: &str) -> PathBuf {
+        if let Some(dir) = &self.bin_dir {
+            let p = dir.join(name);
+            if p.exists() {
+                return p;
+            }
+        }
+        if let Ok(b) = sluice_embedded::find_binaries() {
+            if let Some(p) = b.program(name) {
+                return p;
+            }
+        }
+        PathBuf::from(name)
+    }
+
+    /// Runs `psql -Atc sql` and returns its output.
+    pub fn psql(&self, sql: &str) -> Result<String> {
+        let out = Command::new(self.program("psql"))
+            .args(["-X", "-At", "-d", &self.url, "-c", sql])
+            .output()
+            .context("running psql")?;
+        if !out.status.success() {
+            bail!("psql failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// Makes sure `pgbench -i -s scale` data is there (2,000,000 accounts for scale 20).
+    pub fn ensure_pgbench(&self, scale: u32) -> Result<()> {
+        let want = u64::from(scale) * 100_000;
+        let have: u64 = self
+            .psql("SELECT count(*) FROM pgbench_accounts")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if have == want {
+            return Ok(());
+        }
+        eprintln!("initialising pgbench data at scale {scale} ...");
+        let status = Command::new(self.program("pgbench"))
+            .args(["-i", "-q", "-s", &scale.to_string(), &self.url])
+            .status()
+            .context("running pgbench -i")?;
+        if !status.success() {
+            bail!("pgbench -i failed");
+        }
+        self.psql("VACUUM ANALYZE pgbench_accounts")?;
+        Ok(())
+    }
+}

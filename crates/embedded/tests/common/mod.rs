@@ -1,0 +1,64 @@
+//! Helpers shared by the integration tests: running psql against a cluster.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use sluice_embedded::Cluster;
+
+/// psql from the cluster's install (panics with advice when missing: these tests need it).
+pub fn psql_path(cluster: &Cluster) -> PathBuf {
+    cluster.binaries().program("psql").unwrap_or_else(|| {
+        panic!(
+            "psql is missing from {}; install the PostgreSQL client (apt-get install postgresql-client)",
+            cluster.bin_dir().display()
+        )
+    })
+}
+
+/// Runs `sql` with `psql -X -At` on `conninfo`; `Ok(stdout)` or `Err(stderr)`.
+pub fn psql(
+    cluster: &Cluster,
+    conninfo: &str,
+    password: Option<&str>,
+    sql: &str,
+) -> Result<String, String> {
+    let mut command = Command::new(psql_path(cluster));
+    command
+        .args([
+            "-X",
+            "-q",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+            "-d",
+            conninfo,
+        ])
+        .stdin(Stdio::null())
+        .env("PGCONNECT_TIMEOUT", "10");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PG") && name != "PGCONNECT_TIMEOUT" {
+            command.env_remove(name);
+        }
+    }
+    if let Some(password) = password {
+        command.env("PGPASSWORD", password);
+    }
+    let output = command.output().expect("run psql");
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+    }
+}
+
+/// A keyword/value connection string to the cluster over TCP.
+pub fn tcp(cluster: &Cluster, host: &str, user: &str, dbname: &str, extra: &str) -> String {
+    format!(
+        "host={host} port={} user={user} dbname={dbname} {extra}",
+        cluster.port()
+    )
+}

@@ -1,0 +1,394 @@
+//! A connection to PostgreSQL: session state, asynchronous messages, and the bookkeeping that
+//! keeps the protocol in step even when an operation's future is dropped halfway.
+
+mod auth;
+mod connect;
+pub(crate) mod io;
+mod stream;
+mod tls;
+
+pub use connect::CancelToken;
+
+use crate::config::Config;
+use crate::error::{DbError, Error, Result, Severity};
+use crate::protocol::backend::{self, Message, TransactionStatus};
+use crate::protocol::frontend;
+use crate::statement::StatementCache;
+use io::Io;
+use std::collections::VecDeque;
+
+/// How many notices are kept for [`Connection::take_notices`] before the oldest are dropped.
+const MAX_QUEUED_NOTICES: usize = 256;
+
+/// A NOTIFY received on a channel this session LISTENs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notification {
+    /// The process ID of the notifying backend.
+    pub process_id: i32,
+    /// The channel.
+    pub channel: String,
+    /// The payload.
+    pub payload: String,
+}
+
+/// Work to send in front of the next request, so it costs no round trip of its own.
+#[derive(Debug, Default)]
+pub(crate) struct Prelude {
+    /// Close these prepared statements (evicted from the cache).
+    pub(crate) close_statements: Vec<String>,
+    /// Roll back the transaction a dropped `Transaction` left open.
+    pub(crate) rollback: bool,
+    /// Open a transaction (the `BEGIN` of `transaction()`, sent with the first statement).
+    pub(crate) begin: Option<std::borrow::Cow<'static, str>>,
+}
+
+type NoticeHandler = Box<dyn FnMut(&DbError) + Send>;
+
+/// One session with a PostgreSQL server.
+///
+/// Operations take `&mut self`: one request at a time, written in one system call, its rows read
+/// in blocks straight from the socket buffer. Dropping an operation's future or stream part-way is
+/// safe: the next operation first reads the rest of the abandoned response (or fails an abandoned
+/// `COPY FROM STDIN`), so a connection never carries stale results into the next request.
+pub struct Connection {
+    pub(crate) io: Io,
+    /// ReadyForQuery messages still due for requests already sent.
+    pub(crate) pending_syncs: u32,
+    /// A `COPY FROM STDIN` is open: the server waits for data.
+    pub(crate) copy_in_open: bool,
+    pub(crate) tx_status: TransactionStatus,
+    pub(crate) statements: StatementCache,
+    pub(crate) prelude: Prelude,
+    params: Vec<(Box<str>, Box<str>)>,
+    cancel: CancelToken,
+    notices: VecDeque<DbError>,
+    notice_handler: Option<NoticeHandler>,
+    notifications: VecDeque<Notification>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("process_id", &self.cancel.process_id())
+            .field("tls", &self.io.is_tls())
+            .field("transaction_status", &self.tx_status)
+            .field("pending_syncs", &self.pending_syncs)
+            .field("broken", &self.io.is_broken())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Connects with a URL (`postgres://...`) or a conninfo string (`host=... user=...`), filled
+    /// in from the `PG*` environment variables and `~/.pgpass` as libpq does.
+    pub async fn connect(conninfo: &str) -> Result<Connection> {
+        let config = Config::parse(conninfo)?;
+        Connection::connect_with(&config).await
+    }
+
+    /// Connects with a parsed configuration, trying each host in turn.
+    pub async fn connect_with(config: &Config) -> Result<Connection> {
+        connect::connect(config).await
+    }
+
+    pub(crate) fn new(
+        io: Io,
+        params: Vec<(Box<str>, Box<str>)>,
+        cancel: CancelToken,
+        config: &Config,
+        notices: VecDeque<DbError>,
+    ) -> Connection {
+        Connection {
+            io,
+            pending_syncs: 0,
+            copy_in_open: false,
+            tx_status: TransactionStatus::Idle,
+            statements: StatementCache::new(
+                config.prepare_threshold(),
+                config.statement_cache_capacity(),
+            ),
+            prelude: Prelude::default(),
+            params,
+            cancel,
+            notices,
+            notice_handler: None,
+            notifications: VecDeque::new(),
+        }
+    }
+
+    /// A server parameter reported at startup or since: `server_version`, `client_encoding`,
+    /// `TimeZone`, `DateStyle`, `integer_datetimes`, `standard_conforming_strings`, ...
+    pub fn parameter(&self, name: &str) -> Option<&str> {
+        self.params.iter().find(|(n, _)| &**n == name).map(|(_, v)| &**v)
+    }
+
+    /// The server's version number as `SHOW server_version_num` would say (e.g. 150020).
+    pub fn server_version_num(&self) -> Option<u32> {
+        let v = self.parameter("server_version")?;
+        let mut parts = v.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty());
+        let major: u32 = parts.next()?.parse().ok()?;
+        let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        Some(if major >= 10 { major * 10_000 + minor } else { major * 10_000 + minor * 100 })
+    }
+
+    /// The transaction status as of the last ReadyForQuery.
+    pub fn transaction_status(&self) -> TransactionStatus {
+        self.tx_status
+    }
+
+    /// The backend's process ID.
+    pub fn process_id(&self) -> i32 {
+        self.cancel.process_id()
+    }
+
+    /// Whether the session is encrypted with TLS.
+    pub fn is_tls(&self) -> bool {
+        self.io.is_tls()
+    }
+
+    /// Whether the connection broke (I/O error, protocol error, interrupted write) and must be
+    /// replaced.
+    pub fn is_broken(&self) -> bool {
+        self.io.is_broken()
+    }
+
+    /// How many prepared statements this connection's cache holds.
+    pub fn cached_statements(&self) -> usize {
+        self.statements.prepared_count()
+    }
+
+    /// Whether a request is still in flight or an abandoned one remains to be read.
+    pub fn is_busy(&self) -> bool {
+        self.pending_syncs > 0 || self.copy_in_open
+    }
+
+    /// A token that cancels this session's running query from anywhere (another task, a
+    /// signal handler), over a new connection.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+
+    /// Notices (warnings, `RAISE NOTICE`) received since the last call, oldest first.
+    pub fn take_notices(&mut self) -> Vec<DbError> {
+        self.notices.drain(..).collect()
+    }
+
+    /// Calls `handler` for each notice as it arrives instead of queueing it.
+    pub fn set_notice_handler(&mut self, handler: impl FnMut(&DbError) + Send + 'static) {
+        self.notice_handler = Some(Box::new(handler));
+    }
+
+    /// Notifications received so far, oldest first (see also [`Connection::wait_for_notification`]).
+    pub fn take_notifications(&mut self) -> Vec<Notification> {
+        self.notifications.drain(..).collect()
+    }
+
+    /// Waits until a notification arrives (after `LISTEN channel`), reading from the socket
+    /// while the session is idle. Cancel-safe: dropping the future loses nothing.
+    pub async fn wait_for_notification(&mut self) -> Result<Notification> {
+        self.settle().await?;
+        loop {
+            if let Some(n) = self.notifications.pop_front() {
+                return Ok(n);
+            }
+            let (tag, len) = self.io.message().await?;
+            if !self.handle_async(tag, len)? {
+                return Err(self.unexpected("while idle", tag));
+            }
+        }
+    }
+
+    /// Ends the session politely (Terminate) and closes the socket.
+    pub async fn close(mut self) -> Result<()> {
+        if self.io.is_broken() {
+            return Ok(());
+        }
+        frontend::terminate(&mut self.io.write);
+        self.io.shutdown().await
+    }
+
+    /// Handles a message that may arrive at any time; returns false if `tag` is not one.
+    fn handle_async(&mut self, tag: u8, len: usize) -> Result<bool> {
+        if !matches!(tag, b'N' | b'A' | b'S') {
+            return Ok(false);
+        }
+        let body = &self.io.buffered()[5..len];
+        match backend::parse_body(tag, body)? {
+            Message::NoticeResponse(fields) => {
+                let notice = DbError::from_fields(&fields);
+                match &mut self.notice_handler {
+                    Some(handler) => handler(&notice),
+                    None => {
+                        if self.notices.len() == MAX_QUEUED_NOTICES {
+                            self.notices.pop_front();
+                        }
+                        self.notices.push_back(notice);
+                    }
+                }
+            }
+            Message::NotificationResponse { process_id, channel, payload } => {
+                self.notifications.push_back(Notification {
+                    process_id,
+                    channel: channel.to_owned(),
+                    payload: payload.to_owned(),
+                });
+            }
+            Message::ParameterStatus { name, value } => {
+                match self.params.iter_mut().find(|(n, _)| &**n == name) {
+                    Some((_, v)) => *v = value.into(),
+                    None => self.params.push((name.into(), value.into())),
+                }
+            }
+            _ => {}
+        }
+        self.io.consume(len);
+        Ok(true)
+    }
+
+    /// Waits for the next message of the current response, handling notices, notifications and
+    /// parameter changes on the way. The message stays buffered; `consume` it when done.
+    #[inline]
+    pub(crate) async fn next_message(&mut self) -> Result<(u8, usize)> {
+        loop {
+            let (tag, len) = self.io.message().await?;
+            if !self.handle_async(tag, len)? {
+                return Ok((tag, len));
+            }
+        }
+    }
+
+    /// The body of the buffered message of total length `len`, parsed.
+    #[inline]
+    pub(crate) fn parse_front(&mut self, tag: u8, len: usize) -> Result<Message<'_>> {
+        self.io.parse_front(tag, len)
+    }
+
+    /// The server error in the buffered ErrorResponse of length `len`, consumed. A FATAL or
+    /// PANIC error ends the session, so it marks the connection broken.
+    pub(crate) fn take_error(&mut self, len: usize) -> Result<Error> {
+        let db = match self.parse_front(b'E', len)? {
+            Message::ErrorResponse(fields) => DbError::from_fields(&fields),
+            _ => return Err(Error::unexpected("instead of an error", b'E')),
+        };
+        self.io.consume(len);
+        if matches!(db.parsed_severity(), Some(Severity::Fatal | Severity::Panic)) {
+            self.io.mark_broken();
+        }
+        Ok(Error::db(db))
+    }
+
+    /// After a failed request: reads on to its ReadyForQuery so the session is in step. A
+    /// failure here leaves the connection marked broken, which the next request reports.
+    pub(crate) async fn finish_failed(&mut self) {
+        if !self.io.is_broken() {
+            let _ = self.drain(0).await;
+        }
+    }
+
+    /// Records a ReadyForQuery of length `len` at the front and consumes it.
+    pub(crate) fn take_ready(&mut self, len: usize) -> Result<()> {
+        let status = match self.parse_front(b'Z', len)? {
+            Message::ReadyForQuery(status) => status,
+            _ => return Err(Error::unexpected("instead of ReadyForQuery", b'Z')),
+        };
+        self.io.consume(len);
+        self.tx_status = status;
+        self.pending_syncs = self.pending_syncs.saturating_sub(1);
+        Ok(())
+    }
+
+    /// Marks the connection broken for an unexpected message and returns the error.
+    pub(crate) fn unexpected(&mut self, during: &'static str, tag: u8) -> Error {
+        self.io.mark_broken();
+        Error::unexpected(during, tag)
+    }
+
+    /// Brings the session back in step before a new request: fails an abandoned COPY FROM STDIN
+    /// and reads the rest of any abandoned response.
+    pub(crate) async fn settle(&mut self) -> Result<()> {
+        if self.io.is_broken() {
+            return Err(io::broken_error());
+        }
+        if self.copy_in_open {
+            self.copy_in_open = false;
+            frontend::copy_fail("COPY abandoned by the client", &mut self.io.write)?;
+        }
+        // Whatever an abandoned operation left in the write buffer was counted as sent.
+        self.io.flush().await?;
+        self.drain(0).await
+    }
+
+    /// Reads and discards messages until at most `keep` ReadyForQuery messages are still due.
+    pub(crate) async fn drain(&mut self, keep: u32) -> Result<()> {
+        while self.pending_syncs > keep {
+            let (tag, len) = self.next_message().await?;
+            match tag {
+                b'Z' => self.take_ready(len)?,
+                b'G' => {
+                    // An abandoned simple query turned out to be COPY FROM STDIN.
+                    self.io.consume(len);
+                    frontend::copy_fail("COPY abandoned by the client", &mut self.io.write)?;
+                    self.io.flush().await?;
+                }
+                _ => self.io.consume(len),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a request: settles the session and writes the prelude into the write buffer.
+    /// Returns how many ReadyForQuery messages the prelude adds (to drain before the request's
+    /// own response).
+    pub(crate) async fn begin_request(&mut self) -> Result<u32> {
+        self.settle().await?;
+        let mut syncs = 0;
+        if !self.prelude.close_statements.is_empty() {
+            for name in self.prelude.close_statements.drain(..) {
+                frontend::close(frontend::Target::Statement, &name, &mut self.io.write)?;
+            }
+            frontend::sync(&mut self.io.write);
+            syncs += 1;
+        }
+        if std::mem::take(&mut self.prelude.rollback) {
+            frontend::query("ROLLBACK", &mut self.io.write)?;
+            syncs += 1;
+        }
+        if let Some(begin) = self.prelude.begin.take() {
+            frontend::query(&begin, &mut self.io.write)?;
+            syncs += 1;
+        }
+        self.pending_syncs += syncs;
+        Ok(syncs)
+    }
+
+    /// Sends the write buffer, then reads the prelude's responses. A failed prelude statement (a
+    /// BEGIN refused, say) fails the request with the server's error.
+    pub(crate) async fn send_request(&mut self, prelude_syncs: u32, request_syncs: u32) -> Result<()> {
+        self.pending_syncs += request_syncs;
+        self.io.flush().await?;
+        let mut failure = None;
+        let keep = self.pending_syncs - prelude_syncs;
+        while self.pending_syncs > keep {
+            let (tag, len) = self.next_message().await?;
+            match tag {
+                b'Z' => self.take_ready(len)?,
+                b'E' => failure = Some(self.take_error(len)?),
+                b'3' | b'C' => self.io.consume(len),
+                _ => return Err(self.unexpected("in response to a prepended statement", tag)),
+            }
+        }
+        match failure {
+            Some(e) => {
+                self.drain(0).await?;
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Runs SQL that returns nothing the caller needs (`SET`, DDL, several `;`-separated
+    /// statements) with the simple query protocol.
+    pub async fn batch_execute(&mut self, sql: &str) -> Result<()> {
+        self.simple_query(sql).await.map(drop)
+    }
+}

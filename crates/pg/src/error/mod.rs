@@ -1,0 +1,217 @@
+//! The driver's error type: one opaque `Error` with a kind, the server's fields, and a source.
+
+mod db;
+
+pub use db::{DbError, ErrorPosition, Severity};
+
+use crate::protocol::DecodeError;
+use crate::protocol::frontend::EncodeError;
+use crate::types::ConversionError;
+use std::fmt;
+
+/// What kind of failure an [`Error`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The server reported an error (see [`Error::as_db_error`]); the connection is still usable.
+    Db,
+    /// The connection is closed or broken (I/O error, unexpected end of stream); it cannot be used
+    /// again.
+    Closed,
+    /// Connecting failed before the session started (network, TLS handshake, refused).
+    Connect,
+    /// Authentication failed or needs something the configuration does not have.
+    Auth,
+    /// TLS was required but could not be established, or the certificate was rejected.
+    Tls,
+    /// The server sent bytes that are not valid protocol; the connection is closed.
+    Protocol,
+    /// A message could not be encoded (NUL in a string, too many parameters, too long).
+    Encode,
+    /// A value could not be converted to or from its PostgreSQL type.
+    Conversion,
+    /// The number of parameters does not match the statement.
+    ParameterCount,
+    /// A query expected exactly one row (or at most one) and got another number.
+    RowCount,
+    /// A column index or name does not exist in the result.
+    ColumnNotFound,
+    /// The configuration is invalid.
+    Config,
+    /// The operation did not finish in time (connect timeout).
+    Timeout,
+    /// COMMIT found the transaction failed and rolled it back: nothing was committed.
+    RolledBack,
+    /// A pipeline statement did not take effect because another statement of the same
+    /// all-or-nothing pipeline failed.
+    PipelineAborted,
+    /// An operation was used in a state that does not allow it (e.g. a COPY statement through
+    /// `query`).
+    Usage,
+}
+
+/// An error from the driver. Cheap to move (one box); never produced by a panic.
+pub struct Error(Box<Inner>);
+
+struct Inner {
+    kind: ErrorKind,
+    message: Option<String>,
+    db: Option<DbError>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Error {
+    fn build(
+        kind: ErrorKind,
+        message: Option<String>,
+        db: Option<DbError>,
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error(Box::new(Inner { kind, message, db, source }))
+    }
+
+    /// An error of `kind` described by `message`.
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error::build(kind, Some(message.into()), None, None)
+    }
+
+    /// An error of `kind` described by `message`, caused by `source`.
+    pub(crate) fn with_source(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        Error::build(kind, Some(message.into()), None, Some(Box::new(source)))
+    }
+
+    pub(crate) fn db(db: DbError) -> Error {
+        Error::build(ErrorKind::Db, None, Some(db), None)
+    }
+
+    pub(crate) fn io(e: std::io::Error) -> Error {
+        Error::with_source(ErrorKind::Closed, "connection to server lost", e)
+    }
+
+    pub(crate) fn closed() -> Error {
+        Error::new(
+            ErrorKind::Closed,
+            "server closed the connection unexpectedly; it probably terminated abnormally \
+             before or while processing the request",
+        )
+    }
+
+    pub(crate) fn unexpected(message: &'static str, tag: u8) -> Error {
+        Error::new(
+            ErrorKind::Protocol,
+            format!("unexpected message '{}' from the server {message}", tag.escape_ascii()),
+        )
+    }
+
+    /// What kind of error this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.0.kind
+    }
+
+    /// The server's error, with every ErrorResponse field, when the server reported one.
+    pub fn as_db_error(&self) -> Option<&DbError> {
+        self.0.db.as_ref()
+    }
+
+    /// The SQLSTATE code of a server error (e.g. `23505` for a unique violation).
+    pub fn code(&self) -> Option<&str> {
+        self.0.db.as_ref().map(DbError::code)
+    }
+
+    /// Whether the server reported this error.
+    pub fn is_db(&self) -> bool {
+        self.0.kind == ErrorKind::Db
+    }
+
+    /// Whether the connection is unusable after this error (closed, broken, protocol error).
+    pub fn is_closed(&self) -> bool {
+        matches!(self.0.kind, ErrorKind::Closed | ErrorKind::Protocol)
+    }
+
+    /// Whether this is a timeout.
+    pub fn is_timeout(&self) -> bool {
+        self.0.kind == ErrorKind::Timeout
+    }
+
+    /// Adds context in front of the message (e.g. which host a connection attempt was for).
+    pub(crate) fn context(mut self, context: impl fmt::Display) -> Error {
+        self.0.message = Some(match self.0.message.take() {
+            Some(m) => format!("{context}: {m}"),
+            None => context.to_string(),
+        });
+        self
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.0.kind);
+        if let Some(m) = &self.0.message {
+            d.field("message", m);
+        }
+        if let Some(db) = &self.0.db {
+            d.field("db", db);
+        }
+        if let Some(s) = &self.0.source {
+            d.field("source", s);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        if let Some(m) = &self.0.message {
+            f.write_str(m)?;
+            sep = ": ";
+        }
+        if let Some(db) = &self.0.db {
+            write!(f, "{sep}{db}")?;
+        } else if let Some(s) = &self.0.source {
+            write!(f, "{sep}{s}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0.db {
+            Some(db) => Some(db),
+            None => self.0.source.as_deref().map(|s| s as &(dyn std::error::Error + 'static)),
+        }
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Error {
+        Error::build(ErrorKind::Protocol, None, None, Some(Box::new(e)))
+    }
+}
+
+impl From<EncodeError> for Error {
+    fn from(e: EncodeError) -> Error {
+        Error::build(ErrorKind::Encode, None, None, Some(Box::new(e)))
+    }
+}
+
+impl From<ConversionError> for Error {
+    fn from(e: ConversionError) -> Error {
+        Error::build(ErrorKind::Conversion, None, None, Some(Box::new(e)))
+    }
+}
+
+impl From<crate::config::ConfigError> for Error {
+    fn from(e: crate::config::ConfigError) -> Error {
+        Error::build(ErrorKind::Config, None, None, Some(Box::new(e)))
+    }
+}
+
+/// The driver's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,171 @@
+//! Pipelines: many statements written in one go, their results read back in order.
+
+use crate::conn::Connection;
+use crate::error::{Error, ErrorKind, Result};
+use crate::protocol::frontend;
+use crate::query::{Params, RowStream, is_stale_statement};
+use crate::rows::Rows;
+use crate::statement::Plan;
+use crate::types::Format;
+
+/// Where Syncs go in a pipeline, which decides how an error spreads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// One Sync after each statement: each runs in its own implicit transaction and an error
+    /// fails only its own statement.
+    PerStatement,
+    /// One Sync for the whole batch: all statements run in one implicit transaction; an error
+    /// fails the batch and nothing of it takes effect.
+    Once,
+}
+
+struct Entry {
+    plan: Plan,
+    format: Format,
+    /// The SQL, kept only where reading the result needs it (statements being prepared).
+    sql: Option<Box<str>>,
+}
+
+/// A batch of statements sent with one write. Build it with [`Connection::pipeline`], add
+/// statements, then [`Pipeline::run`]. Dropping it unrun sends nothing.
+pub struct Pipeline<'c> {
+    conn: &'c mut Connection,
+    mode: SyncMode,
+    prelude_syncs: u32,
+    /// Where this pipeline's statements start in the write buffer.
+    start: usize,
+    entries: Vec<Entry>,
+    /// SQL prepared by an earlier statement of this batch, by statement name.
+    preparing: Vec<(Box<str>, String)>,
+    ran: bool,
+}
+
+impl Connection {
+    /// Starts a pipeline.
+    pub async fn pipeline(&mut self, mode: SyncMode) -> Result<Pipeline<'_>> {
+        let prelude_syncs = self.begin_request().await?;
+        let start = self.io.write.len();
+        Ok(Pipeline {
+            conn: self,
+            mode,
+            prelude_syncs,
+            start,
+            entries: Vec::new(),
+            preparing: Vec::new(),
+            ran: false,
+        })
+    }
+}
+
+impl Pipeline<'_> {
+    /// Adds a statement whose rows come back in text format; returns its index in the results.
+    pub fn query(&mut self, sql: &str, params: Params<'_>) -> Result<usize> {
+        self.query_with(sql, params, Format::Text)
+    }
+
+    /// Adds a statement whose rows come back in `format`.
+    pub fn query_with(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<usize> {
+        let mut plan = self.conn.statements.plan(sql);
+        if matches!(plan, Plan::Prepare(_) | Plan::Unprepared) {
+            if let Some((_, name)) = self.preparing.iter().find(|(s, _)| &**s == sql) {
+                plan = Plan::Pending(name.clone());
+            }
+        }
+        self.conn.write_statement(sql, params, format, &plan)?;
+        let keep_sql = matches!(plan, Plan::Prepare(_) | Plan::Pending(_));
+        if let Plan::Prepare(name) = &plan {
+            self.preparing.push((sql.into(), name.clone()));
+        }
+        if self.mode == SyncMode::PerStatement {
+            frontend::sync(&mut self.conn.io.write);
+        }
+        self.entries.push(Entry { plan, format, sql: keep_sql.then(|| sql.into()) });
+        Ok(self.entries.len() - 1)
+    }
+
+    /// The number of statements added.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no statement was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Sends the batch and reads every result in order. The outer error means the connection
+    /// failed; each statement has its own result. With [`SyncMode::Once`], when one statement
+    /// fails, every statement of the batch reports an error (the failing one its own, the others
+    /// [`ErrorKind::PipelineAborted`]) because none of them took effect.
+    pub async fn run(mut self) -> Result<Vec<Result<Rows>>> {
+        self.ran = true;
+        let conn = &mut *self.conn;
+        let syncs = match self.mode {
+            SyncMode::PerStatement => self.entries.len() as u32,
+            SyncMode::Once => {
+                frontend::sync(&mut conn.io.write);
+                1
+            }
+        };
+        conn.send_request(self.prelude_syncs, syncs).await?;
+        let mut results: Vec<Result<Rows>> = Vec::with_capacity(self.entries.len());
+        let mut failed_at = None;
+        for (i, entry) in self.entries.iter().enumerate() {
+            if failed_at.is_some() {
+                results.push(Err(aborted(i, failed_at)));
+                continue;
+            }
+            let sql = entry.sql.as_deref().unwrap_or("");
+            let result = match conn.read_head(sql, &entry.plan, entry.format).await {
+                Ok(head) => RowStream::new(conn, head, false).collect().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = &result {
+                if e.is_closed() || conn.is_broken() {
+                    return Err(Error::new(ErrorKind::Closed, format!("pipeline statement {i}: {e}")));
+                }
+                if self.mode == SyncMode::Once {
+                    failed_at = Some(i);
+                }
+                if let (Plan::Prepared(s), true) = (&entry.plan, is_stale_statement(e)) {
+                    if let Some(name) = conn.statements.invalidate(s.sql()) {
+                        conn.prelude.close_statements.push(name);
+                    }
+                }
+            }
+            if self.mode == SyncMode::PerStatement {
+                conn.drain(conn.pending_syncs - 1).await?;
+            }
+            results.push(result.map_err(|e| e.context(format!("pipeline statement {i}"))));
+        }
+        if self.mode == SyncMode::Once {
+            conn.drain(0).await?;
+            if let Some(k) = failed_at {
+                for (i, r) in results.iter_mut().enumerate().take(k) {
+                    *r = Err(aborted(i, Some(k)));
+                }
+            }
+        }
+        Ok(results)
+    }
+}
+
+fn aborted(index: usize, failed: Option<usize>) -> Error {
+    let k = failed.unwrap_or(index);
+    Error::new(
+        ErrorKind::PipelineAborted,
+        format!(
+            "pipeline statement {index} did not take effect: statement {k} failed and the \
+             batch had one Sync (all or nothing)"
+        ),
+    )
+}
+
+impl Drop for Pipeline<'_> {
+    fn drop(&mut self) {
+        if !self.ran {
+            // Unsent statements must not ride along with the next request.
+            self.conn.io.write.truncate(self.start);
+        }
+    }
+}
