@@ -301,6 +301,9 @@ fn errors_name_the_element() {
         b"{\"a}",
         b"[1:3]={1,2}",
         b"{a\\}",
+        b"[0:9223372036854775807]={1}",
+        b"[-2147483648:2147483647]={1}",
+        b"[2:1]={}x",
     ] {
         let err = Vec::<String>::from_sql(oid::TEXT_ARRAY, Format::Text, bad).unwrap_err();
         assert_eq!(
