@@ -148,6 +148,22 @@ impl<'a> FromSql<'a> for Vec<u8> {
     }
 }
 
+/// A fixed-size byte array is a bytea, like `&[u8]`.
+impl<const N: usize> ToSql for [u8; N] {
+    fn accepts_binary(&self, oid: Oid) -> bool {
+        oid == oid::BYTEA
+    }
+
+    fn to_sql_binary(&self, oid: Oid, out: &mut BytesMut) -> Result<IsNull, ConversionError> {
+        self.as_slice().to_sql_binary(oid, out)
+    }
+
+    fn to_sql_text(&self, out: &mut BytesMut) -> Result<IsNull, ConversionError> {
+        encode_hex_text(self, out);
+        Ok(IsNull::No)
+    }
+}
+
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// Writes `\x` and two lowercase hex digits per byte: bytea's input syntax in any setting.
@@ -238,6 +254,9 @@ mod tests {
             Ok(vec![])
         );
         assert_eq!(text(&[]), "\\x");
+        let mut out = BytesMut::new();
+        [0xabu8, 0x01].to_sql_text(&mut out).unwrap();
+        assert_eq!(&out[..], b"\\xab01");
     }
 
     #[test]

@@ -65,35 +65,56 @@ fn from_binary(oid: Oid, raw: &[u8]) -> Result<Decimal, ConversionError> {
     }
     let scale = u32::from(value.dscale).min(MAX_DECIMAL_SCALE);
     let too_big = || out_of_range(oid, "the value exceeds Decimal's 96-bit range".into());
-    let dscale = i64::from(value.dscale);
-    let kept = i64::from(scale);
-    let mut mantissa: i128 = 0;
-    for (weight, digit) in value.weighted_digits() {
-        // The four decimal places of a base-10000 digit: 10^place for place in 4w..4w+3.
-        for k in 0..4u32 {
-            let decimal = i128::from(digit / 10u16.pow(k) % 10);
-            let place = 4 * i64::from(weight) + i64::from(k);
-            if decimal == 0 || place < -dscale {
-                // numeric_out does not show places below the display scale either.
-                continue;
-            }
-            if place < -kept {
-                return Err(out_of_range(
-                    oid,
-                    format!(
-                        "{dscale} decimal places exceed the {MAX_DECIMAL_SCALE} a Decimal holds"
-                    ),
-                ));
-            }
-            let power = u32::try_from(place + kept)
-                .ok()
-                .and_then(|e| 10i128.checked_pow(e));
-            let contribution = power
-                .and_then(|p| decimal.checked_mul(p))
-                .ok_or_else(too_big)?;
-            mantissa = mantissa.checked_add(contribution).ok_or_else(too_big)?;
-        }
+    // The lowest weight with a non-zero digit; none means zero.
+    let Some((lowest, _)) = value.weighted_digits().filter(|&(_, d)| d != 0).last() else {
+        return Decimal::try_from_i128_with_scale(0, scale).map_err(|_| too_big());
+    };
+    // The digits' value is digits × 10^(4 × lowest): gather them in one integer.
+    let mut digits: i128 = 0;
+    for (_, digit) in value
+        .weighted_digits()
+        .take_while(|&(weight, _)| weight >= lowest)
+    {
+        digits = digits
+            .checked_mul(10_000)
+            .and_then(|d| d.checked_add(i128::from(digit)))
+            .ok_or_else(too_big)?;
     }
+    let power = |exponent: u64| {
+        u32::try_from(exponent)
+            .ok()
+            .and_then(|e| 10i128.checked_pow(e))
+    };
+    // In units of 10^-scale the value is digits × 10^exponent.
+    let exponent = 4 * i64::from(lowest) + i64::from(scale);
+    let mut mantissa = if exponent >= 0 {
+        power(exponent.unsigned_abs())
+            .and_then(|p| digits.checked_mul(p))
+            .ok_or_else(too_big)?
+    } else {
+        let dropped = exponent.unsigned_abs();
+        let (kept, rest) = match power(dropped) {
+            Some(p) => (digits / p, digits % p),
+            None => (0, digits),
+        };
+        // Dropped places that the display scale shows must be zeros; places below the
+        // display scale are not shown by numeric_out either, and are truncated alike.
+        let shown = (u64::from(value.dscale) - u64::from(scale)).min(dropped);
+        let shown_rest = match power(dropped - shown) {
+            Some(p) => rest / p,
+            None => 0,
+        };
+        if shown_rest != 0 {
+            return Err(out_of_range(
+                oid,
+                format!(
+                    "{} decimal places exceed the {MAX_DECIMAL_SCALE} a Decimal holds",
+                    value.dscale
+                ),
+            ));
+        }
+        kept
+    };
     if value.sign == SIGN_NEGATIVE {
         mantissa = -mantissa;
     }

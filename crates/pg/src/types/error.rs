@@ -18,8 +18,16 @@ pub enum ConversionErrorKind {
 }
 
 /// A failed conversion between a Rust value and a PostgreSQL value.
+///
+/// Boxed, so that `Result<i64, ConversionError>` stays two words and decoding a fixed-size
+/// value returns in registers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConversionError {
+    inner: Box<Inner>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Inner {
     kind: ConversionErrorKind,
     oid: Oid,
     rust_type: &'static str,
@@ -35,10 +43,12 @@ impl ConversionError {
         detail: impl Into<String>,
     ) -> ConversionError {
         ConversionError {
-            kind,
-            oid,
-            rust_type,
-            detail: detail.into(),
+            inner: Box::new(Inner {
+                kind,
+                oid,
+                rust_type,
+                detail: detail.into(),
+            }),
         }
     }
 
@@ -72,64 +82,63 @@ impl ConversionError {
 
     /// What went wrong.
     pub fn kind(&self) -> ConversionErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// The PostgreSQL type involved.
     pub fn oid(&self) -> Oid {
-        self.oid
+        self.inner.oid
     }
 
     /// The Rust type involved.
     pub fn rust_type(&self) -> &'static str {
-        self.rust_type
+        self.inner.rust_type
     }
 
     /// What exactly failed (the offending value, the byte offset), or `""`.
     pub fn detail(&self) -> &str {
-        &self.detail
+        &self.inner.detail
     }
 
     /// The same error, placed at 1-based element `position` of an array of type `array_oid`.
-    pub(crate) fn in_array_element(self, array_oid: Oid, position: usize) -> ConversionError {
-        let element = type_name(self.oid);
-        let detail = if self.detail.is_empty() {
+    pub(crate) fn in_array_element(mut self, array_oid: Oid, position: usize) -> ConversionError {
+        let inner = &mut *self.inner;
+        let element = type_name(inner.oid);
+        inner.detail = if inner.detail.is_empty() {
             format!("array element {position} ({element})")
         } else {
-            format!("array element {position} ({element}): {}", self.detail)
+            format!("array element {position} ({element}): {}", inner.detail)
         };
-        ConversionError {
-            kind: self.kind,
-            oid: array_oid,
-            rust_type: self.rust_type,
-            detail,
-        }
+        inner.oid = array_oid;
+        self
     }
 }
 
 impl fmt::Display for ConversionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pg = type_name(self.oid);
-        match self.kind {
+        let Inner {
+            kind,
+            oid,
+            rust_type,
+            detail,
+        } = &*self.inner;
+        let pg = type_name(*oid);
+        match kind {
             ConversionErrorKind::WrongType => write!(
                 f,
-                "cannot convert between PostgreSQL type {pg} and Rust type {}",
-                self.rust_type
+                "cannot convert between PostgreSQL type {pg} and Rust type {rust_type}"
             )?,
             ConversionErrorKind::UnexpectedNull => write!(
                 f,
-                "unexpected NULL of type {pg} for Rust type {} (use Option<_> to accept NULL)",
-                self.rust_type
+                "unexpected NULL of type {pg} for Rust type {rust_type} (use Option<_> to accept NULL)"
             )?,
             ConversionErrorKind::Invalid => write!(f, "invalid {pg} value")?,
-            ConversionErrorKind::OutOfRange => write!(
-                f,
-                "{pg} value out of range for Rust type {}",
-                self.rust_type
-            )?,
+            ConversionErrorKind::OutOfRange => {
+                write!(f, "{pg} value out of range for Rust type {rust_type}")?
+            }
         }
-        if !self.detail.is_empty() {
-            write!(f, ": {}", self.detail)?;
+        if !detail.is_empty() {
+            write!(f, ": {detail}")?;
         }
         Ok(())
     }

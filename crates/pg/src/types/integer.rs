@@ -4,39 +4,16 @@ use super::wire::{fixed, invalid_text, parse_i64};
 use super::{ConversionError, Format, FromSql, IsNull, Oid, ToSql, oid};
 use bytes::{BufMut, BytesMut};
 
-/// Decodes any integer type the driver knows into an `i64`, without loss.
-fn decode_wide(
+/// Parses a text integer for `rust_type` and narrows it, reporting values that do not fit.
+#[inline]
+fn parse_int<T: TryFrom<i64>>(
     oid: Oid,
-    format: Format,
     raw: &[u8],
-    rust_type: &'static str,
-) -> Result<i64, ConversionError> {
-    match format {
-        Format::Binary => match oid {
-            oid::INT2 => Ok(i64::from(i16::from_be_bytes(fixed(oid, rust_type, raw)?))),
-            oid::INT4 => Ok(i64::from(i32::from_be_bytes(fixed(oid, rust_type, raw)?))),
-            oid::INT8 => Ok(i64::from_be_bytes(fixed(oid, rust_type, raw)?)),
-            oid::OID => Ok(i64::from(u32::from_be_bytes(fixed(oid, rust_type, raw)?))),
-            _ => Err(ConversionError::wrong_type(oid, rust_type)),
-        },
-        Format::Text => {
-            parse_i64(raw).ok_or_else(|| invalid_text(oid, rust_type, raw, "an integer"))
-        }
-    }
-}
-
-/// Reads through [`decode_wide`] and narrows, reporting values that do not fit.
-fn decode_int<T: TryFrom<i64>>(
-    oid: Oid,
-    format: Format,
-    raw: &[u8],
-    accepts: fn(Oid) -> bool,
     rust_type: &'static str,
 ) -> Result<T, ConversionError> {
-    if !accepts(oid) {
-        return Err(ConversionError::wrong_type(oid, rust_type));
-    }
-    let wide = decode_wide(oid, format, raw, rust_type)?;
+    let Some(wide) = parse_i64(raw) else {
+        return Err(invalid_text(oid, rust_type, raw, "an integer"));
+    };
     T::try_from(wide).map_err(|_| {
         ConversionError::out_of_range(oid, rust_type, format!("value {wide} does not fit"))
     })
@@ -76,14 +53,23 @@ fn is_int_param(oid: Oid) -> bool {
 }
 
 macro_rules! integer_conversions {
-    ($($rust:ty => $name:literal, accepts $($oid:path)|+;)*) => {$(
+    ($($rust:ty => $name:literal, reads $($oid:path => $wire:ty)|+;)*) => {$(
         impl<'a> FromSql<'a> for $rust {
             fn accepts(oid: Oid) -> bool {
                 matches!(oid, $($oid)|+)
             }
 
+            #[inline]
             fn from_sql(oid: Oid, format: Format, raw: &'a [u8]) -> Result<Self, ConversionError> {
-                decode_int(oid, format, raw, <$rust as FromSql<'a>>::accepts, $name)
+                match format {
+                    // Each source type widens losslessly into the Rust type.
+                    Format::Binary => match oid {
+                        $($oid => Ok(<$rust>::from(<$wire>::from_be_bytes(fixed(oid, $name, raw)?))),)+
+                        _ => Err(ConversionError::wrong_type(oid, $name)),
+                    },
+                    Format::Text if matches!(oid, $($oid)|+) => parse_int(oid, raw, $name),
+                    Format::Text => Err(ConversionError::wrong_type(oid, $name)),
+                }
             }
 
             fn from_sql_unescaped(
@@ -91,7 +77,7 @@ macro_rules! integer_conversions {
                 format: Format,
                 raw: &[u8],
             ) -> Result<Self, ConversionError> {
-                decode_int(oid, format, raw, <$rust as FromSql<'a>>::accepts, $name)
+                <$rust as FromSql<'_>>::from_sql(oid, format, raw)
             }
         }
 
@@ -113,10 +99,10 @@ macro_rules! integer_conversions {
 }
 
 integer_conversions! {
-    i16 => "i16", accepts oid::INT2;
-    i32 => "i32", accepts oid::INT2 | oid::INT4;
-    i64 => "i64", accepts oid::INT2 | oid::INT4 | oid::INT8 | oid::OID;
-    u32 => "u32", accepts oid::OID;
+    i16 => "i16", reads oid::INT2 => i16;
+    i32 => "i32", reads oid::INT2 => i16 | oid::INT4 => i32;
+    i64 => "i64", reads oid::INT2 => i16 | oid::INT4 => i32 | oid::INT8 => i64 | oid::OID => u32;
+    u32 => "u32", reads oid::OID => u32;
 }
 
 /// `"char"` is one byte; its text form is the byte itself, `\ooo` octal for bytes with the

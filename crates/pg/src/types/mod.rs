@@ -4,6 +4,28 @@
 //! into a Rust value, borrowing from the row's buffer where it can (`&str`, `&[u8]`).
 //! Writing: a parameter is sent in binary when the server's type for it is known and
 //! [`ToSql::accepts_binary`] says so, else as text of unspecified type so the server infers it.
+//!
+//! | Rust | PostgreSQL (read) | binary write |
+//! |------|-------------------|--------------|
+//! | `bool` | bool | bool |
+//! | `i16`, `i32`, `i64` | int2; int2/int4; int2/int4/int8/oid (lossless widening) | int2/int4/int8/oid, range checked |
+//! | `u32` | oid | oid/int2/int4/int8, range checked |
+//! | `i8` | `"char"` | `"char"` |
+//! | `f32`, `f64` | float4; float4/float8 | float4/float8; float8 |
+//! | [`Numeric`] (exact text) | numeric, int2/int4/int8 | numeric |
+//! | `rust_decimal::Decimal` (feature `decimal`) | numeric, int2/int4/int8 | numeric |
+//! | `&str`, `String`, `Cow<str>` | text, varchar, bpchar, name, unknown, `"char"`, json, jsonb | the same but `"char"` |
+//! | `serde_json::Value` (feature `json`) | json, jsonb | json, jsonb |
+//! | `&[u8]` (binary format only), `Vec<u8>` | bytea | bytea |
+//! | [`Uuid`] | uuid | uuid |
+//! | [`Date`], [`Time`], [`Timestamp`], [`TimestampTz`], [`Interval`] | date, time, timestamp, timestamptz, interval | the same |
+//! | `std::time::SystemTime` | timestamptz, timestamp (as UTC) | timestamptz, timestamp |
+//! | `Vec<T>`, `Vec<Option<T>>` (`&[T]`, `[T; N]` to write) | one-dimensional arrays of the above | the array types |
+//! | `Option<T>` | NULL as `None` | NULL |
+//!
+//! Every type also writes PostgreSQL text input syntax. Text-format reading expects the
+//! server's defaults for output settings: DateStyle ISO (other styles give a clear error),
+//! any IntervalStyle, `bytea_output` hex or escape, `extra_float_digits` 1 for exact floats.
 
 mod array;
 mod boolean;

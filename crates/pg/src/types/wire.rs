@@ -3,18 +3,25 @@
 use super::{ConversionError, Oid};
 
 /// The bytes of a fixed-size binary value, or an error naming the expected size.
+#[inline]
 pub(crate) fn fixed<const N: usize>(
     oid: Oid,
     rust_type: &'static str,
     raw: &[u8],
 ) -> Result<[u8; N], ConversionError> {
-    <[u8; N]>::try_from(raw).map_err(|_| {
-        ConversionError::invalid(
-            oid,
-            rust_type,
-            format!("a binary value must be {N} bytes long, got {}", raw.len()),
-        )
-    })
+    match <[u8; N]>::try_from(raw) {
+        Ok(bytes) => Ok(bytes),
+        Err(_) => Err(wrong_size(oid, rust_type, N, raw.len())),
+    }
+}
+
+#[cold]
+fn wrong_size(oid: Oid, rust_type: &'static str, expected: usize, got: usize) -> ConversionError {
+    ConversionError::invalid(
+        oid,
+        rust_type,
+        format!("a binary value must be {expected} bytes long, got {got}"),
+    )
 }
 
 /// `raw` as UTF-8, or an error giving the byte offset of the first bad sequence.

@@ -132,5 +132,20 @@ impl<T: ToSql> ToSql for Vec<T> {
     }
 }
 
+/// Lets `&[1, 2, 3]` be passed as a parameter without slicing it first.
+impl<T: ToSql, const N: usize> ToSql for [T; N] {
+    fn accepts_binary(&self, oid: Oid) -> bool {
+        self.as_slice().accepts_binary(oid)
+    }
+
+    fn to_sql_binary(&self, oid: Oid, out: &mut BytesMut) -> Result<IsNull, ConversionError> {
+        self.as_slice().to_sql_binary(oid, out)
+    }
+
+    fn to_sql_text(&self, out: &mut BytesMut) -> Result<IsNull, ConversionError> {
+        self.as_slice().to_sql_text(out)
+    }
+}
+
 #[cfg(test)]
 mod tests;

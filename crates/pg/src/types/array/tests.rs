@@ -240,6 +240,7 @@ fn element_types_golden() {
     // array[true, false] and array[null::bool]
     let raw = unhex("000000010000000000000010000000020000000100000001010000000100");
     assert_eq!(binary(&&[true, false][..], oid::BOOL_ARRAY), raw);
+    assert_eq!(binary(&[true, false], oid::BOOL_ARRAY), raw);
     assert_eq!(
         Vec::<bool>::from_sql(oid::BOOL_ARRAY, Format::Text, b"{t,f}"),
         Ok(vec![true, false])
@@ -300,6 +301,9 @@ fn errors_name_the_element() {
         b"{\"a}",
         b"[1:3]={1,2}",
         b"{a\\}",
+        b"[0:9223372036854775807]={1}",
+        b"[-2147483648:2147483647]={1}",
+        b"[2:1]={}x",
     ] {
         let err = Vec::<String>::from_sql(oid::TEXT_ARRAY, Format::Text, bad).unwrap_err();
         assert_eq!(

@@ -118,15 +118,16 @@ fn dimension_decoration(
     let inside =
         std::str::from_utf8(&raw[start + 1..close]).map_err(|_| bad(start, "bad dimension"))?;
     let (lower, upper) = inside.split_once(':').unwrap_or(("1", inside));
-    let lower: i64 = lower
+    // Bounds are int4 in PostgreSQL; widen before subtracting so nothing overflows.
+    let lower: i32 = lower
         .trim()
         .parse()
         .map_err(|_| bad(start + 1, "bad lower bound"))?;
-    let upper: i64 = upper
+    let upper: i32 = upper
         .trim()
         .parse()
         .map_err(|_| bad(start + 1, "bad upper bound"))?;
-    let count = usize::try_from(upper - lower + 1)
+    let count = usize::try_from(i64::from(upper) - i64::from(lower) + 1)
         .map_err(|_| bad(start, "upper bound below lower bound"))?;
     let mut pos = close + 1;
     if raw.get(pos) == Some(&b'[') {

@@ -13,28 +13,71 @@ enum Unit {
     Micros(i64),
 }
 
+/// Unit names as `DecodeUnits` knows them, matched without regard to case.
+const UNITS: &[(&[u8], Unit)] = &[
+    // What the postgres and postgres_verbose styles write comes first.
+    (b"years", Unit::Months(12)),
+    (b"year", Unit::Months(12)),
+    (b"mons", Unit::Months(1)),
+    (b"mon", Unit::Months(1)),
+    (b"days", Unit::Days(1)),
+    (b"day", Unit::Days(1)),
+    (b"hours", Unit::Micros(USECS_PER_HOUR)),
+    (b"mins", Unit::Micros(USECS_PER_MINUTE)),
+    (b"secs", Unit::Micros(USECS_PER_SECOND)),
+    (b"hour", Unit::Micros(USECS_PER_HOUR)),
+    (b"min", Unit::Micros(USECS_PER_MINUTE)),
+    (b"sec", Unit::Micros(USECS_PER_SECOND)),
+    (b"millennium", Unit::Months(12_000)),
+    (b"millennia", Unit::Months(12_000)),
+    (b"millenniums", Unit::Months(12_000)),
+    (b"mil", Unit::Months(12_000)),
+    (b"mils", Unit::Months(12_000)),
+    (b"century", Unit::Months(1_200)),
+    (b"centuries", Unit::Months(1_200)),
+    (b"cent", Unit::Months(1_200)),
+    (b"c", Unit::Months(1_200)),
+    (b"decade", Unit::Months(120)),
+    (b"decades", Unit::Months(120)),
+    (b"dec", Unit::Months(120)),
+    (b"decs", Unit::Months(120)),
+    (b"yr", Unit::Months(12)),
+    (b"yrs", Unit::Months(12)),
+    (b"y", Unit::Months(12)),
+    (b"month", Unit::Months(1)),
+    (b"months", Unit::Months(1)),
+    (b"week", Unit::Days(7)),
+    (b"weeks", Unit::Days(7)),
+    (b"w", Unit::Days(7)),
+    (b"d", Unit::Days(1)),
+    (b"hr", Unit::Micros(USECS_PER_HOUR)),
+    (b"hrs", Unit::Micros(USECS_PER_HOUR)),
+    (b"h", Unit::Micros(USECS_PER_HOUR)),
+    (b"minute", Unit::Micros(USECS_PER_MINUTE)),
+    (b"minutes", Unit::Micros(USECS_PER_MINUTE)),
+    (b"m", Unit::Micros(USECS_PER_MINUTE)),
+    (b"second", Unit::Micros(USECS_PER_SECOND)),
+    (b"seconds", Unit::Micros(USECS_PER_SECOND)),
+    (b"s", Unit::Micros(USECS_PER_SECOND)),
+    (b"millisecond", Unit::Micros(1_000)),
+    (b"milliseconds", Unit::Micros(1_000)),
+    (b"ms", Unit::Micros(1_000)),
+    (b"msec", Unit::Micros(1_000)),
+    (b"msecs", Unit::Micros(1_000)),
+    (b"mseconds", Unit::Micros(1_000)),
+    (b"microsecond", Unit::Micros(1)),
+    (b"microseconds", Unit::Micros(1)),
+    (b"us", Unit::Micros(1)),
+    (b"usec", Unit::Micros(1)),
+    (b"usecs", Unit::Micros(1)),
+    (b"useconds", Unit::Micros(1)),
+];
+
 fn unit_named(word: &[u8]) -> Option<Unit> {
-    let word = word.to_ascii_lowercase();
-    let unit = match word.as_slice() {
-        b"millennium" | b"millennia" | b"millenniums" | b"mil" | b"mils" => Unit::Months(12_000),
-        b"century" | b"centuries" | b"cent" | b"c" => Unit::Months(1_200),
-        b"decade" | b"decades" | b"dec" | b"decs" => Unit::Months(120),
-        b"year" | b"years" | b"yr" | b"yrs" | b"y" => Unit::Months(12),
-        b"mon" | b"mons" | b"month" | b"months" => Unit::Months(1),
-        b"week" | b"weeks" | b"w" => Unit::Days(7),
-        b"day" | b"days" | b"d" => Unit::Days(1),
-        b"hour" | b"hours" | b"hr" | b"hrs" | b"h" => Unit::Micros(USECS_PER_HOUR),
-        b"minute" | b"minutes" | b"min" | b"mins" | b"m" => Unit::Micros(USECS_PER_MINUTE),
-        b"second" | b"seconds" | b"sec" | b"secs" | b"s" => Unit::Micros(USECS_PER_SECOND),
-        b"millisecond" | b"milliseconds" | b"ms" | b"msec" | b"msecs" | b"mseconds" => {
-            Unit::Micros(1_000)
-        }
-        b"microsecond" | b"microseconds" | b"us" | b"usec" | b"usecs" | b"useconds" => {
-            Unit::Micros(1)
-        }
-        _ => return None,
-    };
-    Some(unit)
+    UNITS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(word))
+        .map(|&(_, unit)| unit)
 }
 
 /// A signed decimal number as written: integer digits and fraction digits kept exact.
@@ -118,6 +161,40 @@ impl Total {
     /// months become days of 30, fractional days microseconds of a 24-hour day.
     fn add(&mut self, number: Number<'_>, unit: Unit) {
         let mut part = Total::default();
+        if number.fraction.is_empty() {
+            // Whole numbers need none of the fraction arithmetic below.
+            match unit {
+                Unit::Months(months) => part.months = number.integer * i128::from(months),
+                Unit::Days(days) => part.days = number.integer * i128::from(days),
+                Unit::Micros(micros) => part.micros = number.integer * i128::from(micros),
+            }
+            let part = if number.negative {
+                part.negated()
+            } else {
+                part
+            };
+            *self = self.plus(part);
+            return;
+        }
+        if let Unit::Micros(micros) = unit {
+            // Up to six decimals of a unit of whole seconds are whole microseconds.
+            let power = 10i64.pow(number.fraction.len().min(7) as u32);
+            if number.fraction.len() <= 6 && micros % power == 0 {
+                let fraction = number
+                    .fraction
+                    .iter()
+                    .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+                part.micros =
+                    number.integer * i128::from(micros) + i128::from(fraction * (micros / power));
+                let part = if number.negative {
+                    part.negated()
+                } else {
+                    part
+                };
+                *self = self.plus(part);
+                return;
+            }
+        }
         match unit {
             Unit::Months(months) => {
                 part.months = number.integer * i128::from(months);
@@ -211,23 +288,29 @@ struct Word<'a> {
     offset: usize,
 }
 
-fn words(text: &[u8], lead: usize) -> Vec<Word<'_>> {
-    let mut words = Vec::new();
-    let mut start = None;
-    for (index, byte) in text.iter().enumerate().chain([(text.len(), &b' ')]) {
-        match (byte.is_ascii_whitespace(), start) {
-            (true, Some(from)) => {
-                words.push(Word {
-                    text: &text[from..index],
-                    offset: lead + from,
-                });
-                start = None;
-            }
-            (false, None) => start = Some(index),
-            _ => {}
-        }
+/// The words of `text`, without allocating.
+struct Words<'a> {
+    text: &'a [u8],
+    pos: usize,
+    lead: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = Word<'a>;
+
+    fn next(&mut self) -> Option<Word<'a>> {
+        let rest = self.text.get(self.pos..)?;
+        let start = self.pos + rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let len = self.text[start..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(self.text.len() - start);
+        self.pos = start + len;
+        Some(Word {
+            text: &self.text[start..start + len],
+            offset: self.lead + start,
+        })
     }
-    words
 }
 
 /// A field of postgres, postgres_verbose or sql_standard text, with whether it was signed.
@@ -240,37 +323,44 @@ struct Field {
 }
 
 fn parse_fields(text: &[u8], lead: usize) -> Result<Interval, TextError> {
-    let words = words(text, lead);
-    let mut index = 0;
-    let mut fields: Vec<Field> = Vec::new();
-    let mut ago = false;
-    if words.first().is_some_and(|w| w.text == b"@") {
-        index += 1;
+    let mut words = Words { text, pos: 0, lead }.peekable();
+    if words.peek().is_some_and(|w| w.text == b"@") {
+        words.next();
     }
-    while let Some(word) = words.get(index) {
-        index += 1;
+    // The first field apart from the sum of the rest: sql_standard's leading '-' may apply
+    // to all of the rest.
+    let mut first: Option<Field> = None;
+    let mut rest = Total::default();
+    let mut rest_signed = false;
+    let mut sql_standard = false;
+    let mut ago = false;
+    while let Some(word) = words.next() {
         let syntax = |expected| TextError::Syntax {
             offset: word.offset,
             expected,
         };
-        if word.text.eq_ignore_ascii_case(b"ago") && index == words.len() {
+        if word.text.eq_ignore_ascii_case(b"ago") && words.peek().is_none() {
             ago = true;
-        } else if word.text.contains(&b':') {
-            fields.push(time_field(word.text).ok_or(syntax("a time such as 04:05:06.789"))?);
+            continue;
+        }
+        let field = if word.text.contains(&b':') {
+            time_field(word.text).ok_or(syntax("a time such as 04:05:06.789"))?
         } else if let Some(field) = year_month_field(word.text) {
-            fields.push(field);
+            field
         } else {
             let (number, used) = number(word.text).ok_or(syntax("a number"))?;
             let glued = &word.text[used..];
             let unit_word = if glued.is_empty() {
-                words.get(index).map(|w| w.text)
+                words.peek().map(|w| w.text)
             } else {
                 Some(glued)
             };
             let mut total = Total::default();
             let sql_standard = match unit_word.and_then(unit_named) {
                 Some(unit) => {
-                    index += usize::from(glued.is_empty());
+                    if glued.is_empty() {
+                        words.next();
+                    }
                     total.add(number, unit);
                     false
                 }
@@ -278,7 +368,7 @@ fn parse_fields(text: &[u8], lead: usize) -> Result<Interval, TextError> {
                     return Err(syntax("a number and a unit such as days"));
                 }
                 // A bare number before a time is sql_standard's day count; else seconds.
-                None if words.get(index).is_some_and(|w| w.text.contains(&b':')) => {
+                None if words.peek().is_some_and(|w| w.text.contains(&b':')) => {
                     total.add(number, Unit::Days(1));
                     true
                 }
@@ -287,34 +377,31 @@ fn parse_fields(text: &[u8], lead: usize) -> Result<Interval, TextError> {
                     false
                 }
             };
-            fields.push(Field {
+            Field {
                 total,
                 explicit_sign: number.explicit_sign,
                 negative: number.negative,
                 sql_standard,
-            });
+            }
+        };
+        sql_standard |= field.sql_standard;
+        if first.is_none() {
+            first = Some(field);
+        } else {
+            rest = rest.plus(field.total);
+            rest_signed |= field.explicit_sign;
         }
     }
-    if fields.is_empty() {
-        return Err(TextError::Syntax {
-            offset: lead,
-            expected: "interval fields",
-        });
-    }
+    let first = first.ok_or(TextError::Syntax {
+        offset: lead,
+        expected: "interval fields",
+    })?;
     // sql_standard writes one leading '-' for "all fields negative" when no other field
     // carries a sign of its own.
-    let all_negative = fields.iter().any(|f| f.sql_standard)
-        && fields.first().is_some_and(|f| f.negative)
-        && fields.iter().skip(1).all(|f| !f.explicit_sign);
-    let mut total = Total::default();
-    for (position, field) in fields.iter().enumerate() {
-        let part = if all_negative && position > 0 {
-            field.total.negated()
-        } else {
-            field.total
-        };
-        total = total.plus(part);
-    }
+    let all_negative = sql_standard && first.negative && !rest_signed;
+    let mut total = first
+        .total
+        .plus(if all_negative { rest.negated() } else { rest });
     if ago {
         total = total.negated();
     }

@@ -194,6 +194,8 @@ proptest! {
         for format in [Format::Binary, Format::Text] {
             let _ = Timestamp::from_sql(oid::TIMESTAMP, format, &raw);
             let _ = TimestampTz::from_sql(oid::TIMESTAMPTZ, format, &raw);
+            let _ = SystemTime::from_sql(oid::TIMESTAMPTZ, format, &raw);
+            let _ = SystemTime::from_sql(oid::TIMESTAMP, format, &raw);
         }
     }
 
