@@ -15,27 +15,50 @@ impl Connection {
     /// Starts `COPY ... FROM STDIN`; send the data with [`CopyIn::write`], then
     /// [`CopyIn::finish`]. Dropping it unfinished aborts the COPY (nothing is loaded).
     pub async fn copy_in(&mut self, sql: &str) -> Result<CopyIn<'_>> {
-        let (format, columns) = self.start_copy(sql, b'G', "copy_in needs a COPY ... FROM STDIN statement").await?;
+        let (format, columns) = self
+            .start_copy(sql, b'G', "copy_in needs a COPY ... FROM STDIN statement")
+            .await?;
         self.copy_in_open = true;
-        Ok(CopyIn { conn: self, format, columns, finished: false })
+        Ok(CopyIn {
+            conn: self,
+            format,
+            columns,
+            finished: false,
+        })
     }
 
     /// Starts `COPY ... TO STDOUT`; read the data with [`CopyOut::next_chunk`].
     pub async fn copy_out(&mut self, sql: &str) -> Result<CopyOut<'_>> {
-        let (format, columns) = self.start_copy(sql, b'H', "copy_out needs a COPY ... TO STDOUT statement").await?;
-        Ok(CopyOut { conn: self, format, columns, tag: None, error: None, done: false })
+        let (format, columns) = self
+            .start_copy(sql, b'H', "copy_out needs a COPY ... TO STDOUT statement")
+            .await?;
+        Ok(CopyOut {
+            conn: self,
+            format,
+            columns,
+            tag: None,
+            error: None,
+            done: false,
+        })
     }
 
     /// Sends a COPY statement and waits for the server's CopyIn (`G`) or CopyOut (`H`)
     /// response; returns the overall format and the column count.
-    async fn start_copy(&mut self, sql: &str, expected: u8, misuse: &'static str) -> Result<(Format, usize)> {
+    async fn start_copy(
+        &mut self,
+        sql: &str,
+        expected: u8,
+        misuse: &'static str,
+    ) -> Result<(Format, usize)> {
         let prelude = self.begin_request().await?;
         frontend::query(sql, &mut self.io.write)?;
         self.send_request(prelude, 1, false).await?;
         let (tag, len) = self.next_message().await?;
         if tag == expected {
             let response = match self.parse_front(tag, len)? {
-                Message::CopyInResponse(r) | Message::CopyOutResponse(r) => (r.format, r.column_count()),
+                Message::CopyInResponse(r) | Message::CopyOutResponse(r) => {
+                    (r.format, r.column_count())
+                }
                 _ => return Err(self.unexpected("instead of a COPY response", tag)),
             };
             self.io.consume(len);
