@@ -165,7 +165,14 @@ pub(crate) fn parse_line<'a>(
 ) -> Result<LineHead<'a>, Fail> {
     let line_start = c.pos;
     let measurement = parse_measurement(c)?;
-    parse_tags(c, tags)?;
+    parse_tags(c, tags).map_err(|fail| {
+        // The message quotes the whole series (measurement and tags) the fields should follow.
+        if fail.kind == ErrorKind::MissingFields {
+            Fail::quoting(fail.kind, fail.at, line_start, fail.quote_end)
+        } else {
+            fail
+        }
+    })?;
     let series_len = c.pos - line_start;
     c.skip_spaces();
     if c.at_eol() {
