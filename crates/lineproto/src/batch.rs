@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Error, ErrorKind, Fail};
+use crate::fields::FieldKeys;
 use crate::parser::{Options, Source, parse_line, skip_blank_lines};
 use crate::point::{Field, Point, Tag};
 use crate::scan::Cursor;
@@ -47,6 +48,7 @@ impl<'a> Batch<'a> {
     fn fill(&mut self, source: &Source<'a>, options: &Options) -> Result<(), Fail> {
         let default_time = options.precision.truncate(options.default_time);
         let mut cursor = Cursor::new(source.text);
+        let mut keys = FieldKeys::default();
         while skip_blank_lines(&mut cursor) {
             let tags_start = self.tags.len();
             let fields_start = self.fields.len();
@@ -56,6 +58,7 @@ impl<'a> Batch<'a> {
                 default_time,
                 &mut self.tags,
                 &mut self.fields,
+                &mut keys,
             )?;
             self.entries.push(Entry {
                 measurement: head.measurement,

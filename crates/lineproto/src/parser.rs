@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, ErrorKind, Fail};
-use crate::fields::parse_fields;
+use crate::fields::{FieldKeys, parse_fields};
 use crate::measurement::parse_measurement;
 use crate::message::{MessageContext, message};
 use crate::point::{Field, Point, Tag};
@@ -162,6 +162,7 @@ pub(crate) fn parse_line<'a>(
     default_time: i64,
     tags: &mut Vec<Tag<'a>>,
     fields: &mut Vec<Field<'a>>,
+    keys: &mut FieldKeys,
 ) -> Result<LineHead<'a>, Fail> {
     let line_start = c.pos;
     let measurement = parse_measurement(c)?;
@@ -184,7 +185,7 @@ pub(crate) fn parse_line<'a>(
             line_start + series_len,
         ));
     }
-    let longest_field_key = parse_fields(c, fields, options.max_string_len)?;
+    let longest_field_key = parse_fields(c, fields, keys, options.max_string_len)?;
     let key_len = series_len + 4 + longest_field_key;
     if key_len > options.max_key_len {
         return Err(Fail::quoting(
@@ -232,6 +233,7 @@ pub struct Parser<'a> {
     measurement: Cow<'a, str>,
     tags: Vec<Tag<'a>>,
     fields: Vec<Field<'a>>,
+    keys: FieldKeys,
     time: i64,
     time_given: bool,
     failed: bool,
@@ -249,6 +251,7 @@ impl<'a> Parser<'a> {
             measurement: Cow::Borrowed(""),
             tags: Vec::with_capacity(16),
             fields: Vec::with_capacity(16),
+            keys: FieldKeys::default(),
             time: 0,
             time_given: false,
             failed: false,
@@ -292,6 +295,7 @@ impl<'a> Parser<'a> {
             self.default_time,
             &mut self.tags,
             &mut self.fields,
+            &mut self.keys,
         )?;
         if let Some(bad) = self.source.utf8_error_at {
             if self.cursor.pos >= self.cursor.bytes.len() && !self.cursor.text.ends_with('\n') {
