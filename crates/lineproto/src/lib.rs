@@ -69,3 +69,12 @@ pub use json::{write_json_string, write_point_json};
 pub use parser::{DEFAULT_MAX_KEY_LEN, DEFAULT_MAX_STRING_LEN, Options, Parser};
 pub use point::{Field, FieldValue, Point, Tag};
 pub use timestamp::{MAX_TIME_NS, MIN_TIME_NS, Precision, UnknownPrecision};
+
+/// Internals exposed for the crate's own benchmarks only; not part of the API.
+#[doc(hidden)]
+pub mod __bench {
+    /// The float field value parser.
+    pub fn parse_float(token: &str) -> Option<f64> {
+        crate::number::parse_float(token, 0).ok()
+    }
+}
