@@ -111,21 +111,30 @@ impl FieldKeys {
     }
 }
 
-/// A fast 64-bit hash of a key (FxHash's multiply-rotate over 8-byte words).
+/// A cheap 64-bit hash of a key: its length and its first and last eight bytes (two loads,
+/// overlapping on short keys), mixed FxHash style. Keys that share those collide and are
+/// told apart by comparing them, so the hash only has to be fast (the full-key loop was 7% of
+/// the parse on integer rows).
 #[inline(always)]
 fn key_hash(key: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut hash = key.len() as u64;
-    let mut words = key.chunks_exact(8);
-    for word in &mut words {
-        let word = <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes);
-        hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
-    }
-    let mut tail = [0u8; 8];
-    for (slot, &b) in tail.iter_mut().zip(words.remainder()) {
-        *slot = b;
-    }
-    (hash.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K)
+    let len = key.len();
+    let (head, tail) = if len >= 8 {
+        let head = key.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok());
+        let tail = key.get(len - 8..).and_then(|b| <[u8; 8]>::try_from(b).ok());
+        (
+            head.map_or(0, u64::from_le_bytes),
+            tail.map_or(0, u64::from_le_bytes),
+        )
+    } else {
+        let mut word = 0u64;
+        for (i, &b) in key.iter().enumerate() {
+            word |= u64::from(b) << (8 * i);
+        }
+        (word, 0)
+    };
+    let hash = ((len as u64).rotate_left(5) ^ head).wrapping_mul(K);
+    (hash.rotate_left(5) ^ tail).wrapping_mul(K)
 }
 
 /// Parses a field value at the cursor (just after the `=`), by its first byte.
