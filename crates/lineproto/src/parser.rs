@@ -308,3 +308,108 @@ impl<'a> Parser<'a> {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_error(input: &[u8], options: Options) -> Error {
+        let mut parser = Parser::new(input, options);
+        loop {
+            match parser.next_point() {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return e,
+                None => panic!("no error in {input:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn string_limit_is_64_kib_by_default() {
+        let ok = format!("m s=\"{}\"", "x".repeat(DEFAULT_MAX_STRING_LEN));
+        assert!(
+            Parser::new(ok.as_bytes(), Options::new(0))
+                .next_point()
+                .is_some_and(|p| p.is_ok())
+        );
+        let long = format!("m s=\"{}\"", "x".repeat(DEFAULT_MAX_STRING_LEN + 1));
+        let e = first_error(long.as_bytes(), Options::new(0));
+        assert_eq!(e.kind(), ErrorKind::StringTooLong);
+        assert_eq!((e.line(), e.column()), (1, 5));
+        assert_eq!(
+            e.message(),
+            "string field value is longer than the limit of 65536 bytes"
+        );
+    }
+
+    #[test]
+    fn series_key_limit_counts_measurement_tags_and_field_key() {
+        // 65535 = series (measurement and tags as written) + 4 + field key.
+        let series = format!("m,t={}", "v".repeat(65_535 - 4 - 1 - 4));
+        let ok = format!("{series} f=1");
+        assert!(
+            Parser::new(ok.as_bytes(), Options::new(0))
+                .next_point()
+                .is_some_and(|p| p.is_ok())
+        );
+        let long = format!("{series} ff=1");
+        let e = first_error(long.as_bytes(), Options::new(0));
+        assert_eq!(e.kind(), ErrorKind::KeyTooLong);
+        assert_eq!((e.line(), e.column()), (1, 1));
+        assert!(
+            e.message().contains("65536 bytes, the limit is 65535"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
+    fn the_parser_stops_after_an_error() {
+        let mut parser = Parser::new(b"m v=1\nm v=\nm v=2\n", Options::new(0));
+        assert!(matches!(parser.next_point(), Some(Ok(_))));
+        assert!(matches!(parser.next_point(), Some(Err(_))));
+        assert!(parser.next_point().is_none());
+    }
+
+    #[test]
+    fn errors_count_lines_across_crlf_and_columns_in_characters() {
+        let e = first_error(
+            "a v=1\r\n\r\n# x\r\nb,é=ü v=?\r\n".as_bytes(),
+            Options::new(0),
+        );
+        assert_eq!((e.line(), e.column(), e.offset()), (4, 9, 24));
+        assert_eq!(e.kind(), ErrorKind::InvalidFieldValue);
+    }
+
+    #[test]
+    fn invalid_utf8_fails_its_own_line_only_after_earlier_lines() {
+        let mut parser = Parser::new(b"a v=1\nb v=\"\xe2\x82\" 1\n", Options::new(0));
+        assert!(matches!(parser.next_point(), Some(Ok(_))));
+        let e = parser.next_point().and_then(Result::err).expect("an error");
+        assert_eq!(e.kind(), ErrorKind::InvalidUtf8);
+        assert_eq!((e.line(), e.column(), e.offset()), (2, 6, 11));
+    }
+
+    #[test]
+    fn time_given_is_reported() {
+        let batch = crate::Batch::parse(b"m v=1 5\nm v=1\n", &Options::new(100)).unwrap();
+        let given: Vec<(bool, i64)> = batch.points().map(|p| (p.time_given(), p.time())).collect();
+        assert_eq!(given, vec![(true, 5), (false, 100)]);
+    }
+
+    #[test]
+    fn borrowed_unless_escaped() {
+        let body = b"cpu,host=a\\ b v=1,s=\"plain\",e=\"esc\\\"aped\"";
+        let mut parser = Parser::new(body, Options::new(0));
+        let point = parser.next_point().unwrap().unwrap();
+        assert!(matches!(point.measurement_cow(), Cow::Borrowed("cpu")));
+        assert!(matches!(point.tags()[0].key, Cow::Borrowed("host")));
+        assert!(matches!(point.tags()[0].value, Cow::Owned(_)));
+        use crate::FieldValue::String as S;
+        assert!(matches!(
+            &point.fields()[1].value,
+            S(Cow::Borrowed("plain"))
+        ));
+        assert!(matches!(&point.fields()[2].value, S(Cow::Owned(s)) if s == "esc\"aped"));
+    }
+}
