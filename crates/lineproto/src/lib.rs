@@ -49,6 +49,27 @@
 //!
 //! Errors carry a 1-based line, a 1-based column counted in characters, the byte offset,
 //! and a message saying what was expected and what was found.
+//!
+//! # Where InfluxDB's docs and parsers disagree, and what this parser does
+//!
+//! * `\\` in names: the v2 reference's backslash table reads `\\` as one backslash, as does
+//!   InfluxDB 3 (the `influxdb-line-protocol` crate); InfluxDB 1.x/2.x (Go `models`) keep both.
+//!   This parser follows the reference and InfluxDB 3.
+//! * `1.`, `.5`, `1.e+78`: accepted, as InfluxDB 1.x/2.x do and the v1 reference lists; the
+//!   `influxdb-line-protocol` crate rejects them.
+//! * `\r\n` line ends: accepted (the Go `line-protocol` v2 decoder does; `models` and the
+//!   Rust crate do not).
+//! * A trailing space after the field set: accepted, as in 1.x/2.x; the Rust crate rejects.
+//! * Newlines inside string values: accepted, as every InfluxDB parser does (the reference
+//!   says they are not supported).
+//! * Duplicate tag keys, out-of-range timestamps, control characters, `time` keys, a trailing
+//!   comma in the field set, floats beyond f64: errors here; the Rust crate accepts them
+//!   (InfluxDB rejects the first two, 1.x drops `time` keys silently, 2.x's Go parser rejects
+//!   the trailing comma and the float overflow).
+//! * A repeated field key: the last value wins, as in InfluxDB 1.x/2.x (the Rust crate keeps
+//!   both).
+//! * Not done: InfluxDB's Unicode check for non-printable characters beyond ASCII control
+//!   characters in keys (`ValidKeyToken`), and the `_`-prefix reservation of 2.x.
 
 mod batch;
 mod error;
