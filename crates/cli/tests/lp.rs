@@ -14,12 +14,15 @@ fn lp_parse(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("sluice starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin)
-        .expect("stdin takes the input");
+    let written = child.stdin.take().expect("stdin is piped").write_all(stdin);
+    // A usage error exits before reading standard input: the pipe may then be closed.
+    if let Err(e) = written {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "writing stdin: {e}"
+        );
+    }
     child.wait_with_output().expect("sluice finishes")
 }
 
