@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod lp;
 mod serve;
 
 /// PostgreSQL behind the protocols applications already speak.
@@ -16,6 +17,8 @@ struct Cli {
 enum Command {
     /// Run Sluice (on its embedded PostgreSQL unless a database is given).
     Serve(serve::ServeArgs),
+    /// InfluxDB line protocol tools.
+    Lp(lp::LpArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -29,5 +32,6 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Lp(args) => lp::run(args),
     }
 }
