@@ -364,3 +364,66 @@ async fn zero_column_rows_are_counted() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows.iter().count(), 3);
 }
+
+#[tokio::test]
+async fn prepended_statements_ride_with_the_next_request() {
+    let mut conn = common::connect().await;
+    conn.prepend("SET application_name = 'prepended'");
+    let rows = conn
+        .query("SELECT current_setting('application_name')", &[])
+        .await
+        .unwrap();
+    assert_eq!(common::text(&rows, 0).as_deref(), Some("prepended"));
+    // A failing prepended statement fails the request it rode with, and only that.
+    conn.prepend("SELECT 1/0");
+    let err = conn.query("SELECT 1", &[]).await.unwrap_err();
+    assert_eq!(err.code(), Some("22012"));
+    assert_eq!(conn.execute("SELECT 1", &[]).await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn open_transaction_is_rolled_back_before_the_next_user() {
+    let mut conn = common::connect().await;
+    let table = common::unique("handoff");
+    conn.batch_execute(&format!(
+        "CREATE TABLE {table} (v int); BEGIN; INSERT INTO {table} VALUES (1)"
+    ))
+    .await
+    .unwrap();
+    assert_eq!(conn.transaction_status(), TransactionStatus::InTransaction);
+    conn.prepend_rollback_if_open();
+    let rows = conn
+        .query(&format!("SELECT count(*) FROM {table}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
+    assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
+    conn.prepend_rollback_if_open();
+    assert_eq!(
+        conn.execute("SELECT 1", &[]).await.unwrap(),
+        1,
+        "no ROLLBACK when idle"
+    );
+    assert!(
+        conn.take_notices().is_empty(),
+        "no 'no transaction in progress' warning"
+    );
+}
+
+#[tokio::test]
+async fn finish_pending_settles_after_a_cancelled_abandoned_query() {
+    let mut conn = common::connect().await;
+    let token = conn.cancel_token();
+    let r = tokio::time::timeout(
+        Duration::from_millis(100),
+        conn.execute("SELECT pg_sleep(30)", &[]),
+    )
+    .await;
+    assert!(r.is_err() && conn.is_busy());
+    token.cancel().await.unwrap();
+    let started = std::time::Instant::now();
+    conn.finish_pending().await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(!conn.is_busy());
+    assert_eq!(conn.execute("SELECT 1", &[]).await.unwrap(), 1);
+}

@@ -38,6 +38,8 @@ pub(crate) struct Prelude {
     pub(crate) close_statements: Vec<String>,
     /// Roll back the transaction a dropped `Transaction` left open.
     pub(crate) rollback: bool,
+    /// Statements queued by the caller (e.g. a pool's session reset), run in order.
+    pub(crate) queries: Vec<std::borrow::Cow<'static, str>>,
     /// Open a transaction (the `BEGIN` of `transaction()`, sent with the first statement).
     pub(crate) begin: Option<std::borrow::Cow<'static, str>>,
 }
@@ -373,6 +375,10 @@ impl Connection {
             frontend::query("ROLLBACK", &mut self.io.write)?;
             syncs += 1;
         }
+        for sql in self.prelude.queries.drain(..) {
+            frontend::query(&sql, &mut self.io.write)?;
+            syncs += 1;
+        }
         if let Some(begin) = self.prelude.begin.take() {
             frontend::query(&begin, &mut self.io.write)?;
             syncs += 1;
@@ -421,6 +427,29 @@ impl Connection {
             }
             None => Ok(()),
         }
+    }
+
+    /// Queues SQL (one or more `;`-separated statements, simple protocol) to run in front of the
+    /// connection's next request, in the same write: no round trip of its own. A pool uses this
+    /// to reset session state when a connection comes back. If it fails, the next request fails
+    /// with its error.
+    pub fn prepend(&mut self, sql: impl Into<std::borrow::Cow<'static, str>>) {
+        self.prelude.queries.push(sql.into());
+    }
+
+    /// Queues a ROLLBACK in front of the next request when a transaction is open (a no-op
+    /// otherwise), so a connection handed to someone else never carries an open transaction.
+    pub fn prepend_rollback_if_open(&mut self) {
+        if self.prelude.begin.take().is_none() && self.tx_status != TransactionStatus::Idle {
+            self.prelude.rollback = true;
+        }
+    }
+
+    /// Brings the session back in step now: fails an abandoned COPY FROM STDIN and reads the rest
+    /// of any abandoned response. Every request does this first anyway; a pool calls it (after a
+    /// cancel, perhaps) before handing the connection out again.
+    pub async fn finish_pending(&mut self) -> Result<()> {
+        self.settle().await
     }
 
     /// Runs SQL that returns nothing the caller needs (`SET`, DDL, several `;`-separated
