@@ -385,11 +385,13 @@ async fn prepended_statements_ride_with_the_next_request() {
 async fn open_transaction_is_rolled_back_before_the_next_user() {
     let mut conn = common::connect().await;
     let table = common::unique("handoff");
-    conn.batch_execute(&format!(
-        "CREATE TABLE {table} (v int); BEGIN; INSERT INTO {table} VALUES (1)"
-    ))
-    .await
-    .unwrap();
+    // Separate requests: a BEGIN inside one Query would pull the CREATE into the transaction.
+    conn.batch_execute(&format!("CREATE TABLE {table} (v int)"))
+        .await
+        .unwrap();
+    conn.batch_execute(&format!("BEGIN; INSERT INTO {table} VALUES (1)"))
+        .await
+        .unwrap();
     assert_eq!(conn.transaction_status(), TransactionStatus::InTransaction);
     conn.prepend_rollback_if_open();
     let rows = conn
