@@ -33,6 +33,24 @@ fn put_text_params(w: &mut ParamWriter<'_>, params: Params<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Binds `statement` with every parameter as text (types not known yet, or left to the server).
+fn bind_text(
+    w: &mut bytes::BytesMut,
+    statement: &str,
+    params: Params<'_>,
+    format: Format,
+) -> Result<()> {
+    frontend::bind(
+        "",
+        statement,
+        Formats::All(Format::Text),
+        |pw| put_text_params(pw, params),
+        Formats::All(format),
+        w,
+    )
+    .map_err(bind_error)
+}
+
 /// Writes each parameter in binary when its Rust type can encode the server's type, else as text.
 fn put_typed_params(w: &mut ParamWriter<'_>, params: Params<'_>, types: &[Oid]) -> Result<()> {
     for (i, (p, &oid)) in params.iter().zip(types).enumerate() {
@@ -96,41 +114,15 @@ impl Connection {
         match plan {
             Plan::Unprepared => {
                 frontend::parse("", sql, &[], w)?;
-                frontend::bind(
-                    "",
-                    "",
-                    Formats::All(Format::Text),
-                    |pw| put_text_params(pw, params),
-                    Formats::All(format),
-                    w,
-                )
-                .map_err(bind_error)?;
+                bind_text(w, "", params, format)?;
                 frontend::describe(frontend::Target::Portal, "", w)?;
             }
             Plan::Prepare(name) => {
                 frontend::parse(name, sql, &[], w)?;
                 frontend::describe(frontend::Target::Statement, name, w)?;
-                frontend::bind(
-                    "",
-                    name,
-                    Formats::All(Format::Text),
-                    |pw| put_text_params(pw, params),
-                    Formats::All(format),
-                    w,
-                )
-                .map_err(bind_error)?;
+                bind_text(w, name, params, format)?;
             }
-            Plan::Pending(name) => {
-                frontend::bind(
-                    "",
-                    name,
-                    Formats::All(Format::Text),
-                    |pw| put_text_params(pw, params),
-                    Formats::All(format),
-                    w,
-                )
-                .map_err(bind_error)?;
-            }
+            Plan::Pending(name) => bind_text(w, name, params, format)?,
             Plan::Prepared(statement) => {
                 let types = statement.param_types();
                 if types.len() != params.len() {
