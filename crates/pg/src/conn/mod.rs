@@ -223,7 +223,7 @@ impl Connection {
     }
 
     /// Handles a message that may arrive at any time; returns false if `tag` is not one.
-    fn handle_async(&mut self, tag: u8, len: usize) -> Result<bool> {
+    pub(crate) fn handle_async(&mut self, tag: u8, len: usize) -> Result<bool> {
         if !matches!(tag, b'N' | b'A' | b'S') {
             return Ok(false);
         }
