@@ -34,7 +34,12 @@ impl ConversionError {
         rust_type: &'static str,
         detail: impl Into<String>,
     ) -> ConversionError {
-        ConversionError { kind, oid, rust_type, detail: detail.into() }
+        ConversionError {
+            kind,
+            oid,
+            rust_type,
+            detail: detail.into(),
+        }
     }
 
     /// `rust_type` cannot be read from or written to a value of type `oid`.
@@ -48,7 +53,11 @@ impl ConversionError {
     }
 
     /// The bytes are not a valid `oid` value; `detail` says why.
-    pub fn invalid(oid: Oid, rust_type: &'static str, detail: impl Into<String>) -> ConversionError {
+    pub fn invalid(
+        oid: Oid,
+        rust_type: &'static str,
+        detail: impl Into<String>,
+    ) -> ConversionError {
         ConversionError::new(ConversionErrorKind::Invalid, oid, rust_type, detail)
     }
 
@@ -92,9 +101,11 @@ impl fmt::Display for ConversionError {
                 self.rust_type
             )?,
             ConversionErrorKind::Invalid => write!(f, "invalid {pg} value")?,
-            ConversionErrorKind::OutOfRange => {
-                write!(f, "{pg} value out of range for Rust type {}", self.rust_type)?
-            }
+            ConversionErrorKind::OutOfRange => write!(
+                f,
+                "{pg} value out of range for Rust type {}",
+                self.rust_type
+            )?,
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;

@@ -31,7 +31,11 @@ impl Format {
 
     /// Maps a wire format code; anything but 1 is text, as the server does.
     pub fn from_code(code: i16) -> Format {
-        if code == 1 { Format::Binary } else { Format::Text }
+        if code == 1 {
+            Format::Binary
+        } else {
+            Format::Text
+        }
     }
 }
 
@@ -54,7 +58,10 @@ pub trait FromSql<'a>: Sized {
 
     /// The value for SQL NULL; an error unless `Self` can represent NULL (`Option<T>`).
     fn from_sql_null(oid: Oid) -> Result<Self, ConversionError> {
-        Err(ConversionError::unexpected_null(oid, std::any::type_name::<Self>()))
+        Err(ConversionError::unexpected_null(
+            oid,
+            std::any::type_name::<Self>(),
+        ))
     }
 
     /// Decodes a value that may be NULL.
