@@ -324,7 +324,7 @@ mod tests {
         assert_eq!(
             r,
             Parsed::Command {
-                consumed: 22,
+                consumed: 20,
                 inline: false
             }
         );
