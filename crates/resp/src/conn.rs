@@ -215,7 +215,8 @@ async fn wait_blocked(
         (Some(BlockedReply::Moved(value)), _) => out.bulk(&value),
         (Some(BlockedReply::WrongType), _) => out.error(cmd::WRONGTYPE),
         (None, BlockKind::Pop) => out.null_array(),
-        (None, BlockKind::Move) => out.null(),
+        // Redis 7.0 answers a timed-out BLMOVE with the null array too.
+        (None, BlockKind::Move) => out.null_array(),
     }
     let _ = session;
     stream.write_all(&conn.out.buf).await?;

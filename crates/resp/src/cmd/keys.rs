@@ -387,7 +387,7 @@ fn ttl_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, ms: bool, absolute: bool) {
             if ms {
                 at
             } else {
-                at / 1000
+                (at + 500) / 1000
             }
         }
         Some(at) => {

@@ -387,7 +387,7 @@ pub fn lpos(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             if n == 0 {
                 cx.out.error(
                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... \
-                     or use negative to start from the last match",
+                     or use negative to start from the end of the list",
                 );
                 return;
             }

@@ -157,19 +157,15 @@ pub fn float_arg(out: &mut Out, arg: &[u8]) -> Option<f64> {
     v
 }
 
-/// Parses a non-negative count (LPOP's count, SPOP's count): not a number gives Redis's integer
-/// error, a negative one "must be positive".
+/// Parses a non-negative count (LPOP, SPOP, ZPOPMIN counts); anything else is worded "must be
+/// positive", as Redis does.
 pub fn positive_arg(out: &mut Out, arg: &[u8]) -> Option<usize> {
     match crate::num::parse_i64(arg) {
-        None => {
-            out.error(NOT_INTEGER);
-            None
-        }
-        Some(n) if n < 0 => {
+        Some(n) if n >= 0 => usize::try_from(n).ok(),
+        _ => {
             out.error("ERR value is out of range, must be positive");
             None
         }
-        Some(n) => usize::try_from(n).ok(),
     }
 }
 

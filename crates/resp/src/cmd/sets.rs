@@ -2,7 +2,7 @@
 
 use super::keys::{scan_opts, scan_reply, small_scan};
 use super::{Args, Cx, WRONGTYPE, int_arg, positive_arg};
-use crate::engine::{Set, Value, WrongType};
+use crate::engine::{Key, Set, Value, WrongType};
 
 macro_rules! set_or {
     ($cx:expr, $key:expr, $missing:expr) => {{
@@ -89,10 +89,28 @@ pub fn smismember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
 }
 
+/// Largest set Redis keeps as an intset (set-max-intset-entries).
+const INTSET_MAX: usize = 512;
+
+/// Member order as Redis replies it: a small all-integer set is an intset there, sorted by
+/// value; any other set comes back in table order.
+fn reply_order<'s>(members: impl Iterator<Item = &'s Key>, len: usize) -> Vec<&'s Key> {
+    let mut list: Vec<&Key> = members.collect();
+    if len <= INTSET_MAX {
+        let ints: Option<Vec<i64>> = list.iter().map(|m| crate::num::parse_i64(m)).collect();
+        if let Some(ints) = ints {
+            let mut pairs: Vec<(i64, &Key)> = ints.into_iter().zip(list).collect();
+            pairs.sort_unstable_by_key(|(n, _)| *n);
+            list = pairs.into_iter().map(|(_, m)| m).collect();
+        }
+    }
+    list
+}
+
 pub fn smembers(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let set = set_or!(cx, args.get(1), cx.out.set(0));
     cx.out.set(set.len());
-    for m in set.iter() {
+    for m in reply_order(set.iter(), set.len()) {
         cx.out.bulk(m);
     }
 }
@@ -295,7 +313,7 @@ fn algebra_reply(cx: &mut Cx<'_, '_>, args: &Args<'_>, op: Algebra) {
     match compute(cx, &keys, op) {
         Ok(set) => {
             cx.out.set(set.len());
-            for m in &set {
+            for m in reply_order(set.iter(), set.len()) {
                 cx.out.bulk(m);
             }
         }
@@ -395,14 +413,22 @@ pub fn sscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     };
     let set = set_or!(cx, args.get(1), scan_reply(cx.out, 0, &[]));
     let mut items: Vec<&[u8]> = Vec::new();
-    let next = small_scan(set.len(), cursor, opts.count, |i| {
-        if let Some(m) = set.get_index(i)
-            && opts
-                .pattern
-                .is_none_or(|p| crate::glob::matches(p, m, false))
-        {
-            items.push(m);
-        }
-    });
+    let matching = |m: &[u8]| {
+        opts.pattern
+            .is_none_or(|p| crate::glob::matches(p, m, false))
+    };
+    let next = if cursor == 0 && set.len() <= 128 {
+        let ordered = reply_order(set.iter(), set.len());
+        items.extend(ordered.into_iter().map(|m| &m[..]).filter(|m| matching(m)));
+        0
+    } else {
+        small_scan(set.len(), cursor, opts.count, |i| {
+            if let Some(m) = set.get_index(i)
+                && matching(m)
+            {
+                items.push(m);
+            }
+        })
+    };
     scan_reply(cx.out, next, &items);
 }
