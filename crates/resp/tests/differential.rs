@@ -568,11 +568,11 @@ fn tokenize(line: &str) -> Vec<Vec<u8>> {
     while !rest.is_empty() {
         if let Some(quoted) = rest.strip_prefix('"') {
             let end = quoted.find('"').expect("closing quote");
-            args.push(quoted[..end].as_bytes().to_vec());
+            args.push(quoted.as_bytes()[..end].to_vec());
             rest = quoted[end + 1..].trim_start();
         } else {
             let end = rest.find(' ').unwrap_or(rest.len());
-            args.push(rest[..end].as_bytes().to_vec());
+            args.push(rest.as_bytes()[..end].to_vec());
             rest = rest[end..].trim_start();
         }
     }
