@@ -270,17 +270,18 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
     if want("memory") {
         let rss = resident_bytes();
+        let (maxmemory, policy) = {
+            let params = shared.params.read();
+            let get = |name: &str, default: &str| params.get(name).unwrap_or(default).to_owned();
+            (get("maxmemory", "0"), get("maxmemory-policy", "noeviction"))
+        };
         let _ = write!(
             text,
             "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
              used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n\r\n",
             human_bytes(rss),
-            shared.params.read().get("maxmemory").unwrap_or("0"),
-            shared
-                .params
-                .read()
-                .get("maxmemory-policy")
-                .unwrap_or("noeviction"),
+            maxmemory,
+            policy,
         );
     }
     if want("persistence") {
@@ -296,6 +297,10 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         let expired: u64 = store.dbs().iter().map(|d| d.expired_count).sum::<u64>()
             + shared.stats.expired_active.load(Ordering::Relaxed);
         let (hits, misses) = (store.hits, store.misses);
+        let (channels, patterns) = {
+            let hub = shared.hub.lock();
+            (hub.channels(None).len(), hub.numpat())
+        };
         let _ = write!(
             text,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
@@ -303,8 +308,8 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
              pubsub_channels:{}\r\npubsub_patterns:{}\r\n\r\n",
             shared.stats.connections.load(Ordering::Relaxed),
             shared.stats.commands.load(Ordering::Relaxed),
-            shared.hub.lock().channels(None).len(),
-            shared.hub.lock().numpat(),
+            channels,
+            patterns,
         );
     }
     if want("replication") {
