@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// Worker threads of the runtime (default: one per core).
     #[arg(long = "threads", value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Threads serving Redis connections, each with its own single-threaded runtime; 0 serves
+    /// them on the main runtime's workers.
+    #[arg(long = "resp-io-threads", value_name = "N", default_value_t = 0)]
+    pub resp_io_threads: usize,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@
 #   crates/resp/bench/compare.sh            # defaults: ROUNDS=3 N=50000 NP=200000 CLIENTS=50
 #   ROUNDS=5 N=100000 crates/resp/bench/compare.sh
 #   THREADS=1 crates/resp/bench/compare.sh  # Sluice's runtime worker threads (default: cores)
+#   SLUICE_ARGS="--resp-io-threads 2" crates/resp/bench/compare.sh
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -27,9 +28,10 @@ cargo build --release -q -p sluice --manifest-path "$ROOT/Cargo.toml"
 SLUICE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice"
 
 SP=$(free_port); RP=$(free_port)
-THREAD_ARGS=()
-[[ -n "${THREADS:-}" ]] && THREAD_ARGS=(--threads "$THREADS")
-SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$SP" "${THREAD_ARGS[@]}" &
+# SLUICE_ARGS: extra `sluice serve` options, e.g. "--threads 1 --resp-io-threads 2".
+read -r -a EXTRA <<<"${SLUICE_ARGS:-}"
+[[ -n "${THREADS:-}" ]] && EXTRA+=(--threads "$THREADS")
+SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$SP" "${EXTRA[@]}" &
 SLUICE_PID=$!
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning >/dev/null &
 REDIS_PID=$!
@@ -39,18 +41,28 @@ for port in "$SP" "$RP"; do
 done
 
 RESULTS=$(mktemp)
-run() { # name port pipeline requests
+# Server CPU time (user+system, clock ticks) so the table can show CPU per request, which a
+# noisy shared machine disturbs far less than throughput.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+run() { # name port pipeline requests pid
+  local t
   redis-cli -p "$2" flushall >/dev/null
-  redis-benchmark -p "$2" -q -n "$4" -c "$CLIENTS" -P "$3" -t "$TESTS" --csv 2>/dev/null |
-    tail -n +2 | tr -d '"' | awk -F, -v who="$1" -v p="$3" '{ print who "|" p "|" $1 "|" $2 }' >>"$RESULTS"
+  for t in ${TESTS//,/ }; do
+    local before after line
+    before=$(cpu_ticks "$5")
+    line=$(redis-benchmark -p "$2" -q -n "$4" -c "$CLIENTS" -P "$3" -t "$t" --csv 2>/dev/null | tail -n 1 | tr -d '"')
+    after=$(cpu_ticks "$5")
+    awk -F, -v who="$1" -v p="$3" -v n="$4" -v b="$before" -v a="$after" -v hz="$(getconf CLK_TCK)" \
+      '{ printf "%s|%s|%s|%s|%.3f\n", who, p, $1, $2, (a - b) * 1e6 / hz / n }' <<<"$line" >>"$RESULTS"
+  done
 }
 
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB; rounds=$ROUNDS n=$N n_pipelined=$NP clients=$CLIENTS" >&2
+echo "sluice serve ${EXTRA[*]}; machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB; rounds=$ROUNDS n=$N n_pipelined=$NP clients=$CLIENTS" >&2
 for round in $(seq "$ROUNDS"); do
   for p in 1 16; do
     n=$N; [[ $p -gt 1 ]] && n=$NP
-    if (( round % 2 )); then run sluice "$SP" "$p" "$n"; run redis "$RP" "$p" "$n"
-    else run redis "$RP" "$p" "$n"; run sluice "$SP" "$p" "$n"; fi
+    if (( round % 2 )); then run sluice "$SP" "$p" "$n" "$SLUICE_PID"; run redis "$RP" "$p" "$n" "$REDIS_PID"
+    else run redis "$RP" "$p" "$n" "$REDIS_PID"; run sluice "$SP" "$p" "$n" "$SLUICE_PID"; fi
   done
   echo "round $round done" >&2
 done
@@ -59,20 +71,25 @@ python3 - "$RESULTS" <<'EOF'
 import statistics, sys
 from collections import defaultdict
 runs = defaultdict(list)
+cpu = defaultdict(list)
 order = []
 for line in open(sys.argv[1]):
-    who, p, test, rps = line.strip().split("|")
+    who, p, test, rps, us = line.strip().split("|")
+    test = test.split(" (")[0]
     if (test, p) not in order:
         order.append((test, p))
     runs[(who, p, test)].append(float(rps))
-print(f"{'test':<38} {'pipe':>4} {'sluice rps':>12} {'redis rps':>12} {'ratio':>6}")
+    cpu[(who, p, test)].append(float(us))
+med = lambda xs: statistics.median(xs) if xs else 0.0
+print(f"{'test':<14} {'pipe':>4} {'sluice rps':>11} {'redis rps':>11} {'ratio':>6}   {'sluice cpu':>10} {'redis cpu':>10}  (us of server CPU per request)")
 ratios = []
 for test, p in order:
-    s = statistics.median(runs[("sluice", p, test)] or [0])
-    r = statistics.median(runs[("redis", p, test)] or [0])
+    s = med(runs[("sluice", p, test)])
+    r = med(runs[("redis", p, test)])
     ratio = s / r if r else 0
     ratios.append(ratio)
-    print(f"{test:<38} {p:>4} {s:>12.0f} {r:>12.0f} {ratio:>6.2f}")
+    sc, rc = med(cpu[("sluice", p, test)]), med(cpu[("redis", p, test)])
+    print(f"{test:<14} {p:>4} {s:>11.0f} {r:>11.0f} {ratio:>6.2f}   {sc:>10.2f} {rc:>10.2f}")
 print(f"geometric mean of ratios: {statistics.geometric_mean([x for x in ratios if x > 0]):.2f}")
 EOF
 rm -f "$RESULTS"
