@@ -101,6 +101,8 @@ async fn drive(
         if free < needed.max(READ_CHUNK / 4) {
             conn.rbuf.reserve(needed.max(READ_CHUNK));
         }
+        // Tokio clears the socket's readiness after a short read, so a drained socket costs one
+        // recv per request, not a second one that would hit EAGAIN.
         tokio::select! {
             read = stream.read_buf(&mut conn.rbuf) => {
                 if read? == 0 {
@@ -121,6 +123,18 @@ async fn drive(
 impl Conn {
     /// Runs every complete command in the read buffer, under one store lock taken lazily.
     fn process(&mut self, shared: &Shared, session: &mut Session) -> Batch {
+        let batch = self.process_batch(shared, session);
+        if session.commands_run > 0 {
+            shared
+                .stats
+                .commands
+                .fetch_add(session.commands_run, Ordering::Relaxed);
+            session.commands_run = 0;
+        }
+        batch
+    }
+
+    fn process_batch(&mut self, shared: &Shared, session: &mut Session) -> Batch {
         if self.rbuf.is_empty() {
             return Batch::Drained;
         }

@@ -117,6 +117,9 @@ pub struct Session {
     pub action: Action,
     /// True while EXEC runs its queue: blocking commands do not block.
     pub in_exec: bool,
+    /// Commands run in the current read batch; added to the server total once per batch so
+    /// connections on different cores do not fight over one counter per command.
+    pub commands_run: u64,
 }
 
 impl Session {
@@ -138,6 +141,7 @@ impl Session {
             info,
             action: Action::Continue,
             in_exec: false,
+            commands_run: 0,
         }
     }
 

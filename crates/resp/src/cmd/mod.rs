@@ -221,7 +221,7 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
         .info
         .last_command
         .store(cmd.index, Ordering::Relaxed);
-    cx.shared.stats.commands.fetch_add(1, Ordering::Relaxed);
+    cx.session.commands_run += 1;
     (cmd.handler)(cx, args);
     if cx.session.multi.is_none() && !cx.session.in_exec {
         cx.store.after_command();
