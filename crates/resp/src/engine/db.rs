@@ -346,3 +346,72 @@ pub fn scan_indexed(len: usize, cursor: u64, count: usize, mut visit: impl FnMut
     }
     pos as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// SCAN's guarantee: a key present from the start to the end of a full scan is returned,
+        /// however many other keys are deleted or added between the steps.
+        #[test]
+        fn scan_returns_every_key_present_throughout(
+            initial in 1usize..300,
+            steps in prop::collection::vec((0usize..20, 0usize..5, 1usize..40), 1..60),
+        ) {
+            let mut db = Db::default();
+            for i in 0..initial {
+                db.set(format!("k{i}").as_bytes(), Value::Str(Vec::new()));
+            }
+            let mut touched = std::collections::HashSet::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut cursor = 0;
+            let mut next_new = initial;
+            for (deletes, inserts, count) in steps {
+                cursor = db.scan(cursor, count, |k, _| {
+                    seen.insert(k.to_vec());
+                });
+                for _ in 0..deletes {
+                    if let Some(key) = db.random_key() {
+                        touched.insert(key.to_vec());
+                        db.remove(&key);
+                    }
+                }
+                for _ in 0..inserts {
+                    let key = format!("k{next_new}");
+                    next_new += 1;
+                    touched.insert(key.clone().into_bytes());
+                    db.set(key.as_bytes(), Value::Str(Vec::new()));
+                }
+                if cursor == 0 {
+                    break;
+                }
+            }
+            while cursor != 0 {
+                cursor = db.scan(cursor, 10, |k, _| {
+                    seen.insert(k.to_vec());
+                });
+            }
+            for i in 0..initial {
+                let key = format!("k{i}").into_bytes();
+                if !touched.contains(&key) {
+                    prop_assert!(seen.contains(&key), "key {} was present throughout but not returned", i);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_expiry_hides_and_removes_expired_keys() {
+        let mut db = Db::default();
+        db.set_with_expiry(b"old", Value::Str(b"v".to_vec()), 1);
+        db.set_with_expiry(b"new", Value::Str(b"v".to_vec()), now_ms() + 60_000);
+        assert_eq!(db.expiring_len(), 2);
+        assert!(db.get(b"old").is_none());
+        assert_eq!(db.len(), 1);
+        assert_eq!(db.expiring_len(), 1);
+        assert!(db.set_expire(b"new", 0));
+        assert_eq!(db.expiring_len(), 0);
+    }
+}
