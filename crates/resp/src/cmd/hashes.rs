@@ -283,6 +283,10 @@ pub fn hrandfield(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             let Some(n) = int_arg(cx.out, args.get(2)) else {
                 return;
             };
+            if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n) {
+                cx.out.error("ERR value is out of range");
+                return;
+            }
             (Some(n), args.len() == 4)
         }
         _ => {
@@ -302,7 +306,7 @@ pub fn hrandfield(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     );
     let len = hash.len();
     let Some(count) = count else {
-        if let Some((k, _)) = hash.get_index(fastrand::usize(..len)) {
+        if let Some((k, _)) = hash.get_index(crate::engine::random_index(len)) {
             cx.out.bulk(k);
         }
         return;
@@ -315,7 +319,7 @@ pub fn hrandfield(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         idx
     } else {
         (0..count.unsigned_abs())
-            .map(|_| fastrand::usize(..len))
+            .map(|_| crate::engine::random_index(len))
             .collect()
     };
     if with_values && resp3 {

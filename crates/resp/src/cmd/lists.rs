@@ -567,7 +567,8 @@ fn timeout_arg(cx: &mut Cx<'_, '_>, arg: &[u8]) -> Option<Option<tokio::time::In
     }
     let wait =
         Duration::try_from_secs_f64(secs).unwrap_or(Duration::from_secs(u64::from(u32::MAX)));
-    Some(Some(tokio::time::Instant::now() + wait))
+    // A timeout past what the clock can represent blocks forever, like 0.
+    Some(tokio::time::Instant::now().checked_add(wait))
 }
 
 fn block(

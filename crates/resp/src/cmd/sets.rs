@@ -155,7 +155,7 @@ pub fn spop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     };
     match count {
         None => {
-            let Some(m) = set.swap_remove_index(fastrand::usize(..set.len())) else {
+            let Some(m) = set.swap_remove_index(crate::engine::random_index(set.len())) else {
                 return;
             };
             cx.out.bulk(&m);
@@ -164,7 +164,7 @@ pub fn spop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             let n = n.min(set.len());
             cx.out.set(n);
             for _ in 0..n {
-                if let Some(m) = set.swap_remove_index(fastrand::usize(..set.len())) {
+                if let Some(m) = set.swap_remove_index(crate::engine::random_index(set.len())) {
                     cx.out.bulk(&m);
                 }
             }
@@ -202,7 +202,7 @@ pub fn srandmember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let len = set.len();
     match count {
         None => {
-            if let Some(m) = set.get_index(fastrand::usize(..len)) {
+            if let Some(m) = set.get_index(crate::engine::random_index(len)) {
                 cx.out.bulk(m);
             }
         }
@@ -218,10 +218,14 @@ pub fn srandmember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             }
         }
         Some(n) => {
+            if n < -(i64::MAX / 2) {
+                cx.out.error("ERR value is out of range");
+                return;
+            }
             let n = n.unsigned_abs() as usize;
             cx.out.array(n);
             for _ in 0..n {
-                if let Some(m) = set.get_index(fastrand::usize(..len)) {
+                if let Some(m) = set.get_index(crate::engine::random_index(len)) {
                     cx.out.bulk(m);
                 }
             }

@@ -33,6 +33,11 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// A uniformly random index below `len` (0 when `len` is 0, which no lookup will find).
+pub fn random_index(len: usize) -> usize {
+    if len == 0 { 0 } else { fastrand::usize(..len) }
+}
+
 /// A flag a WATCHing client reads at EXEC; set when a watched key changes.
 pub type WatchFlag = Arc<AtomicBool>;
 
