@@ -5,6 +5,7 @@
 
 mod blocking;
 mod db;
+mod ordered;
 mod zset;
 
 use std::collections::HashMap;

@@ -1,9 +1,8 @@
 //! Sorted set: members by score in a B-tree, scores by member in a hash map.
 
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
-use std::ops::Bound;
 
+use super::ordered::Ordered;
 use super::{Key, Map};
 
 /// A score with a total order; NaN never gets in (commands reject it), and -0 equals 0.
@@ -83,16 +82,16 @@ impl LexBound<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct ZSet {
     scores: Map<Key, f64>,
-    order: BTreeSet<(Score, Key)>,
+    order: Ordered<(Score, Key)>,
 }
 
 impl ZSet {
     pub fn len(&self) -> usize {
-        self.scores.len()
+        self.order.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
+        self.order.is_empty()
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
@@ -131,32 +130,30 @@ impl ZSet {
     /// Zero-based rank of a member in ascending (or descending when `rev`) order.
     pub fn rank(&self, member: &[u8], rev: bool) -> Option<usize> {
         let score = self.score(member)?;
-        let below = self
-            .order
-            .range(..(Score(score), Key::from(member)))
-            .count();
+        let below = self.order.rank(&(Score(score), Key::from(member)));
         Some(if rev { self.len() - 1 - below } else { below })
     }
 
     /// Members with ranks `start..=stop` (already clamped), ascending or descending.
     pub fn range_by_rank(&self, start: usize, stop: usize, rev: bool) -> Vec<(&[u8], f64)> {
-        let take = stop.saturating_sub(start) + 1;
-        if rev {
-            self.order
-                .iter()
-                .rev()
-                .skip(start)
-                .take(take)
-                .map(entry_pair)
-                .collect()
-        } else {
-            self.order
-                .iter()
-                .skip(start)
-                .take(take)
-                .map(entry_pair)
-                .collect()
+        if start > stop || stop >= self.len() {
+            return Vec::new();
         }
+        if rev {
+            let (a, b) = (self.len() - 1 - stop, self.len() - start);
+            self.order.slice(a, b).rev().map(entry_pair).collect()
+        } else {
+            self.order.slice(start, stop + 1).map(entry_pair).collect()
+        }
+    }
+
+    /// Positions `a..b` of the members whose score is within `min..max`.
+    fn score_span(&self, min: ScoreBound, max: ScoreBound) -> (usize, usize) {
+        let a = self.order.count_while(|e| !min.above_min(e.0.0));
+        let b = self
+            .order
+            .count_while(|e| max.below_max(e.0.0) || !min.above_min(e.0.0));
+        (a, b.max(a))
     }
 
     /// Members whose score is within `min..max`, ascending (or descending when `rev`), after
@@ -170,24 +167,18 @@ impl ZSet {
         limit: i64,
     ) -> Vec<(&[u8], f64)> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let in_range = |e: &&(Score, Key)| min.above_min(e.0.0) && max.below_max(e.0.0);
-        let lower = Bound::Included((Score(min.value), Key::default()));
+        let (a, b) = self.score_span(min, max);
         if rev {
             self.order
-                .iter()
+                .slice(a, b)
                 .rev()
-                .skip_while(|e| !max.below_max(e.0.0))
-                .take_while(|e| min.above_min(e.0.0))
-                .filter(in_range)
                 .skip(offset)
                 .take(limit)
                 .map(entry_pair)
                 .collect()
         } else {
             self.order
-                .range((lower, Bound::Unbounded))
-                .skip_while(|e| !min.above_min(e.0.0))
-                .take_while(|e| max.below_max(e.0.0))
+                .slice(a, b)
                 .skip(offset)
                 .take(limit)
                 .map(entry_pair)
@@ -205,20 +196,22 @@ impl ZSet {
         limit: i64,
     ) -> Vec<(&[u8], f64)> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let keep = |e: &&(Score, Key)| min.above_min(&e.1) && max.below_max(&e.1);
+        let a = self.order.count_while(|e| !min.above_min(&e.1));
+        let b = self
+            .order
+            .count_while(|e| max.below_max(&e.1) || !min.above_min(&e.1))
+            .max(a);
         if rev {
             self.order
-                .iter()
+                .slice(a, b)
                 .rev()
-                .filter(keep)
                 .skip(offset)
                 .take(limit)
                 .map(entry_pair)
                 .collect()
         } else {
             self.order
-                .iter()
-                .filter(keep)
+                .slice(a, b)
                 .skip(offset)
                 .take(limit)
                 .map(entry_pair)
@@ -228,7 +221,8 @@ impl ZSet {
 
     /// Number of members with a score in `min..max`.
     pub fn count_by_score(&self, min: ScoreBound, max: ScoreBound) -> usize {
-        self.range_by_score(min, max, false, 0, -1).len()
+        let (a, b) = self.score_span(min, max);
+        b - a
     }
 
     /// Removes and returns the lowest (or highest) scored member.
@@ -287,5 +281,49 @@ mod tests {
         assert_eq!(z.pop(false), Some((Key::from(&b"b"[..]), 2.0)));
         assert_eq!(z.remove(b"c"), Some(3.0));
         assert_eq!(z.len(), 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ranges_match_a_naive_model(
+            entries in proptest::collection::vec((0u8..40, -20i8..20), 0..200),
+            lo in -25i8..25, hi in -25i8..25, lo_ex: bool, hi_ex: bool, rev: bool,
+            offset in 0usize..10, limit in -1i64..20,
+        ) {
+            let mut z = ZSet::default();
+            let mut model = std::collections::BTreeMap::new();
+            for (m, s) in entries {
+                let member = format!("m{m:02}").into_bytes();
+                z.insert(&member, f64::from(s));
+                model.insert(member, f64::from(s));
+            }
+            let mut sorted: Vec<(Vec<u8>, f64)> = model.into_iter().collect();
+            sorted.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+            let min = ScoreBound { value: f64::from(lo), exclusive: lo_ex };
+            let max = ScoreBound { value: f64::from(hi), exclusive: hi_ex };
+            let mut want: Vec<(Vec<u8>, f64)> =
+                sorted.iter().filter(|(_, s)| min.above_min(*s) && max.below_max(*s)).cloned().collect();
+            proptest::prop_assert_eq!(z.count_by_score(min, max), want.len());
+            if rev {
+                want.reverse();
+            }
+            let take = usize::try_from(limit).unwrap_or(usize::MAX);
+            let want: Vec<_> = want.into_iter().skip(offset).take(take).collect();
+            let got: Vec<_> = z.range_by_score(min, max, rev, offset, limit).into_iter().map(|(m, s)| (m.to_vec(), s)).collect();
+            proptest::prop_assert_eq!(got, want);
+            for (i, (m, _)) in sorted.iter().enumerate() {
+                proptest::prop_assert_eq!(z.rank(m, false), Some(i));
+                proptest::prop_assert_eq!(z.rank(m, true), Some(sorted.len() - 1 - i));
+            }
+            if !sorted.is_empty() {
+                let (a, b) = (offset.min(sorted.len() - 1), (offset + 5).min(sorted.len() - 1));
+                let got: Vec<_> = z.range_by_rank(a, b, rev).into_iter().map(|(m, _)| m.to_vec()).collect();
+                let mut names: Vec<_> = sorted.iter().map(|(m, _)| m.clone()).collect();
+                if rev {
+                    names.reverse();
+                }
+                proptest::prop_assert_eq!(got, names[a..=b].to_vec());
+            }
+        }
     }
 }
