@@ -142,8 +142,11 @@ impl Conn {
             .info
             .last_active_ms
             .store(shared.uptime_ms(), Ordering::Relaxed);
+        self.parser
+            .set_bulk_max(shared.bulk_max.load(Ordering::Relaxed));
         let mut slot = StoreSlot::new(&shared.store);
         loop {
+            self.parser.set_unauthenticated(!session.authenticated);
             if !matches!(session.action, Action::Continue) {
                 return Batch::Drained;
             }

@@ -30,6 +30,12 @@ pub enum ProtocolError {
     /// An inline request longer than the inline limit.
     #[error("Protocol error: too big inline request")]
     InlineTooBig,
+    /// More than 10 arguments before AUTH.
+    #[error("Protocol error: unauthenticated multibulk length")]
+    UnauthenticatedMultibulkLength,
+    /// An argument over 16 KB before AUTH.
+    #[error("Protocol error: unauthenticated bulk length")]
+    UnauthenticatedBulkLength,
     /// An inline request with an unterminated quote.
     #[error("Protocol error: unbalanced quotes in request")]
     UnbalancedQuotes,
@@ -56,7 +62,14 @@ pub struct RequestParser {
     bulk_max: i64,
     /// Multibulk in progress: arguments still expected and the offset after the last one parsed.
     pending: Option<(usize, usize)>,
+    /// The client has not authenticated yet: Redis's small request limits apply.
+    unauthenticated: bool,
 }
+
+/// Most arguments an unauthenticated client may send in one request.
+pub const UNAUTH_MULTIBULK_MAX: i64 = 10;
+/// Largest argument an unauthenticated client may send.
+pub const UNAUTH_BULK_MAX: i64 = 16 * 1024;
 
 impl Default for RequestParser {
     fn default() -> Self {
@@ -71,7 +84,14 @@ impl RequestParser {
             spans: Vec::with_capacity(16),
             bulk_max,
             pending: None,
+            unauthenticated: false,
         }
+    }
+
+    /// Applies (or lifts) the limits for clients that have not authenticated, so a stranger
+    /// cannot make the server buffer large requests.
+    pub fn set_unauthenticated(&mut self, unauthenticated: bool) {
+        self.unauthenticated = unauthenticated;
     }
 
     /// Changes the largest bulk accepted (CONFIG SET proto-max-bulk-len).
@@ -112,6 +132,9 @@ impl RequestParser {
                 if count > MULTIBULK_MAX {
                     return Err(ProtocolError::InvalidMultibulkLength);
                 }
+                if self.unauthenticated && count > UNAUTH_MULTIBULK_MAX {
+                    return Err(ProtocolError::UnauthenticatedMultibulkLength);
+                }
                 if count <= 0 {
                     return Ok(Parsed::Empty { consumed: next });
                 }
@@ -142,6 +165,10 @@ impl RequestParser {
                 });
             };
             let len = match parse_len(line) {
+                Some(len) if self.unauthenticated && len > UNAUTH_BULK_MAX => {
+                    self.pending = None;
+                    return Err(ProtocolError::UnauthenticatedBulkLength);
+                }
                 Some(len) if (0..=self.bulk_max).contains(&len) => len,
                 _ => {
                     self.pending = None;

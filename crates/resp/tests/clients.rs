@@ -237,6 +237,19 @@ fn auth_with_a_configured_password() {
         String::from_utf8_lossy(&hello)
     );
     assert_eq!(d.call(&["CLIENT", "GETNAME"]), b"$2\r\nme\r\n");
+    // Before AUTH, requests stay small (Redis's unauthenticated limits), then the limits lift.
+    let mut e = RawClient::connect(server.port).unwrap();
+    let eleven: Vec<&str> = std::iter::once("DEL")
+        .chain(std::iter::repeat_n("k", 10))
+        .collect();
+    assert_eq!(
+        e.call(&eleven),
+        b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+    );
+    assert!(e.is_closed());
+    let mut f = RawClient::connect(server.port).unwrap();
+    assert_eq!(f.call(&["AUTH", "s3cret"]), b"+OK\r\n");
+    assert_eq!(f.call(&eleven), b":0\r\n");
 }
 
 #[test]
