@@ -1,7 +1,11 @@
 //! The in-memory engine: numbered databases, WATCH tracking and clients blocked on lists.
 //!
-//! This is the boundary a PostgreSQL-backed engine will sit behind: commands reach data only
-//! through [`Store`] and [`Db`], never through the connection or the protocol.
+//! This is the boundary a PostgreSQL-backed engine will sit behind. Commands (`crate::cmd`)
+//! reach data only through [`Store`] (databases, change tracking for WATCH, blocked clients)
+//! and [`Db`] (typed access: `string`, `list_or_new`, `hash`, `zset`, ..., expiry, SCAN);
+//! they never touch sockets, and connections never touch values. A durable engine provides
+//! the same surface (or a trait extracted from it) with its own storage underneath; the
+//! protocol, dispatch, MULTI/WATCH bookkeeping, pub/sub and blocking logic stay as they are.
 
 mod blocking;
 mod db;
