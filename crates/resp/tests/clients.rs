@@ -66,7 +66,11 @@ async fn redis_crate_pipeline_and_big_values() {
 
 #[tokio::test]
 async fn blocking_pops_are_served_by_pushes_from_other_clients() {
-    let server = Sluice::start();
+    // Connection threads (one runtime each): the waiter and the pusher may live on different ones.
+    let server = Sluice::start_with(sluice_resp::Config {
+        io_threads: 2,
+        ..Default::default()
+    });
     let mut waiter = connect(&server).await;
     let mut mover = connect(&server).await;
     let mut pusher = connect(&server).await;
@@ -116,7 +120,10 @@ async fn blocking_pops_are_served_by_pushes_from_other_clients() {
 
 #[tokio::test]
 async fn pub_sub_with_channels_and_patterns() {
-    let server = Sluice::start();
+    let server = Sluice::start_with(sluice_resp::Config {
+        io_threads: 2,
+        ..Default::default()
+    });
     let client = redis::Client::open(server.url()).unwrap();
     let mut sub = client.get_async_pubsub().await.unwrap();
     sub.subscribe("news").await.unwrap();
