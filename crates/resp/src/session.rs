@@ -110,6 +110,8 @@ pub struct Session {
     pub multi: Option<Multi>,
     pub watch_flag: WatchFlag,
     pub watched: Vec<(usize, Key)>,
+    /// Watched keys that had a TTL when watched; EXEC fails if one has expired since.
+    pub watched_volatile: Vec<(usize, Key)>,
     pub channels: HashSet<Key>,
     pub patterns: HashSet<Key>,
     pub push_tx: mpsc::UnboundedSender<PushMsg>,
@@ -135,6 +137,7 @@ impl Session {
             multi: None,
             watch_flag: Arc::new(AtomicBool::new(false)),
             watched: Vec::new(),
+            watched_volatile: Vec::new(),
             channels: HashSet::new(),
             patterns: HashSet::new(),
             push_tx,

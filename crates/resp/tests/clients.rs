@@ -171,6 +171,13 @@ fn watch_fails_exec_when_another_client_writes() {
     assert_eq!(a.call(&["MULTI"]), b"+OK\r\n");
     assert_eq!(a.call(&["INCR", "k"]), b"+QUEUED\r\n");
     assert_eq!(a.call(&["EXEC"]), b"*1\r\n:3\r\n");
+    // A watched key that expires before EXEC fails the transaction, as in Redis 7.
+    assert_eq!(a.call(&["SET", "t", "1", "PX", "30"]), b"+OK\r\n");
+    assert_eq!(a.call(&["WATCH", "t"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(80));
+    assert_eq!(a.call(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(a.call(&["GET", "t"]), b"+QUEUED\r\n");
+    assert_eq!(a.call(&["EXEC"]), b"*-1\r\n");
 }
 
 #[test]

@@ -41,8 +41,14 @@ pub fn exec(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
         return;
     }
     // Take the store lock before reading the WATCH flag so no write can slip in between.
-    cx.store.get();
-    if cx.session.watch_flag.load(Ordering::Acquire) {
+    let store = cx.store.get();
+    // A watched key that had a TTL and is gone now expired in between: Redis fails EXEC too.
+    let expired = cx
+        .session
+        .watched_volatile
+        .iter()
+        .any(|(d, k)| !store.db(*d).contains(k));
+    if expired || cx.session.watch_flag.load(Ordering::Acquire) {
         unwatch_all(cx);
         cx.out.null_array();
         return;
@@ -86,6 +92,9 @@ pub fn watch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
         store.watch(db, key, &cx.session.watch_flag);
         cx.session.watched.push((db, key.into()));
+        if store.db(db).get(key).is_some_and(|e| e.expire_at != 0) {
+            cx.session.watched_volatile.push((db, key.into()));
+        }
     }
     cx.out.ok();
 }
@@ -101,5 +110,6 @@ pub fn unwatch_all(cx: &mut Cx<'_, '_>) {
         let watched = std::mem::take(&mut cx.session.watched);
         cx.store.get().unwatch(&watched, &cx.session.watch_flag);
     }
+    cx.session.watched_volatile.clear();
     cx.session.watch_flag.store(false, Ordering::Release);
 }
