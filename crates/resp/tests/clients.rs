@@ -332,3 +332,62 @@ fn redis_cli_talks_to_sluice() {
     assert!(text.contains("errors: 0, replies: 1000"), "{text}");
     assert_eq!(cli(&["DBSIZE"]), "1003");
 }
+
+#[test]
+fn client_command_and_config_introspection() {
+    let server = Sluice::start();
+    let mut c = RawClient::connect(server.port).unwrap();
+    assert_eq!(c.call(&["CLIENT", "SETNAME", "worker-1"]), b"+OK\r\n");
+    assert_eq!(
+        c.call(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        c.call(&["CLIENT", "SETINFO", "LIB-VER", "1.2.3"]),
+        b"+OK\r\n"
+    );
+    let list = String::from_utf8_lossy(&c.call(&["CLIENT", "LIST"])).into_owned();
+    for needle in [
+        "id=",
+        "name=worker-1",
+        "db=0",
+        "lib-name=mylib",
+        "lib-ver=1.2.3",
+        "cmd=client",
+    ] {
+        assert!(list.contains(needle), "CLIENT LIST lacks {needle}: {list}");
+    }
+    let id = String::from_utf8_lossy(&c.call(&["CLIENT", "ID"])).into_owned();
+    assert!(id.starts_with(':'), "{id}");
+    let count = String::from_utf8_lossy(&c.call(&["COMMAND", "COUNT"])).into_owned();
+    let n: usize = count.trim_start_matches(':').trim().parse().unwrap();
+    assert!(n > 140, "{count}");
+    let docs = String::from_utf8_lossy(&c.call(&["COMMAND", "DOCS", "get"])).into_owned();
+    assert!(docs.starts_with("*2\r\n$3\r\nget\r\n"), "{docs}");
+    let all = String::from_utf8_lossy(&c.call(&["CONFIG", "GET", "*"])).into_owned();
+    for needle in [
+        "maxmemory",
+        "appendonly",
+        "databases",
+        "save",
+        "requirepass",
+        "proto-max-bulk-len",
+    ] {
+        assert!(all.contains(needle), "CONFIG GET * lacks {needle}");
+    }
+    assert_eq!(
+        c.call(&[
+            "CONFIG",
+            "SET",
+            "hz",
+            "50",
+            "maxmemory-policy",
+            "allkeys-lru"
+        ]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "hz", "maxmemory-pol*"]),
+        b"*4\r\n$2\r\nhz\r\n$2\r\n50\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n"
+    );
+}
