@@ -139,17 +139,20 @@ impl Params {
         self.values.get(name).map(String::as_str)
     }
 
-    /// Name/value pairs whose name matches any of `patterns` (case-insensitive globs).
+    /// Name/value pairs matching `patterns` (case-insensitive globs), pattern by pattern as
+    /// Redis replies them: an exact name first-come, a glob's matches in name order; no repeats.
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, &str)> {
-        self.values
-            .iter()
-            .filter(|(name, _)| {
-                patterns
-                    .iter()
-                    .any(|p| crate::glob::matches(p, name.as_bytes(), true))
-            })
-            .map(|(name, value)| (*name, value.as_str()))
-            .collect()
+        let mut found: Vec<(&'static str, &str)> = Vec::new();
+        for pattern in patterns {
+            for (name, value) in &self.values {
+                if crate::glob::matches(pattern, name.as_bytes(), true)
+                    && !found.iter().any(|(n, _)| n == name)
+                {
+                    found.push((name, value.as_str()));
+                }
+            }
+        }
+        found
     }
 
     /// Sets several parameters at once, all or none (CONFIG SET p1 v1 p2 v2 ...).

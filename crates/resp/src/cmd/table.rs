@@ -214,6 +214,7 @@ const ROWS: &[Row] = &[
     ("zremrangebyrank", 4, WRITE, 1, 1, 1, "sorted_set", zsets::zremrangebyrank),
     ("zremrangebyscore", 4, WRITE, 1, 1, 1, "sorted_set", zsets::zremrangebyscore),
     ("zscan", -3, R, 1, 1, 1, "sorted_set", zsets::zscan),
+    ("zrandmember", -2, R, 1, 1, 1, "sorted_set", zsets::zrandmember),
     // transactions
     ("multi", 1, NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, 0, 0, 0, "transactions", tx::multi),
     ("exec", 1, NOSCRIPT | LOADING | STALE | TX_CONTROL, 0, 0, 0, "transactions", tx::exec),

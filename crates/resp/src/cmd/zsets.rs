@@ -569,3 +569,68 @@ pub fn zscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let refs: Vec<&[u8]> = items.iter().map(|v| &v[..]).collect();
     scan_reply(cx.out, next, &refs);
 }
+
+pub fn zrandmember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let (count, with_scores) = match args.len() {
+        2 => (None, false),
+        3 | 4 => {
+            if args.len() == 4 && !args.is(3, "withscores") {
+                cx.out.error(SYNTAX);
+                return;
+            }
+            let Some(n) = int_arg(cx.out, args.get(2)) else {
+                return;
+            };
+            if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n) {
+                cx.out.error("ERR value is out of range");
+                return;
+            }
+            (Some(n), args.len() == 4)
+        }
+        _ => {
+            cx.out.error(SYNTAX);
+            return;
+        }
+    };
+    let resp3 = cx.out.resp3;
+    let zset = zset_or!(
+        cx,
+        args.get(1),
+        if count.is_some() {
+            cx.out.array(0)
+        } else {
+            cx.out.null()
+        }
+    );
+    let len = zset.len();
+    let Some(count) = count else {
+        if let Some((m, _)) = zset.get_index(crate::engine::random_index(len)) {
+            cx.out.bulk(m);
+        }
+        return;
+    };
+    let picks: Vec<usize> = if count >= 0 {
+        let mut idx: Vec<usize> = (0..len).collect();
+        fastrand::shuffle(&mut idx);
+        idx.truncate((count as usize).min(len));
+        idx
+    } else {
+        (0..count.unsigned_abs())
+            .map(|_| crate::engine::random_index(len))
+            .collect()
+    };
+    let nested = with_scores && resp3;
+    cx.out
+        .array(picks.len() * if with_scores && !resp3 { 2 } else { 1 });
+    for i in picks {
+        if let Some((m, s)) = zset.get_index(i) {
+            if nested {
+                cx.out.array(2);
+            }
+            cx.out.bulk(m);
+            if with_scores {
+                cx.out.double(s);
+            }
+        }
+    }
+}
