@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, watch};
 use crate::cmd::{self, Args, Cx, StoreSlot};
 use crate::engine::BlockedReply;
 use crate::frame::{Parsed, RequestParser};
-use crate::hub::PushMsg;
+use crate::hub::{PushMsg, PushQueue};
 use crate::reply::Out;
 use crate::session::{Action, BlockKind, BlockWait, ClientInfo, Session};
 use crate::shared::Shared;
@@ -56,7 +56,7 @@ pub async fn serve(
     let info = Arc::new(ClientInfo::new(id, addr.to_string(), laddr));
     shared.clients.lock().insert(id, info.clone());
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
-    let (push_tx, push_rx) = mpsc::unbounded_channel();
+    let (push_tx, push_rx) = PushQueue::new();
     let mut session = Session::new(info, shared.password().is_none(), push_tx);
     let result = drive(&mut stream, &shared, &mut session, push_rx, stop).await;
     cleanup(&shared, &mut session);
@@ -110,9 +110,17 @@ async fn drive(
                 }
             }
             Some(msg) = push_rx.recv() => {
+                let backlog = &session.push_tx.backlog;
+                let mut drained = msg.size();
                 encode_push(&mut conn.out, &msg);
                 while let Ok(msg) = push_rx.try_recv() {
+                    drained += msg.size();
                     encode_push(&mut conn.out, &msg);
+                }
+                backlog.bytes.fetch_sub(drained, Ordering::Relaxed);
+                if backlog.overflowed.load(Ordering::Relaxed) {
+                    tracing::debug!(client = session.id, "pub/sub subscriber fell behind its output limit; closing");
+                    return Ok(());
                 }
             }
             _ = stop.changed() => return Ok(()),

@@ -3,6 +3,9 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use tokio::sync::mpsc;
 
 use crate::engine::Key;
@@ -16,7 +19,57 @@ pub struct PushMsg {
     pub payload: Bytes,
 }
 
-type Subscribers = HashMap<u64, mpsc::UnboundedSender<PushMsg>>;
+impl PushMsg {
+    /// Bytes this message holds while queued (what the output limit counts).
+    pub fn size(&self) -> usize {
+        self.channel.len() + self.payload.len() + self.pattern.as_ref().map_or(0, Bytes::len) + 32
+    }
+}
+
+/// Redis's hard output limit for pub/sub clients (client-output-buffer-limit pubsub 32mb).
+pub const PUBSUB_BACKLOG_LIMIT: usize = 32 * 1024 * 1024;
+
+/// How much a subscriber has queued and not yet written, and whether it went over the limit.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    pub bytes: AtomicUsize,
+    pub overflowed: AtomicBool,
+}
+
+/// A subscriber's queue: messages go to its connection, which encodes them for its protocol.
+/// A subscriber that falls more than [`PUBSUB_BACKLOG_LIMIT`] behind is disconnected, as Redis
+/// does, instead of growing memory without bound.
+#[derive(Debug, Clone)]
+pub struct PushQueue {
+    tx: mpsc::UnboundedSender<PushMsg>,
+    pub backlog: Arc<Backlog>,
+}
+
+impl PushQueue {
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<PushMsg>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Self {
+                tx,
+                backlog: Arc::default(),
+            },
+            rx,
+        )
+    }
+
+    /// Queues a message; false when the subscriber is gone or over its limit.
+    fn send(&self, msg: PushMsg) -> bool {
+        let size = msg.size();
+        if self.backlog.bytes.load(Ordering::Relaxed) + size > PUBSUB_BACKLOG_LIMIT {
+            self.backlog.overflowed.store(true, Ordering::Relaxed);
+            return false;
+        }
+        self.backlog.bytes.fetch_add(size, Ordering::Relaxed);
+        self.tx.send(msg).is_ok()
+    }
+}
+
+type Subscribers = HashMap<u64, PushQueue>;
 
 /// All subscriptions of the server.
 #[derive(Debug, Default)]
@@ -26,7 +79,7 @@ pub struct Hub {
 }
 
 impl Hub {
-    pub fn subscribe(&mut self, channel: &[u8], client: u64, tx: &mpsc::UnboundedSender<PushMsg>) {
+    pub fn subscribe(&mut self, channel: &[u8], client: u64, tx: &PushQueue) {
         self.channels
             .entry(channel.into())
             .or_default()
@@ -42,7 +95,7 @@ impl Hub {
         }
     }
 
-    pub fn psubscribe(&mut self, pattern: &[u8], client: u64, tx: &mpsc::UnboundedSender<PushMsg>) {
+    pub fn psubscribe(&mut self, pattern: &[u8], client: u64, tx: &PushQueue) {
         self.patterns
             .entry(pattern.into())
             .or_default()
@@ -71,7 +124,7 @@ impl Hub {
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };
-                if tx.send(msg).is_ok() {
+                if tx.send(msg) {
                     receivers += 1;
                 }
             }
@@ -87,7 +140,7 @@ impl Hub {
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };
-                if tx.send(msg).is_ok() {
+                if tx.send(msg) {
                     receivers += 1;
                 }
             }

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, AtomicUsize}
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::cmd::Command;
 use crate::engine::{BlockedReply, Key, WatchFlag};
-use crate::hub::PushMsg;
+use crate::hub::PushQueue;
 
 /// What a connection shows of itself to others (CLIENT LIST, INFO clients).
 #[derive(Debug)]
@@ -114,7 +114,7 @@ pub struct Session {
     pub watched_volatile: Vec<(usize, Key)>,
     pub channels: HashSet<Key>,
     pub patterns: HashSet<Key>,
-    pub push_tx: mpsc::UnboundedSender<PushMsg>,
+    pub push_tx: PushQueue,
     pub info: Arc<ClientInfo>,
     pub action: Action,
     /// True while EXEC runs its queue: blocking commands do not block.
@@ -125,11 +125,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(
-        info: Arc<ClientInfo>,
-        authenticated: bool,
-        push_tx: mpsc::UnboundedSender<PushMsg>,
-    ) -> Self {
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool, push_tx: PushQueue) -> Self {
         Self {
             id: info.id,
             db: 0,

@@ -391,3 +391,35 @@ fn client_command_and_config_introspection() {
         b"*4\r\n$2\r\nhz\r\n$2\r\n50\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n"
     );
 }
+
+#[test]
+fn a_subscriber_that_does_not_read_is_cut_off_at_the_output_limit() {
+    let server = Sluice::start();
+    let mut sub = RawClient::connect(server.port).unwrap();
+    assert_eq!(
+        sub.call(&["SUBSCRIBE", "firehose"]),
+        b"*3\r\n$9\r\nsubscribe\r\n$8\r\nfirehose\r\n:1\r\n"
+    );
+    let mut publisher = RawClient::connect(server.port).unwrap();
+    let payload = vec![b'x'; 1024 * 1024];
+    let mut delivered = 0;
+    let mut refused = false;
+    for _ in 0..200 {
+        let reply = publisher.call(&[&b"PUBLISH"[..], b"firehose", &payload]);
+        if reply == b":0\r\n" {
+            refused = true;
+            break;
+        }
+        assert_eq!(reply, b":1\r\n");
+        delivered += 1;
+    }
+    // The queue stops at Redis's 32 MB pub/sub limit (plus what the socket buffers hold).
+    assert!(
+        refused,
+        "200 MB were queued for a subscriber that never reads"
+    );
+    assert!(
+        delivered >= 32,
+        "only {delivered} MB were queued before the limit"
+    );
+}
