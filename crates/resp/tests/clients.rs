@@ -423,3 +423,52 @@ fn a_subscriber_that_does_not_read_is_cut_off_at_the_output_limit() {
         "only {delivered} MB were queued before the limit"
     );
 }
+
+#[tokio::test]
+async fn concurrent_clients_on_several_threads_see_atomic_commands_and_transactions() {
+    let server = Sluice::start_with(sluice_resp::Config {
+        io_threads: 2,
+        ..Default::default()
+    });
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let mut c = connect(&server).await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..300 {
+                let _: i64 = c.incr("counter", 1).await.unwrap();
+                // Two keys changed in one transaction must never be seen apart.
+                let _: () = redis::pipe()
+                    .atomic()
+                    .incr("a", 1)
+                    .ignore()
+                    .incr("b", 1)
+                    .ignore()
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    let mut reader = connect(&server).await;
+    for _ in 0..300 {
+        let (a, b): (Option<i64>, Option<i64>) = redis::cmd("MGET")
+            .arg("a")
+            .arg("b")
+            .query_async(&mut reader)
+            .await
+            .unwrap();
+        assert_eq!(a, b, "a transaction was observed half done");
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let total: i64 = reader.get("counter").await.unwrap();
+    assert_eq!(total, 8 * 300);
+    let (a, b): (i64, i64) = redis::cmd("MGET")
+        .arg("a")
+        .arg("b")
+        .query_async(&mut reader)
+        .await
+        .unwrap();
+    assert_eq!((a, b), (2400, 2400));
+}
