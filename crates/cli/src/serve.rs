@@ -25,7 +25,8 @@ pub struct ServeArgs {
     )]
     pub resp_password: Option<String>,
 
-    /// Worker threads of the runtime (default: one per core).
+    /// Worker threads of the main runtime (default: 1 when Redis connections have their own
+    /// threads, else one per core).
     #[arg(long = "threads", value_name = "N")]
     pub threads: Option<usize>,
 
@@ -41,9 +42,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         anyhow::bail!("serve is not built yet beyond the Redis gate: pass --resp ADDR")
     };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = args.threads {
-        builder.worker_threads(n.max(1));
-    }
+    // With connection threads, the main runtime only accepts and runs the expiry cycle; one
+    // worker is enough, and idle extra workers measurably raised CPU per request (bench/README).
+    let default_workers = if args.resp_io_threads > 0 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    };
+    builder.worker_threads(args.threads.unwrap_or(default_workers).max(1));
     let runtime = builder
         .enable_all()
         .build()
