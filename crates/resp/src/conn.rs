@@ -80,13 +80,23 @@ async fn drive(
     loop {
         let batch = conn.process(shared, session);
         if !conn.out.buf.is_empty() {
-            stream.write_all(&conn.out.buf).await?;
+            if session.subscriptions() > 0 {
+                // A subscriber that stopped reading is closed once it overflows its limit, even
+                // while this write waits on it.
+                let backlog = session.push_tx.backlog.clone();
+                tokio::select! {
+                    written = stream.write_all(&conn.out.buf) => written?,
+                    () = backlog.overflow.notified() => return Ok(()),
+                }
+            } else {
+                stream.write_all(&conn.out.buf).await?;
+            }
             conn.out.buf.clear();
         }
         match std::mem::take(&mut session.action) {
             Action::Close => return Ok(()),
             Action::Block(wait) => {
-                if !wait_blocked(stream, &mut conn, shared, session, wait, &mut stop).await? {
+                if !wait_blocked(stream, &mut conn, shared, wait, &mut stop).await? {
                     return Ok(());
                 }
                 continue;
@@ -196,7 +206,6 @@ async fn wait_blocked(
     stream: &mut TcpStream,
     conn: &mut Conn,
     shared: &Shared,
-    session: &Session,
     wait: BlockWait,
     stop: &mut watch::Receiver<bool>,
 ) -> io::Result<bool> {
@@ -243,7 +252,6 @@ async fn wait_blocked(
         // Redis 7.0 answers a timed-out BLMOVE with the null array too.
         (None, BlockKind::Move) => out.null_array(),
     }
-    let _ = session;
     stream.write_all(&conn.out.buf).await?;
     conn.out.buf.clear();
     Ok(true)

@@ -34,6 +34,8 @@ pub const PUBSUB_BACKLOG_LIMIT: usize = 32 * 1024 * 1024;
 pub struct Backlog {
     pub bytes: AtomicUsize,
     pub overflowed: AtomicBool,
+    /// Wakes the subscriber's connection when it overflows.
+    pub overflow: tokio::sync::Notify,
 }
 
 /// A subscriber's queue: messages go to its connection, which encodes them for its protocol.
@@ -61,7 +63,9 @@ impl PushQueue {
     fn send(&self, msg: PushMsg) -> bool {
         let size = msg.size();
         if self.backlog.bytes.load(Ordering::Relaxed) + size > PUBSUB_BACKLOG_LIMIT {
-            self.backlog.overflowed.store(true, Ordering::Relaxed);
+            if !self.backlog.overflowed.swap(true, Ordering::Relaxed) {
+                self.backlog.overflow.notify_one();
+            }
             return false;
         }
         self.backlog.bytes.fetch_add(size, Ordering::Relaxed);

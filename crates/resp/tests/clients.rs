@@ -422,6 +422,18 @@ fn a_subscriber_that_does_not_read_is_cut_off_at_the_output_limit() {
         delivered >= 32,
         "only {delivered} MB were queued before the limit"
     );
+    // And the server closed the subscriber, as Redis does: draining its socket ends in EOF.
+    let mut drained = 0usize;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        use std::io::Read;
+        match sub.reader_mut().read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => drained += n,
+            Err(e) => panic!("reading the cut-off subscriber failed after {drained} bytes: {e}"),
+        }
+    }
+    assert!(drained > 0);
 }
 
 #[tokio::test]

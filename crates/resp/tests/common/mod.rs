@@ -179,6 +179,11 @@ impl RawClient {
         out
     }
 
+    /// The buffered reader, for tests that drain raw bytes.
+    pub fn reader_mut(&mut self) -> &mut BufReader<TcpStream> {
+        &mut self.reader
+    }
+
     /// True when the server closed the connection (reads EOF).
     pub fn is_closed(&mut self) -> bool {
         let mut b = [0u8; 1];
