@@ -81,7 +81,9 @@ impl Pool {
         if let Some(conn) = self.try_get() {
             return Ok(conn);
         }
-        self.get_slow().await
+        // Boxed: the slow path's future (it may open a connection) is kilobytes, and inline it
+        // would make every fast acquire build and move that much.
+        Box::pin(self.get_slow()).await
     }
 
     /// An idle connection if there is one right now; never waits and never opens one.
