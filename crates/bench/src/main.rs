@@ -2,6 +2,7 @@
 
 mod driver;
 mod peers;
+mod pool;
 mod report;
 mod setup;
 
@@ -20,14 +21,21 @@ struct Cli {
 enum Command {
     /// The driver: bulk read, point selects, pipelining (sluice-pg vs tokio-postgres, psql, pgbench).
     Driver(driver::DriverArgs),
+    /// The pool: 64 tasks over 8 connections vs dedicated connections, deadpool, bb8; pipelining.
+    Pool(pool::PoolArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
     #[command(hide = true)]
     Worker(driver::WorkerArgs),
+    /// One measured pool run in a child process.
+    #[command(hide = true)]
+    PoolWorker(pool::PoolWorkerArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Driver(args) => driver::run(args),
         Command::Worker(args) => driver::worker(args),
+        Command::Pool(args) => pool::run(args),
+        Command::PoolWorker(args) => pool::worker(args),
     }
 }

@@ -12,6 +12,7 @@ mod conn;
 mod copy;
 mod error;
 mod pipeline;
+pub mod pool;
 pub mod protocol;
 mod query;
 mod rows;
@@ -26,6 +27,7 @@ pub use conn::{CancelToken, Connection, Notification};
 pub use copy::{BinaryCopyWriter, CopyIn, CopyOut};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity};
 pub use pipeline::{Pipeline, SyncMode};
+pub use pool::{Pool, PoolError, PoolSettings, PooledConnection};
 pub use protocol::backend::TransactionStatus;
 pub use query::Params;
 pub use rows::{
