@@ -64,6 +64,32 @@ fn put_typed_params(w: &mut ParamWriter<'_>, params: Params<'_>, types: &[Oid]) 
     Ok(())
 }
 
+/// Whether `sql` is a single plain statement that may share an implicit transaction with a
+/// session reset: its first keyword is one of the data statements, which never refuse to run
+/// in a transaction block or a pipeline (unlike VACUUM, CREATE DATABASE, CALL, BEGIN, ...).
+fn is_plain_statement(sql: &str) -> bool {
+    let mut rest = sql.trim_start();
+    // Skip leading comments.
+    loop {
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r).trim_start();
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r).trim_start();
+        } else {
+            break;
+        }
+    }
+    let word: &str = rest
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    [
+        "SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "VALUES", "TABLE", "MERGE",
+    ]
+    .iter()
+    .any(|k| k.eq_ignore_ascii_case(word))
+}
+
 /// Whether `e` says a cached statement went stale: dropped on the server (`26000`), or its result
 /// type changed under it (`0A000 cached plan must not change result type`).
 pub(crate) fn is_stale_statement(e: &Error) -> bool {
@@ -275,16 +301,33 @@ impl Connection {
     ) -> Result<Head> {
         let mut retried = false;
         loop {
-            let prelude = self.begin_request().await?;
+            let (prelude, reset) = self.begin_request_fusing(is_plain_statement(sql)).await?;
             let plan = self.statements.plan(sql);
-            if let Err(e) = self.write_statement(sql, params, format, &plan) {
-                // Nothing of this statement was written; the prelude still goes out.
+            let before_reset = self.io.write.len();
+            let written = match reset {
+                Some(reset) => self.write_fused_reset(reset),
+                None => Ok(()),
+            }
+            .and_then(|()| self.write_statement(sql, params, format, &plan));
+            if let Err(e) = written {
+                // Nothing of this statement is sent; the prelude still goes out, and the reset
+                // waits for the next request.
+                self.io.write.truncate(before_reset);
+                if let Some(reset) = reset {
+                    self.prepend_reset(reset);
+                }
                 self.send_request(prelude, 0, true).await?;
                 return Err(e);
             }
             frontend::sync(&mut self.io.write);
             self.send_request(prelude, 1, true).await?;
-            let head = self.read_head(sql, &plan, format).await;
+            let head = match reset {
+                Some(reset) => match self.skip_fused_reset(reset).await {
+                    Ok(()) => self.read_head(sql, &plan, format).await,
+                    Err(e) => Err(e),
+                },
+                None => self.read_head(sql, &plan, format).await,
+            };
             if let Err(e) = &head {
                 if !e.is_closed() {
                     self.finish_failed().await;
@@ -498,6 +541,9 @@ impl Connection {
         if tag == "DISCARD ALL" || tag == "DEALLOCATE ALL" {
             self.statements.clear();
         }
+        if tag == "DISCARD ALL" || tag.starts_with("DEALLOCATE") {
+            self.forget_prepared_resets();
+        }
     }
 }
 
@@ -535,6 +581,38 @@ mod smallformats {
                 n += 1;
             }
             Formats::Inline(inline, n)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_plain_statement;
+
+    #[test]
+    fn plain_statements_by_first_keyword() {
+        for sql in [
+            "SELECT 1",
+            "  select 1",
+            "-- c\nINSERT INTO t VALUES (1)",
+            "/* x */ with a as (select 1) table a",
+            "Update t set a = 1",
+            "VALUES (1)",
+            "MERGE INTO t USING s ON true WHEN MATCHED THEN DO NOTHING",
+        ] {
+            assert!(is_plain_statement(sql), "{sql}");
+        }
+        for sql in [
+            "VACUUM t",
+            "CREATE DATABASE x",
+            "BEGIN",
+            "CALL p()",
+            "",
+            "-- only a comment",
+            "SET x = 1",
+            "selectx",
+        ] {
+            assert!(!is_plain_statement(sql), "{sql}");
         }
     }
 }

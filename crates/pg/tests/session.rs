@@ -429,3 +429,103 @@ async fn finish_pending_settles_after_a_cancelled_abandoned_query() {
     assert!(!conn.is_busy());
     assert_eq!(conn.execute("SELECT 1", &[]).await.unwrap(), 1);
 }
+
+const RESET_NAME: &[&str] = &["RESET application_name", "SELECT pg_advisory_unlock_all()"];
+
+async fn application_name(conn: &mut sluice_pg::Connection) -> String {
+    let rows = conn.simple_query("SHOW application_name").await.unwrap();
+    common::text(&rows[0], 0).unwrap()
+}
+
+#[tokio::test]
+async fn fused_reset_applies_with_the_next_statement() {
+    let mut conn = common::connect().await;
+    let default = application_name(&mut conn).await;
+    conn.batch_execute("SET application_name = 'dirty'")
+        .await
+        .unwrap();
+    conn.prepend_reset(RESET_NAME);
+    let rows = conn
+        .query("SELECT current_setting('application_name')", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        common::text(&rows, 0),
+        Some(default.clone()),
+        "the statement sees the reset"
+    );
+    assert_eq!(application_name(&mut conn).await, default);
+}
+
+#[tokio::test]
+async fn fused_reset_is_queued_again_when_its_request_fails() {
+    let mut conn = common::connect().await;
+    let default = application_name(&mut conn).await;
+    conn.batch_execute("SET application_name = 'dirty'")
+        .await
+        .unwrap();
+    conn.prepend_reset(RESET_NAME);
+    let err = conn.query("SELECT 1/0", &[]).await.unwrap_err();
+    assert_eq!(err.code(), Some("22012"));
+    // The failed group rolled the reset back; it rides again with the next statement.
+    let rows = conn
+        .query("SELECT current_setting('application_name')", &[])
+        .await
+        .unwrap();
+    assert_eq!(common::text(&rows, 0), Some(default));
+}
+
+#[tokio::test]
+async fn reset_falls_back_for_statements_that_refuse_transaction_blocks() {
+    let mut conn = common::connect().await;
+    let table = common::unique("vac");
+    conn.batch_execute(&format!("CREATE TABLE {table} (v int)"))
+        .await
+        .unwrap();
+    conn.batch_execute("SET application_name = 'dirty'")
+        .await
+        .unwrap();
+    conn.prepend_reset(RESET_NAME);
+    conn.execute(&format!("VACUUM {table}"), &[]).await.unwrap();
+    assert_ne!(application_name(&mut conn).await, "dirty");
+    // Pending BEGIN: the reset goes first, outside the transaction the caller opens.
+    conn.batch_execute("SET application_name = 'dirty'")
+        .await
+        .unwrap();
+    conn.prepend_reset(RESET_NAME);
+    let mut tx = conn.transaction().unwrap();
+    tx.execute("SELECT 1", &[]).await.unwrap();
+    tx.rollback().await.unwrap();
+    assert_ne!(
+        application_name(&mut conn).await,
+        "dirty",
+        "the caller's ROLLBACK kept the reset"
+    );
+}
+
+#[tokio::test]
+async fn prepared_reset_survives_deallocation() {
+    let mut conn = common::connect().await;
+    for deallocate in [
+        "DEALLOCATE ALL",
+        "DEALLOCATE sluice_reset_0_0",
+        "DISCARD ALL",
+    ] {
+        conn.prepend_reset(RESET_NAME);
+        conn.query("SELECT 1", &[]).await.unwrap();
+        conn.batch_execute(deallocate).await.unwrap();
+        conn.batch_execute("SET application_name = 'dirty'")
+            .await
+            .unwrap();
+        conn.prepend_reset(RESET_NAME);
+        let rows = conn
+            .query("SELECT current_setting('application_name')", &[])
+            .await
+            .unwrap();
+        assert_ne!(
+            common::text(&rows, 0).as_deref(),
+            Some("dirty"),
+            "after {deallocate}"
+        );
+    }
+}

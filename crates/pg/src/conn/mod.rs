@@ -38,8 +38,11 @@ pub(crate) struct Prelude {
     pub(crate) close_statements: Vec<String>,
     /// Roll back the transaction a dropped `Transaction` left open.
     pub(crate) rollback: bool,
-    /// Statements queued by the caller (e.g. a pool's session reset), run in order.
+    /// Statements queued by the caller, run in order.
     pub(crate) queries: Vec<std::borrow::Cow<'static, str>>,
+    /// A session reset: fused into the next request's own Sync group when that is safe, else
+    /// sent as a simple query of its own (see [`Connection::prepend_reset`]).
+    pub(crate) reset: Option<&'static [&'static str]>,
     /// Open a transaction (the `BEGIN` of `transaction()`, sent with the first statement).
     pub(crate) begin: Option<std::borrow::Cow<'static, str>>,
 }
@@ -58,6 +61,14 @@ pub struct Connection {
     pub(crate) pending_syncs: u32,
     /// A `COPY FROM STDIN` is open: the server waits for data.
     pub(crate) copy_in_open: bool,
+    /// The reset travelling inside the request in flight's Sync group: queued again if that
+    /// group fails, since its effects are rolled back with it.
+    fused_reset: Option<&'static [&'static str]>,
+    /// An ErrorResponse arrived since the last ReadyForQuery.
+    group_failed: bool,
+    /// The reset statement sets prepared on the server, by the address of their static slice:
+    /// a reset then costs Bind/Execute per statement, no parsing.
+    prepared_resets: Vec<usize>,
     /// The request in flight used the extended protocol. A COPY FROM STDIN met in its response
     /// then needs a Sync after the CopyFail, because the server ignores Syncs sent before.
     pub(crate) extended_in_flight: bool,
@@ -108,6 +119,9 @@ impl Connection {
             pending_syncs: 0,
             copy_in_open: false,
             extended_in_flight: false,
+            fused_reset: None,
+            group_failed: false,
+            prepared_resets: Vec::new(),
             tx_status: TransactionStatus::Idle,
             statements: StatementCache::new(
                 config.prepare_threshold(),
@@ -296,6 +310,7 @@ impl Connection {
         ) {
             self.io.mark_broken();
         }
+        self.group_failed = true;
         Ok(Error::db(db))
     }
 
@@ -316,6 +331,12 @@ impl Connection {
         self.io.consume(len);
         self.tx_status = status;
         self.pending_syncs = self.pending_syncs.saturating_sub(1);
+        if let Some(reset) = self.fused_reset.take() {
+            if self.group_failed && self.prelude.reset.is_none() {
+                self.prelude.reset = Some(reset);
+            }
+        }
+        self.group_failed = false;
         Ok(())
     }
 
@@ -362,6 +383,18 @@ impl Connection {
     /// Returns how many ReadyForQuery messages the prelude adds (to drain before the request's
     /// own response).
     pub(crate) async fn begin_request(&mut self) -> Result<u32> {
+        self.begin_request_fusing(false)
+            .await
+            .map(|(syncs, _)| syncs)
+    }
+
+    /// [`Connection::begin_request`] for a request that can carry a queued session reset in its
+    /// own Sync group (`fusable`: a plain statement in autocommit). Returns the reset statements
+    /// the caller must write in front of its statement, if they are to travel that way.
+    pub(crate) async fn begin_request_fusing(
+        &mut self,
+        fusable: bool,
+    ) -> Result<(u32, Option<&'static [&'static str]>)> {
         self.settle().await?;
         let mut syncs = 0;
         if !self.prelude.close_statements.is_empty() {
@@ -375,6 +408,16 @@ impl Connection {
             frontend::query("ROLLBACK", &mut self.io.write)?;
             syncs += 1;
         }
+        let mut fused = None;
+        if let Some(reset) = self.prelude.reset.take() {
+            let idle = self.tx_status == TransactionStatus::Idle && self.prelude.begin.is_none();
+            if fusable && idle {
+                fused = Some(reset);
+            } else {
+                frontend::query(&reset.join("; "), &mut self.io.write)?;
+                syncs += 1;
+            }
+        }
         for sql in self.prelude.queries.drain(..) {
             frontend::query(&sql, &mut self.io.write)?;
             syncs += 1;
@@ -384,7 +427,70 @@ impl Connection {
             syncs += 1;
         }
         self.pending_syncs += syncs;
-        Ok(syncs)
+        Ok((syncs, fused))
+    }
+
+    /// Writes the statements of a fused reset (no Sync: they share the request's). The first time
+    /// a set is used it is prepared under names of its own; afterwards only Bind and Execute go.
+    pub(crate) fn write_fused_reset(&mut self, reset: &'static [&'static str]) -> Result<()> {
+        let set = reset.as_ptr() as usize;
+        let known = self.prepared_resets.iter().position(|&s| s == set);
+        let id = known.unwrap_or(self.prepared_resets.len());
+        for (i, statement) in reset.iter().enumerate() {
+            let name = format!("sluice_reset_{id}_{i}");
+            if known.is_none() {
+                // Some of the set may survive a partial DEALLOCATE; Close is a no-op otherwise.
+                frontend::close(frontend::Target::Statement, &name, &mut self.io.write)?;
+                frontend::parse(&name, statement, &[], &mut self.io.write)?;
+            }
+            frontend::bind::<Error>(
+                "",
+                &name,
+                frontend::Formats::All(crate::types::Format::Text),
+                |_| Ok(()),
+                frontend::Formats::All(crate::types::Format::Text),
+                &mut self.io.write,
+            )
+            .map_err(|e| match e {
+                frontend::BindError::Encode(e) => e.into(),
+                frontend::BindError::Param(e) => e,
+            })?;
+            frontend::execute("", 0, &mut self.io.write)?;
+        }
+        if known.is_none() {
+            self.prepared_resets.push(set);
+        }
+        Ok(())
+    }
+
+    /// Forgets that reset statements are prepared (they were deallocated).
+    pub(crate) fn forget_prepared_resets(&mut self) {
+        self.prepared_resets.clear();
+    }
+
+    /// After the request carrying a fused reset was sent: reads the reset's responses, so the
+    /// request's own follow. An error here is the reset's; the request was skipped.
+    pub(crate) async fn skip_fused_reset(&mut self, reset: &'static [&'static str]) -> Result<()> {
+        self.fused_reset = Some(reset);
+        let mut done = 0;
+        while done < reset.len() {
+            let (tag, len) = self.next_message().await?;
+            match tag {
+                b'1' | b'2' | b'3' | b'T' | b'n' | b'D' => self.io.consume(len),
+                b'C' | b'I' => {
+                    self.io.consume(len);
+                    done += 1;
+                }
+                b'E' => {
+                    // Prepared reset statements may be gone (DEALLOCATE, or their Parse failed):
+                    // prepare them afresh next time.
+                    self.prepared_resets.clear();
+                    return Err(self.take_error(len)?.context("resetting the session"));
+                }
+                _ => return Err(self.unexpected("in response to a session reset", tag)),
+            }
+        }
+        Ok(())
     }
 
     /// Writes CopyFail for a COPY FROM STDIN the server started in response to the request in
@@ -437,6 +543,25 @@ impl Connection {
     /// with its error.
     pub fn prepend(&mut self, sql: impl Into<std::borrow::Cow<'static, str>>) {
         self.prelude.queries.push(sql.into());
+    }
+
+    /// Queues a session reset in front of the next request (replacing one queued before). When
+    /// that request is a single plain statement (`SELECT`, `INSERT`, `UPDATE`, `DELETE`, `WITH`,
+    /// `VALUES`, `TABLE`, `MERGE`) run outside a transaction, the reset statements travel as
+    /// unnamed statements in the request's own Sync group: one ReadyForQuery and one server flush
+    /// for both. They then share its implicit transaction, so if the request fails the reset's
+    /// effects are rolled back too and the reset is queued again. Any other request gets the
+    /// reset as a simple query of its own in front (one more ReadyForQuery, same round trip).
+    /// Each statement must be valid in a transaction block and in a pipeline.
+    pub fn prepend_reset(&mut self, statements: &'static [&'static str]) {
+        self.prelude.reset = Some(statements);
+    }
+
+    /// Forgets statements queued with [`Connection::prepend`] and [`Connection::prepend_reset`]
+    /// that have not been sent.
+    pub fn clear_prepended(&mut self) {
+        self.prelude.queries.clear();
+        self.prelude.reset = None;
     }
 
     /// Queues a ROLLBACK in front of the next request when a transaction is open (a no-op

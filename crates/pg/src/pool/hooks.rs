@@ -1,5 +1,5 @@
-//! The two things a pool asks of a connection beyond its public API: a liveness check that costs
-//! no round trip, and dropping a reset queued at an earlier return.
+//! What a pool asks of a connection beyond its public API: a liveness check that costs no round
+//! trip.
 
 use crate::conn::Connection;
 use crate::protocol::backend;
@@ -35,11 +35,5 @@ impl Connection {
             }
         }
         true
-    }
-
-    /// Drops the statements queued with [`Connection::prepend`] that have not been sent, so a
-    /// reset queued at an earlier return is not queued twice.
-    pub(crate) fn clear_prepended(&mut self) {
-        self.prelude.queries.clear();
     }
 }

@@ -42,7 +42,7 @@ mod shared;
 pub use error::{PoolError, PoolErrorKind, PoolStatus};
 pub use guard::PooledConnection;
 pub use multiplex::Multiplexer;
-pub use settings::{PoolSettings, Reset, SESSION_RESET_SQL};
+pub use settings::{PoolSettings, Reset, SESSION_RESET};
 
 use crate::config::Config;
 use crate::conn::Connection;

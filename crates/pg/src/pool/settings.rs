@@ -23,22 +23,31 @@ pub enum Reset {
     /// (`SET`, `LISTEN`, temporary tables, advisory locks, cursors `WITH HOLD`): nothing is sent
     /// unless a transaction was left open.
     TransactionOnly,
-    /// Roll back an open transaction, then run this SQL (several `;`-separated statements are
-    /// fine; the simple query protocol runs them).
-    Custom(&'static str),
+    /// Roll back an open transaction, then run these statements (each valid in a transaction
+    /// block and a pipeline).
+    Custom(&'static [&'static str]),
 }
 
-/// The statements of [`Reset::Session`].
-pub const SESSION_RESET_SQL: &str = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; \
-     UNLISTEN *; SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES";
+/// The statements of [`Reset::Session`]: `DISCARD ALL` without the parts that drop prepared
+/// statements (the connection's statement cache survives), each valid in a transaction block so
+/// the reset can share the next request's Sync group.
+pub const SESSION_RESET: &[&str] = &[
+    "CLOSE ALL",
+    "SET SESSION AUTHORIZATION DEFAULT",
+    "RESET ALL",
+    "UNLISTEN *",
+    "SELECT pg_advisory_unlock_all()",
+    "DISCARD TEMP",
+    "DISCARD SEQUENCES",
+];
 
 impl Reset {
-    /// The SQL run after the rollback, if any.
-    pub fn sql(&self) -> Option<&'static str> {
+    /// The statements run after the rollback, if any.
+    pub fn statements(&self) -> Option<&'static [&'static str]> {
         match self {
-            Reset::Session => Some(SESSION_RESET_SQL),
+            Reset::Session => Some(SESSION_RESET),
             Reset::TransactionOnly => None,
-            Reset::Custom(sql) => Some(sql),
+            Reset::Custom(statements) => Some(statements),
         }
     }
 
@@ -47,8 +56,8 @@ impl Reset {
     pub(crate) fn queue(&self, conn: &mut Connection) {
         conn.prepend_rollback_if_open();
         conn.clear_prepended();
-        if let Some(sql) = self.sql() {
-            conn.prepend(sql);
+        if let Some(statements) = self.statements() {
+            conn.prepend_reset(statements);
         }
         // What the last user's session said is not the next user's business.
         drop(conn.take_notices());
@@ -225,12 +234,19 @@ mod tests {
     }
 
     #[test]
-    fn reset_sql_keeps_prepared_statements() {
-        let sql = Reset::Session.sql().unwrap_or_default();
-        assert!(!sql.contains("DEALLOCATE") && !sql.contains("DISCARD ALL"));
-        assert!(!sql.contains("DISCARD PLANS"));
-        assert_eq!(Reset::TransactionOnly.sql(), None);
-        assert_eq!(Reset::Custom("RESET ALL").sql(), Some("RESET ALL"));
+    fn reset_keeps_prepared_statements() {
+        let statements = Reset::Session.statements().unwrap_or_default();
+        assert!(
+            statements
+                .iter()
+                .all(|s| !s.contains("DEALLOCATE") && !s.contains("DISCARD ALL"))
+        );
+        assert!(statements.iter().all(|s| !s.contains("DISCARD PLANS")));
+        assert_eq!(Reset::TransactionOnly.statements(), None);
+        assert_eq!(
+            Reset::Custom(&["RESET ALL"]).statements(),
+            Some(&["RESET ALL"][..])
+        );
     }
 
     #[test]
