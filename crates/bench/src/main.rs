@@ -1,6 +1,7 @@
 //! `sluice-bench`: end-to-end benchmarks that run Sluice and its peers side by side in one run.
 
 mod driver;
+mod export;
 mod peers;
 mod report;
 mod setup;
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// The driver: bulk read, point selects, pipelining (sluice-pg vs tokio-postgres, psql, pgbench).
     Driver(driver::DriverArgs),
+    /// sluice export / import vs psql COPY on pgbench data.
+    Export(export::ExportArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
     #[command(hide = true)]
     Worker(driver::WorkerArgs),
@@ -28,6 +31,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Driver(args) => driver::run(args),
+        Command::Export(args) => export::run(args),
         Command::Worker(args) => driver::worker(args),
     }
 }
