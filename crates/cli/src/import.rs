@@ -10,7 +10,6 @@ use sluice_formats::decode::{
 };
 use sluice_formats::{ColumnKind, DecodeError, Format, Oid};
 use sluice_pg::{Connection, CopyIn};
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::AsFd;
@@ -249,9 +248,9 @@ fn copy_failure(error: sluice_pg::Error, sql: &str, input_name: &str, lines: Lin
         Lines::Offset(offset) => Some(copy_line + offset),
         Lines::Map(map) => map.line_of(copy_line),
     };
-    let place: Cow<'_, str> = match line {
-        Some(line) => format!("line {line}").into(),
-        None => format!("row {copy_line}").into(),
+    let place = match line {
+        Some(line) => format!("line {line}"),
+        None => format!("row {copy_line}"),
     };
     let mut message = format!("{input_name}: {place}");
     if let Some(column) = column {

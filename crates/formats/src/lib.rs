@@ -35,7 +35,9 @@
 //! # CSV and TSV
 //!
 //! Byte for byte what `COPY ... TO STDOUT (FORMAT csv, HEADER)` and `COPY ... TO STDOUT` write,
-//! bytes passed through unchanged.
+//! bytes passed through unchanged. (The values are the server's text in the session's
+//! client encoding; sluice-pg always asks for UTF-8, psql for the database's encoding, so the
+//! two are identical in UTF-8 databases.)
 
 pub mod decode;
 pub mod encode;
