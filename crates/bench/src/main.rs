@@ -3,6 +3,7 @@
 mod driver;
 mod export;
 mod peers;
+mod pool;
 mod report;
 mod setup;
 
@@ -23,9 +24,14 @@ enum Command {
     Driver(driver::DriverArgs),
     /// sluice export / import vs psql COPY on pgbench data.
     Export(export::ExportArgs),
+    /// The pool: 64 tasks over 8 connections vs dedicated connections, deadpool, bb8; pipelining.
+    Pool(pool::PoolArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
     #[command(hide = true)]
     Worker(driver::WorkerArgs),
+    /// One measured pool run in a child process.
+    #[command(hide = true)]
+    PoolWorker(pool::PoolWorkerArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,5 +39,7 @@ fn main() -> anyhow::Result<()> {
         Command::Driver(args) => driver::run(args),
         Command::Export(args) => export::run(args),
         Command::Worker(args) => driver::worker(args),
+        Command::Pool(args) => pool::run(args),
+        Command::PoolWorker(args) => pool::worker(args),
     }
 }

@@ -46,7 +46,8 @@ pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
     };
     runtime.block_on(async {
         match kind {
-            "bulk-sluice" => bulk_sluice(url).await,
+            "bulk-sluice" => bulk_sluice(url, sluice_pg::Format::Text).await,
+            "bulk-sluice-binary" => bulk_sluice(url, sluice_pg::Format::Binary).await,
             "bulk-tokio" => bulk_tokio(url).await,
             "point-sluice" => point_sluice(url, amount).await,
             "point-tokio" => point_tokio(url, amount).await,
@@ -57,10 +58,10 @@ pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
     })
 }
 
-async fn bulk_sluice(url: &str) -> Result<()> {
+async fn bulk_sluice(url: &str, format: sluice_pg::Format) -> Result<()> {
     let mut conn = sluice_pg::Connection::connect(url).await?;
     let mut stream = conn
-        .query_stream("SELECT * FROM pgbench_accounts", &[])
+        .query_stream_with("SELECT * FROM pgbench_accounts", &[], format)
         .await?;
     let (mut rows, mut sum, mut bytes) = (0u64, 0i64, 0usize);
     while let Some(block) = stream.next_block().await? {

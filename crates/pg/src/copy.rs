@@ -125,18 +125,25 @@ impl CopyIn<'_> {
         self.check_server_error().await
     }
 
-    /// Whether the server already rejected the data: reads what has arrived without waiting.
+    /// Whether the server already rejected the data: reads what has arrived without waiting,
+    /// handling notices and the like on the way.
     async fn check_server_error(&mut self) -> Result<()> {
         self.conn.io.fill_now()?;
-        let Some((b'E', len)) = self.conn.io.complete_message() else {
-            return Ok(());
-        };
-        let e = self.conn.take_error(len)?;
-        // After an error the server ignores the rest of the data and ends the query.
-        self.conn.copy_in_open = false;
-        self.finished = true;
-        self.conn.finish_failed().await;
-        Err(e)
+        while let Some((tag, len)) = self.conn.io.complete_message() {
+            if self.conn.handle_async(tag, len)? {
+                continue;
+            }
+            if tag != b'E' {
+                return Err(self.conn.unexpected("during COPY FROM STDIN", tag));
+            }
+            let e = self.conn.take_error(len)?;
+            // After an error the server ignores the rest of the data and ends the query.
+            self.conn.copy_in_open = false;
+            self.finished = true;
+            self.conn.finish_failed().await;
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Ends the data and waits for the server to load it; returns the number of rows.

@@ -12,11 +12,13 @@ mod conn;
 mod copy;
 mod error;
 mod pipeline;
+pub mod pool;
 pub mod protocol;
 mod query;
 mod rows;
 mod simple;
 mod statement;
+mod stream;
 mod transaction;
 pub mod types;
 
@@ -25,11 +27,13 @@ pub use conn::{CancelToken, Connection, Notification};
 pub use copy::{BinaryCopyWriter, CopyIn, CopyOut};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity};
 pub use pipeline::{Pipeline, SyncMode};
+pub use pool::{Pool, PoolError, PoolSettings, PooledConnection};
 pub use protocol::backend::TransactionStatus;
-pub use query::{Params, RowStream};
+pub use query::Params;
 pub use rows::{
     BlockRows, Column, ColumnIndex, Columns, CommandTag, OwnedRow, Row, RowBlock, Rows,
 };
 pub use statement::Statement;
+pub use stream::RowStream;
 pub use transaction::{IsolationLevel, Transaction, TransactionOptions};
 pub use types::{Format, FromSql, ToSql};

@@ -3,9 +3,10 @@
 use crate::conn::Connection;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::frontend;
-use crate::query::{Params, RowStream, is_stale_statement};
+use crate::query::{Params, is_stale_statement};
 use crate::rows::Rows;
 use crate::statement::Plan;
+use crate::stream::RowStream;
 use crate::types::Format;
 
 /// Where Syncs go in a pipeline, which decides how an error spreads.

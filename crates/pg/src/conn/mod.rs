@@ -223,7 +223,7 @@ impl Connection {
     }
 
     /// Handles a message that may arrive at any time; returns false if `tag` is not one.
-    fn handle_async(&mut self, tag: u8, len: usize) -> Result<bool> {
+    pub(crate) fn handle_async(&mut self, tag: u8, len: usize) -> Result<bool> {
         if !matches!(tag, b'N' | b'A' | b'S') {
             return Ok(false);
         }
@@ -416,7 +416,9 @@ impl Connection {
             match tag {
                 b'Z' => self.take_ready(len)?,
                 b'E' => failure = Some(self.take_error(len)?),
-                b'3' | b'C' => self.io.consume(len),
+                // Rows of a prepended SELECT (a reset's `SELECT pg_advisory_unlock_all()`) are
+                // not wanted.
+                b'3' | b'C' | b'T' | b'D' | b'I' => self.io.consume(len),
                 _ => return Err(self.unexpected("in response to a prepended statement", tag)),
             }
         }

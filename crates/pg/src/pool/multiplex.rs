@@ -1,0 +1,227 @@
+//! The pipelining mode: independent short statements from many tasks share connections' round
+//! trips. Each statement is queued with its parameters (owned, since another task sends it); a few
+//! dispatcher tasks each take what has queued up, send it as one pipeline on a pooled connection,
+//! and hand each result back to its caller.
+
+use super::Pool;
+use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::SyncMode;
+use crate::rows::Rows;
+use crate::types::ToSql;
+use parking_lot::Mutex;
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::{Notify, oneshot};
+
+/// The most statements sent in one round trip.
+const MAX_BATCH: usize = 64;
+
+/// A parameter owned by a queued statement.
+pub type OwnedParam = Box<dyn ToSql + Send>;
+
+struct Request {
+    sql: Cow<'static, str>,
+    params: Vec<OwnedParam>,
+    reply: oneshot::Sender<Result<Rows>>,
+}
+
+struct Queue {
+    requests: Mutex<VecDeque<Request>>,
+    work: Notify,
+    stopped: AtomicBool,
+    dispatchers: usize,
+}
+
+impl Queue {
+    /// Takes this dispatcher's share of what has queued up: an even share among the
+    /// dispatchers, so a burst spreads over connections, at most [`MAX_BATCH`].
+    fn take_batch(&self) -> (Vec<Request>, bool) {
+        let mut requests = self.requests.lock();
+        let share = requests
+            .len()
+            .div_ceil(self.dispatchers)
+            .clamp(1, MAX_BATCH)
+            .min(requests.len());
+        let batch: Vec<Request> = requests.drain(..share).collect();
+        (batch, !requests.is_empty())
+    }
+}
+
+/// Stops the dispatchers when the last [`Multiplexer`] handle goes.
+struct Handle {
+    queue: Arc<Queue>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.queue.stopped.store(true, Ordering::Release);
+        self.queue.work.notify_waiters();
+    }
+}
+
+/// Pipelining mode over a [`Pool`]: statements from any number of tasks are queued and sent in
+/// batches, each batch as one pipeline (one write, one round trip) on one pooled connection.
+/// Each statement runs in its own implicit transaction (a Sync after each), so one failing does
+/// not affect the others.
+///
+/// For short independent statements only: no transactions, no session state, no COPY. A query
+/// whose caller stops waiting still runs. Parameters are owned (boxed) because another task sends
+/// them. Cheap to clone; the dispatchers stop when the last clone is dropped.
+#[derive(Clone)]
+pub struct Multiplexer {
+    handle: Arc<Handle>,
+}
+
+impl Multiplexer {
+    pub(crate) fn start(pool: Pool, connections: usize) -> Result<Multiplexer> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::new(
+                ErrorKind::Usage,
+                "the pipelining mode runs tasks: start it inside a Tokio runtime",
+            )
+        })?;
+        let dispatchers = connections.clamp(1, pool.settings().max_size());
+        let queue = Arc::new(Queue {
+            requests: Mutex::new(VecDeque::new()),
+            work: Notify::new(),
+            stopped: AtomicBool::new(false),
+            dispatchers,
+        });
+        for _ in 0..dispatchers {
+            runtime.spawn(dispatch(pool.clone(), queue.clone()));
+        }
+        Ok(Multiplexer {
+            handle: Arc::new(Handle { queue }),
+        })
+    }
+
+    /// Runs `sql` with `params` in the next batch and returns its rows (text format).
+    ///
+    /// ```no_run
+    /// # async fn demo(mux: &sluice_pg::pool::Multiplexer) -> sluice_pg::Result<()> {
+    /// let rows = mux
+    ///     .query("SELECT abalance FROM pgbench_accounts WHERE aid = $1", vec![Box::new(42)])
+    ///     .await?;
+    /// # let _ = rows; Ok(()) }
+    /// ```
+    pub async fn query(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
+        params: Vec<OwnedParam>,
+    ) -> Result<Rows> {
+        let (reply, answer) = oneshot::channel();
+        let queue = &self.handle.queue;
+        queue.requests.lock().push_back(Request {
+            sql: sql.into(),
+            params,
+            reply,
+        });
+        queue.work.notify_one();
+        answer.await.map_err(|_| {
+            Error::new(
+                ErrorKind::Closed,
+                "the pipelining mode stopped before the statement ran",
+            )
+        })?
+    }
+}
+
+impl std::fmt::Debug for Multiplexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let queue = &self.handle.queue;
+        f.debug_struct("Multiplexer")
+            .field("dispatchers", &queue.dispatchers)
+            .field("queued", &queue.requests.lock().len())
+            .finish()
+    }
+}
+
+/// One dispatcher: waits for statements, takes a connection, and sends batches on it while more
+/// keep coming.
+async fn dispatch(pool: Pool, queue: Arc<Queue>) {
+    loop {
+        loop {
+            let notified = queue.work.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if !queue.requests.lock().is_empty() {
+                break;
+            }
+            if queue.stopped.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+        let mut conn = match pool.get().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                let (batch, _) = queue.take_batch();
+                for request in batch {
+                    let _ = request.reply.send(Err(e.clone().into()));
+                }
+                continue;
+            }
+        };
+        loop {
+            let (batch, more) = queue.take_batch();
+            if batch.is_empty() {
+                break;
+            }
+            if more {
+                // Let a sleeping peer take the rest on another connection.
+                queue.work.notify_one();
+            }
+            run_batch(&mut conn, batch).await;
+            if conn.is_broken() {
+                break;
+            }
+        }
+    }
+}
+
+/// Sends a batch as one pipeline and answers each caller.
+async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
+    let (work, replies): (Vec<_>, Vec<_>) = batch
+        .into_iter()
+        .map(|r| ((r.sql, r.params), r.reply))
+        .unzip();
+    let mut pipeline = match conn.pipeline(SyncMode::PerStatement).await {
+        Ok(p) => p,
+        Err(e) => {
+            let text = e.to_string();
+            for reply in replies {
+                let _ = reply.send(Err(Error::new(e.kind(), text.clone())));
+            }
+            return;
+        }
+    };
+    let mut sent = Vec::with_capacity(replies.len());
+    let mut refs: Vec<&dyn ToSql> = Vec::with_capacity(8);
+    for ((sql, params), reply) in work.iter().zip(replies) {
+        refs.clear();
+        refs.extend(params.iter().map(|p| &**p as &dyn ToSql));
+        match pipeline.query(sql.as_ref(), &refs) {
+            Ok(_) => sent.push(reply),
+            // Not written (a parameter did not encode): only this caller hears of it.
+            Err(e) => drop(reply.send(Err(e))),
+        }
+    }
+    if sent.is_empty() {
+        return;
+    }
+    match pipeline.run().await {
+        Ok(results) => {
+            for (reply, result) in sent.into_iter().zip(results) {
+                let _ = reply.send(result);
+            }
+        }
+        Err(e) => {
+            let text = format!("the pipelined batch failed: {e}");
+            for reply in sent {
+                let _ = reply.send(Err(Error::new(ErrorKind::Closed, text.clone())));
+            }
+        }
+    }
+}

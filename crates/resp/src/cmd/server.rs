@@ -1,0 +1,360 @@
+//! Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, FUNCTION, SCRIPT.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use super::connection::REDIS_VERSION;
+use super::{Args, COMMANDS, Command, Cx, flags, lookup, subcommand_arity, unknown_subcommand};
+
+pub fn dbsize(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    let db = cx.db();
+    let n = cx.store.get().db(db).len();
+    cx.out.int(n as i64);
+}
+
+/// Accepts the optional ASYNC/SYNC of the FLUSH commands.
+fn flush_mode_ok(cx: &mut Cx<'_, '_>, args: &Args<'_>) -> bool {
+    let ok = args.len() == 1 || (args.len() == 2 && (args.is(1, "async") || args.is(1, "sync")));
+    if !ok {
+        cx.out.error(super::SYNTAX);
+    }
+    ok
+}
+
+pub fn flushdb(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if flush_mode_ok(cx, args) {
+        let db = cx.db();
+        cx.store.get().flush_db(db);
+        cx.out.ok();
+    }
+}
+
+pub fn flushall(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if flush_mode_ok(cx, args) {
+        cx.store.get().flush_all();
+        cx.out.ok();
+    }
+}
+
+pub fn swapdb(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let Some(a) = crate::num::parse_i64(args.get(1)) else {
+        cx.out.error("ERR invalid first DB index");
+        return;
+    };
+    let Some(b) = crate::num::parse_i64(args.get(2)) else {
+        cx.out.error("ERR invalid second DB index");
+        return;
+    };
+    let count = cx.shared.databases as i64;
+    if !(0..count).contains(&a) || !(0..count).contains(&b) {
+        cx.out.error("ERR DB index is out of range");
+        return;
+    }
+    cx.store.get().swap_db(a as usize, b as usize);
+    cx.out.ok();
+}
+
+pub fn time(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    cx.out.array(2);
+    cx.out.bulk_int(now.as_secs() as i64);
+    cx.out.bulk_int(i64::from(now.subsec_micros()));
+}
+
+pub fn lastsave(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    let started = std::time::SystemTime::now() - cx.shared.started.elapsed();
+    let secs = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    cx.out.int(secs as i64);
+}
+
+/// FUNCTION: there are no functions here; FLUSH (sent by test harnesses) succeeds.
+pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.is(1, "flush") {
+        if args.len() > 3 || (args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync"))) {
+            cx.out.error(super::SYNTAX);
+        } else {
+            cx.out.ok();
+        }
+    } else if args.is(1, "list") {
+        cx.out.array(0);
+    } else {
+        unknown_subcommand(cx.out, "function", args.get(1));
+    }
+}
+
+/// SCRIPT: there is no scripting here; FLUSH succeeds and EXISTS finds nothing.
+pub fn script(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.is(1, "flush") {
+        if args.len() > 3 || (args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync"))) {
+            cx.out.error(super::SYNTAX);
+        } else {
+            cx.out.ok();
+        }
+    } else if args.is(1, "exists") && args.len() >= 3 {
+        cx.out.array(args.len() - 2);
+        for _ in 2..args.len() {
+            cx.out.int(0);
+        }
+    } else {
+        unknown_subcommand(cx.out, "script", args.get(1));
+    }
+}
+
+pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let sub = args.get(1).to_ascii_lowercase();
+    match sub.as_slice() {
+        b"get" => {
+            if args.len() < 3 {
+                subcommand_arity(cx.out, "config|get");
+                return;
+            }
+            let patterns: Vec<&[u8]> = args.from(2).collect();
+            let params = cx.shared.params.read();
+            let found = params.matching(&patterns);
+            cx.out.map(found.len());
+            for (name, value) in found {
+                cx.out.bulk(name.as_bytes());
+                cx.out.bulk(value.as_bytes());
+            }
+        }
+        b"set" => {
+            if args.len() < 4 || args.len() % 2 != 0 {
+                subcommand_arity(cx.out, "config|set");
+                return;
+            }
+            let rest: Vec<&[u8]> = args.from(2).collect();
+            let pairs: Vec<(&[u8], &[u8])> = rest.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+            let result = cx.shared.params.write().set_all(&pairs);
+            match result {
+                Ok(()) => {
+                    let params = cx.shared.params.read();
+                    if let Some(n) = params
+                        .get("proto-max-bulk-len")
+                        .and_then(|v| v.parse().ok())
+                    {
+                        cx.shared.bulk_max.store(n, Ordering::Relaxed);
+                    }
+                    cx.out.ok();
+                }
+                Err(e) => cx.out.error(&e.to_string()),
+            }
+        }
+        b"resetstat" => cx.out.ok(),
+        b"rewrite" => cx
+            .out
+            .error("ERR The server is running without a config file"),
+        b"help" => {
+            cx.out.array(3);
+            cx.out
+                .simple("CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+            cx.out.simple("GET <pattern>");
+            cx.out.simple("SET <directive> <value>");
+        }
+        _ => unknown_subcommand(cx.out, "config", args.get(1)),
+    }
+}
+
+fn command_info(cx: &mut Cx<'_, '_>, c: &Command) {
+    let out = &mut *cx.out;
+    out.array(10);
+    out.bulk(c.name.as_bytes());
+    out.int(i64::from(c.arity));
+    let names: Vec<&str> = flags::NAMES
+        .iter()
+        .filter(|(f, _)| c.flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    out.set(names.len());
+    for n in names {
+        out.simple(n);
+    }
+    out.int(i64::from(c.first_key));
+    out.int(i64::from(c.last_key));
+    out.int(i64::from(c.step));
+    out.set(1);
+    out.simple(&format!("@{}", c.group));
+    out.set(0);
+    out.array(0);
+    out.array(0);
+}
+
+pub fn command(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.len() == 1 {
+        cx.out.array(COMMANDS.len());
+        for c in COMMANDS.iter() {
+            command_info(cx, c);
+        }
+        return;
+    }
+    let sub = args.get(1).to_ascii_lowercase();
+    let find = |name: &[u8]| lookup(&name.to_ascii_lowercase());
+    match sub.as_slice() {
+        b"count" => cx.out.int(COMMANDS.len() as i64),
+        b"list" => {
+            cx.out.array(COMMANDS.len());
+            for c in COMMANDS.iter() {
+                cx.out.bulk(c.name.as_bytes());
+            }
+        }
+        b"info" => {
+            let names: Vec<&[u8]> = args.from(2).collect();
+            cx.out.array(names.len());
+            for name in names {
+                match find(name) {
+                    Some(c) => command_info(cx, c),
+                    None => cx.out.null_array(),
+                }
+            }
+        }
+        b"docs" => {
+            let wanted: Vec<&Command> = if args.len() == 2 {
+                COMMANDS.iter().collect()
+            } else {
+                args.from(2).filter_map(find).collect()
+            };
+            cx.out.map(wanted.len());
+            for c in wanted {
+                cx.out.bulk(c.name.as_bytes());
+                cx.out.map(3);
+                cx.out.bulk(b"summary");
+                cx.out
+                    .bulk(format!("The Redis {} command.", c.name.to_ascii_uppercase()).as_bytes());
+                cx.out.bulk(b"since");
+                cx.out.bulk(b"1.0.0");
+                cx.out.bulk(b"group");
+                cx.out.bulk(c.group.as_bytes());
+            }
+        }
+        _ => unknown_subcommand(cx.out, "command", args.get(1)),
+    }
+}
+
+pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let wanted: Vec<String> = args
+        .from(1)
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .collect();
+    let all = wanted.is_empty()
+        || wanted
+            .iter()
+            .any(|w| w == "all" || w == "everything" || w == "default");
+    let want = |s: &str| all || wanted.iter().any(|w| w == s);
+    let mut text = String::with_capacity(2048);
+    let shared = cx.shared;
+    let uptime = shared.started.elapsed().as_secs();
+    if want("server") {
+        let _ = write!(
+            text,
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nsluice_version:{}\r\n\
+             os:{}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\n\
+             uptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:10\r\nexecutable:sluice\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::process::id(),
+            shared.port,
+            uptime / 86400,
+        );
+    }
+    if want("clients") {
+        let clients = shared.clients.lock().len();
+        let blocked = cx.store.get().blocking.len();
+        let _ = write!(
+            text,
+            "# Clients\r\nconnected_clients:{clients}\r\nmaxclients:10000\r\nblocked_clients:{blocked}\r\n\r\n"
+        );
+    }
+    if want("memory") {
+        let rss = resident_bytes();
+        let (maxmemory, policy) = {
+            let params = shared.params.read();
+            let get = |name: &str, default: &str| params.get(name).unwrap_or(default).to_owned();
+            (get("maxmemory", "0"), get("maxmemory-policy", "noeviction"))
+        };
+        let _ = write!(
+            text,
+            "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
+             used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n\r\n",
+            human_bytes(rss),
+            maxmemory,
+            policy,
+        );
+    }
+    if want("persistence") {
+        let dirty = cx.store.get().dirty;
+        let _ = write!(
+            text,
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{dirty}\r\n\
+             rdb_bgsave_in_progress:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\r\n"
+        );
+    }
+    if want("stats") {
+        let store = cx.store.get();
+        let expired: u64 = store.dbs().iter().map(|d| d.expired_count).sum::<u64>()
+            + shared.stats.expired_active.load(Ordering::Relaxed);
+        let (hits, misses) = (store.hits, store.misses);
+        let (channels, patterns) = {
+            let hub = shared.hub.lock();
+            (hub.channels(None).len(), hub.numpat())
+        };
+        let _ = write!(
+            text,
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+             expired_keys:{expired}\r\nevicted_keys:0\r\nkeyspace_hits:{hits}\r\nkeyspace_misses:{misses}\r\n\
+             pubsub_channels:{}\r\npubsub_patterns:{}\r\n\r\n",
+            shared.stats.connections.load(Ordering::Relaxed),
+            shared.stats.commands.load(Ordering::Relaxed),
+            channels,
+            patterns,
+        );
+    }
+    if want("replication") {
+        text.push_str(
+            "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n\r\n",
+        );
+    }
+    if want("cpu") {
+        text.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n\r\n");
+    }
+    if want("keyspace") {
+        text.push_str("# Keyspace\r\n");
+        for (i, db) in cx.store.get().dbs().iter().enumerate() {
+            if !db.is_empty() {
+                let _ = write!(
+                    text,
+                    "db{i}:keys={},expires={},avg_ttl=0\r\n",
+                    db.len(),
+                    db.expiring_len()
+                );
+            }
+        }
+        text.push_str("\r\n");
+    }
+    let trimmed = text.strip_suffix("\r\n").unwrap_or(&text);
+    cx.out.verbatim(trimmed.as_bytes());
+}
+
+/// The process's resident memory from /proc (0 where unavailable).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn human_bytes(n: u64) -> String {
+    let units = [("G", 1u64 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    for (unit, size) in units {
+        if n >= size {
+            return format!("{:.2}{unit}", n as f64 / size as f64);
+        }
+    }
+    format!("{n}B")
+}

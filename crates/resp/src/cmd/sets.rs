@@ -1,0 +1,438 @@
+//! Set commands: SADD/SREM, membership, SPOP/SRANDMEMBER, SMOVE, algebra and STORE forms, SSCAN.
+
+use super::keys::{scan_opts, scan_reply, small_scan};
+use super::{Args, Cx, WRONGTYPE, int_arg, positive_arg};
+use crate::engine::{Key, Set, Value, WrongType};
+
+macro_rules! set_or {
+    ($cx:expr, $key:expr, $missing:expr) => {{
+        let db = $cx.db();
+        match $cx.store.get().db(db).set_value($key) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                $missing;
+                return;
+            }
+            Err(WrongType) => {
+                $cx.out.error(WRONGTYPE);
+                return;
+            }
+        }
+    }};
+}
+
+pub fn sadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let db = cx.db();
+    let key = args.get(1);
+    let store = cx.store.get();
+    let set = match store.db(db).set_or_new(key) {
+        Ok(s) => s,
+        Err(WrongType) => {
+            cx.out.error(WRONGTYPE);
+            return;
+        }
+    };
+    let mut added = 0;
+    for member in args.from(2) {
+        if !set.contains(member) {
+            set.insert(member.into());
+            added += 1;
+        }
+    }
+    if added > 0 {
+        store.touch(db, key);
+    }
+    cx.out.int(added);
+}
+
+pub fn srem(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let db = cx.db();
+    let key = args.get(1);
+    let store = cx.store.get();
+    let d = store.db(db);
+    let set = match d.set_value(key) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            cx.out.int(0);
+            return;
+        }
+        Err(WrongType) => {
+            cx.out.error(WRONGTYPE);
+            return;
+        }
+    };
+    let removed = args.from(2).filter(|m| set.swap_remove(*m)).count();
+    d.remove_if_empty(key);
+    if removed > 0 {
+        store.touch(db, key);
+    }
+    cx.out.int(removed as i64);
+}
+
+pub fn sismember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let set = set_or!(cx, args.get(1), cx.out.int(0));
+    let found = set.contains(args.get(2));
+    cx.out.int(i64::from(found));
+}
+
+pub fn smismember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let n = args.len() - 2;
+    let set = set_or!(cx, args.get(1), {
+        cx.out.array(n);
+        for _ in 0..n {
+            cx.out.int(0);
+        }
+    });
+    cx.out.array(n);
+    for m in args.from(2) {
+        cx.out.int(i64::from(set.contains(m)));
+    }
+}
+
+/// Largest set Redis keeps as an intset (set-max-intset-entries).
+const INTSET_MAX: usize = 512;
+
+/// Member order as Redis replies it: a small all-integer set is an intset there, sorted by
+/// value; any other set comes back in table order.
+fn reply_order<'s>(members: impl Iterator<Item = &'s Key>, len: usize) -> Vec<&'s Key> {
+    let mut list: Vec<&Key> = members.collect();
+    if len <= INTSET_MAX {
+        let ints: Option<Vec<i64>> = list.iter().map(|m| crate::num::parse_i64(m)).collect();
+        if let Some(ints) = ints {
+            let mut pairs: Vec<(i64, &Key)> = ints.into_iter().zip(list).collect();
+            pairs.sort_unstable_by_key(|(n, _)| *n);
+            list = pairs.into_iter().map(|(_, m)| m).collect();
+        }
+    }
+    list
+}
+
+pub fn smembers(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let set = set_or!(cx, args.get(1), cx.out.set(0));
+    cx.out.set(set.len());
+    for m in reply_order(set.iter(), set.len()) {
+        cx.out.bulk(m);
+    }
+}
+
+pub fn scard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let set = set_or!(cx, args.get(1), cx.out.int(0));
+    let n = set.len();
+    cx.out.int(n as i64);
+}
+
+pub fn spop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.len() > 3 {
+        cx.out.error(super::SYNTAX);
+        return;
+    }
+    let count = if args.len() == 3 {
+        match positive_arg(cx.out, args.get(2)) {
+            Some(n) => Some(n),
+            None => return,
+        }
+    } else {
+        None
+    };
+    let db = cx.db();
+    let key = args.get(1);
+    let store = cx.store.get();
+    let d = store.db(db);
+    let set = match d.set_value(key) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            if count.is_some() {
+                cx.out.set(0)
+            } else {
+                cx.out.null()
+            }
+            return;
+        }
+        Err(WrongType) => {
+            cx.out.error(WRONGTYPE);
+            return;
+        }
+    };
+    match count {
+        None => {
+            let Some(m) = set.swap_remove_index(crate::engine::random_index(set.len())) else {
+                return;
+            };
+            cx.out.bulk(&m);
+        }
+        Some(n) => {
+            let n = n.min(set.len());
+            cx.out.set(n);
+            for _ in 0..n {
+                if let Some(m) = set.swap_remove_index(crate::engine::random_index(set.len())) {
+                    cx.out.bulk(&m);
+                }
+            }
+            if n == 0 {
+                return;
+            }
+        }
+    }
+    d.remove_if_empty(key);
+    store.touch(db, key);
+}
+
+pub fn srandmember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.len() > 3 {
+        cx.out.error(super::SYNTAX);
+        return;
+    }
+    let count = if args.len() == 3 {
+        match int_arg(cx.out, args.get(2)) {
+            Some(n) => Some(n),
+            None => return,
+        }
+    } else {
+        None
+    };
+    let set = set_or!(
+        cx,
+        args.get(1),
+        if count.is_some() {
+            cx.out.array(0)
+        } else {
+            cx.out.null()
+        }
+    );
+    let len = set.len();
+    match count {
+        None => {
+            if let Some(m) = set.get_index(crate::engine::random_index(len)) {
+                cx.out.bulk(m);
+            }
+        }
+        Some(n) if n >= 0 => {
+            let mut idx: Vec<usize> = (0..len).collect();
+            fastrand::shuffle(&mut idx);
+            idx.truncate((n as usize).min(len));
+            cx.out.array(idx.len());
+            for i in idx {
+                if let Some(m) = set.get_index(i) {
+                    cx.out.bulk(m);
+                }
+            }
+        }
+        Some(n) => {
+            if n < -(i64::MAX / 2) {
+                cx.out.error("ERR value is out of range");
+                return;
+            }
+            let n = n.unsigned_abs() as usize;
+            cx.out.array(n);
+            for _ in 0..n {
+                if let Some(m) = set.get_index(crate::engine::random_index(len)) {
+                    cx.out.bulk(m);
+                }
+            }
+        }
+    }
+}
+
+pub fn smove(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let db = cx.db();
+    let (src, dst, member) = (args.get(1), args.get(2), args.get(3));
+    let store = cx.store.get();
+    let d = store.db(db);
+    let src_has = match d.set_value(src) {
+        Ok(s) => s.map(|s| s.contains(member)),
+        Err(WrongType) => {
+            cx.out.error(WRONGTYPE);
+            return;
+        }
+    };
+    if d.set_value(dst).is_err() {
+        cx.out.error(WRONGTYPE);
+        return;
+    }
+    if src_has != Some(true) {
+        cx.out.int(0);
+        return;
+    }
+    if src == dst {
+        cx.out.int(1);
+        return;
+    }
+    if let Ok(Some(s)) = d.set_value(src) {
+        s.swap_remove(member);
+    }
+    d.remove_if_empty(src);
+    if let Ok(s) = d.set_or_new(dst) {
+        s.insert(member.into());
+    }
+    store.touch(db, src);
+    store.touch(db, dst);
+    cx.out.int(1);
+}
+
+#[derive(Clone, Copy)]
+enum Algebra {
+    Inter,
+    Union,
+    Diff,
+}
+
+/// Computes an intersection, union or difference of the sets at `keys`; Err on a wrong type.
+fn compute(cx: &mut Cx<'_, '_>, keys: &[&[u8]], op: Algebra) -> Result<Set, WrongType> {
+    let db = cx.db();
+    let d = cx.store.get().db(db);
+    let mut sets: Vec<Option<Set>> = Vec::with_capacity(keys.len());
+    for key in keys {
+        sets.push(d.set_value(key)?.map(|s| s.clone()));
+    }
+    let empty = Set::default();
+    let mut iter = sets.iter().map(|s| s.as_ref().unwrap_or(&empty));
+    let first = iter.next().cloned().unwrap_or_default();
+    Ok(match op {
+        Algebra::Union => {
+            let mut acc = first;
+            for s in iter {
+                acc.extend(s.iter().cloned());
+            }
+            acc
+        }
+        Algebra::Inter => {
+            let rest: Vec<&Set> = iter.collect();
+            first
+                .into_iter()
+                .filter(|m| rest.iter().all(|s| s.contains(m)))
+                .collect()
+        }
+        Algebra::Diff => {
+            let rest: Vec<&Set> = iter.collect();
+            first
+                .into_iter()
+                .filter(|m| !rest.iter().any(|s| s.contains(m)))
+                .collect()
+        }
+    })
+}
+
+fn algebra_reply(cx: &mut Cx<'_, '_>, args: &Args<'_>, op: Algebra) {
+    let keys: Vec<&[u8]> = args.from(1).collect();
+    match compute(cx, &keys, op) {
+        Ok(set) => {
+            cx.out.set(set.len());
+            for m in reply_order(set.iter(), set.len()) {
+                cx.out.bulk(m);
+            }
+        }
+        Err(WrongType) => cx.out.error(WRONGTYPE),
+    }
+}
+
+fn algebra_store(cx: &mut Cx<'_, '_>, args: &Args<'_>, op: Algebra) {
+    let dst = args.get(1);
+    let keys: Vec<&[u8]> = args.from(2).collect();
+    match compute(cx, &keys, op) {
+        Ok(set) => {
+            let n = set.len();
+            let db = cx.db();
+            let store = cx.store.get();
+            if set.is_empty() {
+                store.db(db).remove(dst);
+            } else {
+                store.db(db).set(dst, Value::Set(set));
+            }
+            store.touch(db, dst);
+            cx.out.int(n as i64);
+        }
+        Err(WrongType) => cx.out.error(WRONGTYPE),
+    }
+}
+
+pub fn sinter(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    algebra_reply(cx, args, Algebra::Inter);
+}
+
+pub fn sunion(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    algebra_reply(cx, args, Algebra::Union);
+}
+
+pub fn sdiff(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    algebra_reply(cx, args, Algebra::Diff);
+}
+
+pub fn sinterstore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    algebra_store(cx, args, Algebra::Inter);
+}
+
+pub fn sunionstore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    algebra_store(cx, args, Algebra::Union);
+}
+
+pub fn sdiffstore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    algebra_store(cx, args, Algebra::Diff);
+}
+
+pub fn sintercard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let Some(numkeys) = int_arg(cx.out, args.get(1)) else {
+        return;
+    };
+    if numkeys <= 0 {
+        cx.out.error("ERR numkeys should be greater than 0");
+        return;
+    }
+    let numkeys = numkeys as usize;
+    if numkeys > args.len() - 2 {
+        cx.out
+            .error("ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    let mut limit = usize::MAX;
+    let mut i = 2 + numkeys;
+    while i < args.len() {
+        if args.is(i, "limit") && i + 1 < args.len() {
+            match crate::num::parse_i64(args.get(i + 1)) {
+                Some(n) if n >= 0 => limit = if n == 0 { usize::MAX } else { n as usize },
+                Some(_) => {
+                    cx.out.error("ERR LIMIT can't be negative");
+                    return;
+                }
+                None => {
+                    cx.out.error(super::NOT_INTEGER);
+                    return;
+                }
+            }
+            i += 2;
+        } else {
+            cx.out.error(super::SYNTAX);
+            return;
+        }
+    }
+    let keys: Vec<&[u8]> = args.from(2).take(numkeys).collect();
+    match compute(cx, &keys, Algebra::Inter) {
+        Ok(set) => cx.out.int(set.len().min(limit) as i64),
+        Err(WrongType) => cx.out.error(WRONGTYPE),
+    }
+}
+
+pub fn sscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let Some((cursor, opts)) = scan_opts(cx, args, 2, false) else {
+        return;
+    };
+    let set = set_or!(cx, args.get(1), scan_reply(cx.out, 0, &[]));
+    let mut items: Vec<&[u8]> = Vec::new();
+    let matching = |m: &[u8]| {
+        opts.pattern
+            .is_none_or(|p| crate::glob::matches(p, m, false))
+    };
+    let next = if cursor == 0 && set.len() <= 128 {
+        let ordered = reply_order(set.iter(), set.len());
+        items.extend(ordered.into_iter().map(|m| &m[..]).filter(|m| matching(m)));
+        0
+    } else {
+        small_scan(set.len(), cursor, opts.count, |i| {
+            if let Some(m) = set.get_index(i)
+                && matching(m)
+            {
+                items.push(m);
+            }
+        })
+    };
+    scan_reply(cx.out, next, &items);
+}

@@ -1,0 +1,295 @@
+//! One client connection: read a batch, run every complete command, write all replies at once.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use crate::cmd::{self, Args, Cx, StoreSlot};
+use crate::engine::BlockedReply;
+use crate::frame::{Parsed, RequestParser};
+use crate::hub::{PushMsg, PushQueue};
+use crate::reply::Out;
+use crate::session::{Action, BlockKind, BlockWait, ClientInfo, Session};
+use crate::shared::Shared;
+
+/// Initial read buffer; grows for big arguments.
+const READ_CHUNK: usize = 16 * 1024;
+/// Replies are written out mid-batch once they exceed this, to bound memory.
+const OUT_FLUSH: usize = 256 * 1024;
+
+struct Conn {
+    rbuf: BytesMut,
+    out: Out,
+    parser: RequestParser,
+    scratch: Vec<u8>,
+    /// Bytes the parser needs before it can make progress.
+    want: usize,
+}
+
+/// Why a batch stopped.
+enum Batch {
+    /// All complete commands ran.
+    Drained,
+    /// The output buffer is large: write it, then continue with buffered input.
+    OutputFull,
+}
+
+/// Serves one client until it quits, disconnects, breaks the protocol or the server stops.
+pub async fn serve(
+    mut stream: TcpStream,
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
+    let laddr = stream
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let info = Arc::new(ClientInfo::new(id, addr.to_string(), laddr));
+    shared.clients.lock().insert(id, info.clone());
+    shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+    let (push_tx, push_rx) = PushQueue::new();
+    let mut session = Session::new(info, shared.password().is_none(), push_tx);
+    let result = drive(&mut stream, &shared, &mut session, push_rx, stop).await;
+    cleanup(&shared, &mut session);
+    result
+}
+
+async fn drive(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    session: &mut Session,
+    mut push_rx: mpsc::UnboundedReceiver<PushMsg>,
+    mut stop: watch::Receiver<bool>,
+) -> io::Result<()> {
+    let mut conn = Conn {
+        rbuf: BytesMut::with_capacity(READ_CHUNK),
+        out: Out::new(),
+        parser: RequestParser::new(shared.bulk_max.load(Ordering::Relaxed)),
+        scratch: Vec::new(),
+        want: 0,
+    };
+    loop {
+        let batch = conn.process(shared, session);
+        if !conn.out.buf.is_empty() {
+            if session.subscriptions() > 0 {
+                // A subscriber that stopped reading is closed once it overflows its limit, even
+                // while this write waits on it.
+                let backlog = session.push_tx.backlog.clone();
+                tokio::select! {
+                    written = stream.write_all(&conn.out.buf) => written?,
+                    () = backlog.overflow.notified() => return Ok(()),
+                }
+            } else {
+                stream.write_all(&conn.out.buf).await?;
+            }
+            conn.out.buf.clear();
+        }
+        match std::mem::take(&mut session.action) {
+            Action::Close => return Ok(()),
+            Action::Block(wait) => {
+                if !wait_blocked(stream, &mut conn, shared, wait, &mut stop).await? {
+                    return Ok(());
+                }
+                continue;
+            }
+            Action::Continue => {}
+        }
+        if matches!(batch, Batch::OutputFull) {
+            continue;
+        }
+        let free = conn.rbuf.capacity() - conn.rbuf.len();
+        let needed = conn.want.saturating_sub(conn.rbuf.len());
+        if free < needed.max(READ_CHUNK / 4) {
+            conn.rbuf.reserve(needed.max(READ_CHUNK));
+        }
+        // Tokio clears the socket's readiness after a short read, so a drained socket costs one
+        // recv per request, not a second one that would hit EAGAIN.
+        tokio::select! {
+            read = stream.read_buf(&mut conn.rbuf) => {
+                if read? == 0 {
+                    return Ok(());
+                }
+            }
+            Some(msg) = push_rx.recv() => {
+                let backlog = &session.push_tx.backlog;
+                let mut drained = msg.size();
+                encode_push(&mut conn.out, &msg);
+                while let Ok(msg) = push_rx.try_recv() {
+                    drained += msg.size();
+                    encode_push(&mut conn.out, &msg);
+                }
+                backlog.bytes.fetch_sub(drained, Ordering::Relaxed);
+                if backlog.overflowed.load(Ordering::Relaxed) {
+                    tracing::debug!(client = session.id, "pub/sub subscriber fell behind its output limit; closing");
+                    return Ok(());
+                }
+            }
+            _ = stop.changed() => return Ok(()),
+        }
+    }
+}
+
+impl Conn {
+    /// Runs every complete command in the read buffer, under one store lock taken lazily.
+    fn process(&mut self, shared: &Shared, session: &mut Session) -> Batch {
+        let batch = self.process_batch(shared, session);
+        if session.commands_run > 0 {
+            shared
+                .stats
+                .commands
+                .fetch_add(session.commands_run, Ordering::Relaxed);
+            session.commands_run = 0;
+        }
+        batch
+    }
+
+    fn process_batch(&mut self, shared: &Shared, session: &mut Session) -> Batch {
+        if self.rbuf.is_empty() {
+            return Batch::Drained;
+        }
+        session
+            .info
+            .last_active_ms
+            .store(shared.uptime_ms(), Ordering::Relaxed);
+        self.parser
+            .set_bulk_max(shared.bulk_max.load(Ordering::Relaxed));
+        let mut slot = StoreSlot::new(&shared.store);
+        loop {
+            self.parser.set_unauthenticated(!session.authenticated);
+            if !matches!(session.action, Action::Continue) {
+                return Batch::Drained;
+            }
+            if self.out.buf.len() > OUT_FLUSH {
+                return Batch::OutputFull;
+            }
+            match self.parser.parse(&self.rbuf, &mut self.scratch) {
+                Ok(Parsed::Command { consumed, inline }) => {
+                    let buf: &[u8] = if inline { &self.scratch } else { &self.rbuf };
+                    let args = Args::new(buf, self.parser.spans());
+                    let mut cx = Cx {
+                        shared,
+                        session,
+                        out: &mut self.out,
+                        store: &mut slot,
+                    };
+                    cmd::dispatch(&mut cx, &args);
+                    self.rbuf.advance(consumed);
+                    self.want = 0;
+                }
+                Ok(Parsed::Empty { consumed }) => self.rbuf.advance(consumed),
+                Ok(Parsed::Incomplete { want }) => {
+                    self.want = want;
+                    return Batch::Drained;
+                }
+                Err(e) => {
+                    self.out.error(&format!("ERR {e}"));
+                    session.action = Action::Close;
+                    return Batch::Drained;
+                }
+            }
+        }
+    }
+}
+
+/// Waits for a blocked command's element, its timeout, the client leaving or shutdown. Returns
+/// false when the connection should close.
+async fn wait_blocked(
+    stream: &mut TcpStream,
+    conn: &mut Conn,
+    shared: &Shared,
+    wait: BlockWait,
+    stop: &mut watch::Receiver<bool>,
+) -> io::Result<bool> {
+    let BlockWait {
+        id,
+        mut rx,
+        deadline,
+        kind,
+    } = wait;
+    let timeout = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timeout);
+    let reply = loop {
+        tokio::select! {
+            got = &mut rx => break got.ok(),
+            () = &mut timeout => {
+                let still_blocked = shared.store.lock().blocking.unblock(id);
+                // Not blocked any more means it was served just now: the reply is in the channel.
+                break if still_blocked { None } else { rx.try_recv().ok() };
+            }
+            read = stream.read_buf(&mut conn.rbuf) => {
+                if read? == 0 {
+                    shared.store.lock().blocking.unblock(id);
+                    return Ok(false);
+                }
+            }
+            _ = stop.changed() => return Ok(false),
+        }
+    };
+    let out = &mut conn.out;
+    match (reply, kind) {
+        (Some(BlockedReply::Popped { key, value }), _) => {
+            out.array(2);
+            out.bulk(&key);
+            out.bulk(&value);
+        }
+        (Some(BlockedReply::Moved(value)), _) => out.bulk(&value),
+        (Some(BlockedReply::WrongType), _) => out.error(cmd::WRONGTYPE),
+        (None, BlockKind::Pop) => out.null_array(),
+        // Redis 7.0 answers a timed-out BLMOVE with the null array too.
+        (None, BlockKind::Move) => out.null_array(),
+    }
+    stream.write_all(&conn.out.buf).await?;
+    conn.out.buf.clear();
+    Ok(true)
+}
+
+fn encode_push(out: &mut Out, msg: &PushMsg) {
+    match &msg.pattern {
+        Some(pattern) => {
+            out.push(4);
+            out.bulk(b"pmessage");
+            out.bulk(pattern);
+        }
+        None => {
+            out.push(3);
+            out.bulk(b"message");
+        }
+    }
+    out.bulk(&msg.channel);
+    out.bulk(&msg.payload);
+}
+
+/// Drops everything the client left behind: registry entry, subscriptions, WATCHes.
+fn cleanup(shared: &Shared, session: &mut Session) {
+    shared.clients.lock().remove(&session.id);
+    if session.subscriptions() > 0 {
+        let mut hub = shared.hub.lock();
+        for channel in session.channels.drain() {
+            hub.unsubscribe(&channel, session.id);
+        }
+        for pattern in session.patterns.drain() {
+            hub.punsubscribe(&pattern, session.id);
+        }
+    }
+    if !session.watched.is_empty() {
+        shared
+            .store
+            .lock()
+            .unwatch(&session.watched, &session.watch_flag);
+        session.watched.clear();
+    }
+}

@@ -1,0 +1,201 @@
+//! The in-memory engine: numbered databases, WATCH tracking and clients blocked on lists.
+//!
+//! This is the boundary a PostgreSQL-backed engine will sit behind. Commands (`crate::cmd`)
+//! reach data only through [`Store`] (databases, change tracking for WATCH, blocked clients)
+//! and [`Db`] (typed access: `string`, `list_or_new`, `hash`, `zset`, ..., expiry, SCAN);
+//! they never touch sockets, and connections never touch values. A durable engine provides
+//! the same surface (or a trait extracted from it) with its own storage underneath; the
+//! protocol, dispatch, MULTI/WATCH bookkeeping, pub/sub and blocking logic stay as they are.
+
+mod blocking;
+mod db;
+mod ordered;
+mod zset;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use blocking::{BlockOp, BlockedReply, Blocking};
+pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use zset::{LexBound, ScoreBound, ZSet};
+
+/// Keys, fields, members and list elements: owned bytes, two words each.
+pub type Key = Box<[u8]>;
+/// The hasher of every table: fast, seeded per process.
+pub type RandomState = foldhash::fast::RandomState;
+/// An insertion-ordered hash map (indexable, for SCAN and random picks).
+pub type Map<K, V> = indexmap::IndexMap<K, V, RandomState>;
+/// A hash value.
+pub type Hash = Map<Key, Key>;
+/// A set value.
+pub type Set = indexmap::IndexSet<Key, RandomState>;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A uniformly random index below `len` (0 when `len` is 0, which no lookup will find).
+pub fn random_index(len: usize) -> usize {
+    if len == 0 { 0 } else { fastrand::usize(..len) }
+}
+
+/// A flag a WATCHing client reads at EXEC; set when a watched key changes.
+pub type WatchFlag = Arc<AtomicBool>;
+
+/// All databases and the cross-client state that changes with them.
+#[derive(Debug)]
+pub struct Store {
+    dbs: Vec<Db>,
+    /// Number of changes since start (INFO rdb_changes_since_last_save).
+    pub dirty: u64,
+    watchers: HashMap<(usize, Key), Vec<WatchFlag>>,
+    /// Clients blocked in BLPOP, BRPOP, BLMOVE.
+    pub blocking: Blocking,
+    /// Lookups that found a key (INFO keyspace_hits).
+    pub hits: u64,
+    /// Lookups that found none (INFO keyspace_misses).
+    pub misses: u64,
+}
+
+impl Store {
+    /// A store with `databases` empty databases.
+    pub fn new(databases: usize) -> Self {
+        Self {
+            dbs: (0..databases.max(1)).map(|_| Db::default()).collect(),
+            dirty: 0,
+            watchers: HashMap::new(),
+            blocking: Blocking::default(),
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Number of databases.
+    pub fn db_count(&self) -> usize {
+        self.dbs.len()
+    }
+
+    /// Database `i`; callers validate `i` (SELECT does), out of range falls back to the last one.
+    pub fn db(&mut self, i: usize) -> &mut Db {
+        let last = self.dbs.len() - 1;
+        &mut self.dbs[i.min(last)]
+    }
+
+    /// Read-only view of all databases (INFO keyspace).
+    pub fn dbs(&self) -> &[Db] {
+        &self.dbs
+    }
+
+    /// Records that `key` changed: counts a change and fails the EXEC of clients watching it.
+    pub fn touch(&mut self, db: usize, key: &[u8]) {
+        self.dirty += 1;
+        if self.watchers.is_empty() {
+            return;
+        }
+        if let Some(flags) = self.watchers.get(&(db, Key::from(key))) {
+            for flag in flags {
+                flag.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    /// Records that a list at `key` may have new elements for blocked clients.
+    pub fn list_pushed(&mut self, db: usize, key: &[u8]) {
+        self.blocking.signal(db, key);
+    }
+
+    /// Registers a WATCH of `key` by the client owning `flag`.
+    pub fn watch(&mut self, db: usize, key: &[u8], flag: &WatchFlag) {
+        let list = self.watchers.entry((db, key.into())).or_default();
+        if !list.iter().any(|f| Arc::ptr_eq(f, flag)) {
+            list.push(flag.clone());
+        }
+    }
+
+    /// Drops every WATCH of the client owning `flag` on the given keys.
+    pub fn unwatch(&mut self, keys: &[(usize, Key)], flag: &WatchFlag) {
+        for k in keys {
+            if let Some(list) = self.watchers.get_mut(k) {
+                list.retain(|f| !Arc::ptr_eq(f, flag));
+                if list.is_empty() {
+                    self.watchers.remove(k);
+                }
+            }
+        }
+    }
+
+    /// Fails the EXEC of clients watching keys that exist in database `db` (FLUSHDB, SWAPDB).
+    fn touch_existing_in(&mut self, db: usize) {
+        let watched: Vec<Key> = self
+            .watchers
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect();
+        for key in watched {
+            if self.dbs.get_mut(db).is_some_and(|d| d.contains(&key)) {
+                self.touch(db, &key);
+            }
+        }
+    }
+
+    /// Empties database `db`.
+    pub fn flush_db(&mut self, db: usize) {
+        self.touch_existing_in(db);
+        let removed = self.dbs.get(db).map_or(0, Db::len) as u64;
+        self.dirty += removed;
+        self.db(db).clear();
+    }
+
+    /// Empties every database.
+    pub fn flush_all(&mut self) {
+        for i in 0..self.dbs.len() {
+            self.flush_db(i);
+        }
+    }
+
+    /// Exchanges two databases (SWAPDB); false when an index is out of range.
+    pub fn swap_db(&mut self, a: usize, b: usize) -> bool {
+        if a >= self.dbs.len() || b >= self.dbs.len() {
+            return false;
+        }
+        self.touch_existing_in(a);
+        self.touch_existing_in(b);
+        self.dbs.swap(a, b);
+        self.touch_existing_in(a);
+        self.touch_existing_in(b);
+        // Clients blocked on lists of either database may now find elements.
+        self.blocking.signal_db(a);
+        self.blocking.signal_db(b);
+        self.dirty += 1;
+        true
+    }
+
+    /// Hands elements to clients blocked on lists that got pushes. Call after each command
+    /// outside MULTI and after EXEC.
+    pub fn serve_blocked(&mut self) {
+        if !self.blocking.has_ready() {
+            return;
+        }
+        let mut ready = self.blocking.take_ready();
+        while !ready.is_empty() {
+            for (db, key) in ready.drain(..) {
+                blocking::serve_key(self, db, &key);
+            }
+            ready = self.blocking.take_ready();
+        }
+    }
+
+    /// One active-expiry pass over all databases, bounded by `budget`.
+    pub fn expire_cycle(&mut self, budget: std::time::Duration) -> usize {
+        let deadline = std::time::Instant::now() + budget;
+        self.dbs
+            .iter_mut()
+            .map(|db| db.expire_cycle(deadline))
+            .sum()
+    }
+}

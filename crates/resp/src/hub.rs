@@ -1,0 +1,173 @@
+//! Pub/sub hub: channel and pattern subscribers, message fan-out to connection queues.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use tokio::sync::mpsc;
+
+use crate::engine::Key;
+
+/// A message on its way to a subscriber; encoded by the subscriber's connection for its protocol.
+#[derive(Debug, Clone)]
+pub struct PushMsg {
+    /// The pattern that matched, for `pmessage`.
+    pub pattern: Option<Bytes>,
+    pub channel: Bytes,
+    pub payload: Bytes,
+}
+
+impl PushMsg {
+    /// Bytes this message holds while queued (what the output limit counts).
+    pub fn size(&self) -> usize {
+        self.channel.len() + self.payload.len() + self.pattern.as_ref().map_or(0, Bytes::len) + 32
+    }
+}
+
+/// Redis's hard output limit for pub/sub clients (client-output-buffer-limit pubsub 32mb).
+pub const PUBSUB_BACKLOG_LIMIT: usize = 32 * 1024 * 1024;
+
+/// How much a subscriber has queued and not yet written, and whether it went over the limit.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    pub bytes: AtomicUsize,
+    pub overflowed: AtomicBool,
+    /// Wakes the subscriber's connection when it overflows.
+    pub overflow: tokio::sync::Notify,
+}
+
+/// A subscriber's queue: messages go to its connection, which encodes them for its protocol.
+/// A subscriber that falls more than [`PUBSUB_BACKLOG_LIMIT`] behind is disconnected, as Redis
+/// does, instead of growing memory without bound.
+#[derive(Debug, Clone)]
+pub struct PushQueue {
+    tx: mpsc::UnboundedSender<PushMsg>,
+    pub backlog: Arc<Backlog>,
+}
+
+impl PushQueue {
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<PushMsg>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Self {
+                tx,
+                backlog: Arc::default(),
+            },
+            rx,
+        )
+    }
+
+    /// Queues a message; false when the subscriber is gone or over its limit.
+    fn send(&self, msg: PushMsg) -> bool {
+        let size = msg.size();
+        if self.backlog.bytes.load(Ordering::Relaxed) + size > PUBSUB_BACKLOG_LIMIT {
+            if !self.backlog.overflowed.swap(true, Ordering::Relaxed) {
+                self.backlog.overflow.notify_one();
+            }
+            return false;
+        }
+        self.backlog.bytes.fetch_add(size, Ordering::Relaxed);
+        self.tx.send(msg).is_ok()
+    }
+}
+
+type Subscribers = HashMap<u64, PushQueue>;
+
+/// All subscriptions of the server.
+#[derive(Debug, Default)]
+pub struct Hub {
+    channels: HashMap<Key, Subscribers>,
+    patterns: HashMap<Key, Subscribers>,
+}
+
+impl Hub {
+    pub fn subscribe(&mut self, channel: &[u8], client: u64, tx: &PushQueue) {
+        self.channels
+            .entry(channel.into())
+            .or_default()
+            .insert(client, tx.clone());
+    }
+
+    pub fn unsubscribe(&mut self, channel: &[u8], client: u64) {
+        if let Some(subs) = self.channels.get_mut(channel) {
+            subs.remove(&client);
+            if subs.is_empty() {
+                self.channels.remove(channel);
+            }
+        }
+    }
+
+    pub fn psubscribe(&mut self, pattern: &[u8], client: u64, tx: &PushQueue) {
+        self.patterns
+            .entry(pattern.into())
+            .or_default()
+            .insert(client, tx.clone());
+    }
+
+    pub fn punsubscribe(&mut self, pattern: &[u8], client: u64) {
+        if let Some(subs) = self.patterns.get_mut(pattern) {
+            subs.remove(&client);
+            if subs.is_empty() {
+                self.patterns.remove(pattern);
+            }
+        }
+    }
+
+    /// Sends `payload` to the subscribers of `channel` and of matching patterns; returns how many
+    /// received it.
+    pub fn publish(&self, channel: &[u8], payload: &[u8]) -> usize {
+        let mut receivers = 0;
+        let channel_bytes = Bytes::copy_from_slice(channel);
+        let payload = Bytes::copy_from_slice(payload);
+        if let Some(subs) = self.channels.get(channel) {
+            for tx in subs.values() {
+                let msg = PushMsg {
+                    pattern: None,
+                    channel: channel_bytes.clone(),
+                    payload: payload.clone(),
+                };
+                if tx.send(msg) {
+                    receivers += 1;
+                }
+            }
+        }
+        for (pattern, subs) in &self.patterns {
+            if !crate::glob::matches(pattern, channel, false) {
+                continue;
+            }
+            let pattern = Bytes::copy_from_slice(pattern);
+            for tx in subs.values() {
+                let msg = PushMsg {
+                    pattern: Some(pattern.clone()),
+                    channel: channel_bytes.clone(),
+                    payload: payload.clone(),
+                };
+                if tx.send(msg) {
+                    receivers += 1;
+                }
+            }
+        }
+        receivers
+    }
+
+    /// Channels with at least one subscriber matching `pattern` (PUBSUB CHANNELS).
+    pub fn channels(&self, pattern: Option<&[u8]>) -> Vec<Key> {
+        self.channels
+            .keys()
+            .filter(|c| pattern.is_none_or(|p| crate::glob::matches(p, c, false)))
+            .cloned()
+            .collect()
+    }
+
+    /// Subscribers of one channel (PUBSUB NUMSUB).
+    pub fn numsub(&self, channel: &[u8]) -> usize {
+        self.channels.get(channel).map_or(0, HashMap::len)
+    }
+
+    /// Number of patterns subscribed to (PUBSUB NUMPAT).
+    pub fn numpat(&self) -> usize {
+        self.patterns.len()
+    }
+}

@@ -1,0 +1,167 @@
+//! sluice-resp: the Redis protocol gate (RESP2/RESP3) over an in-memory engine.
+//!
+//! Layers: [`frame`] parses requests without I/O, [`reply`] encodes replies, `cmd` holds one
+//! file per command family, [`engine`] is the keyspace boundary, `conn` drives one socket.
+
+pub mod cmd;
+mod conn;
+pub mod engine;
+pub mod frame;
+pub mod glob;
+mod hub;
+pub mod num;
+mod params;
+pub mod reply;
+mod session;
+mod shared;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use frame::{Parsed, ProtocolError, RequestParser};
+
+/// Configuration of the RESP gate.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Password required by AUTH/HELLO (Redis's requirepass); none means no auth.
+    pub password: Option<String>,
+    /// Number of databases (SELECT 0..n-1); Redis's default is 16.
+    pub databases: usize,
+    /// Connection threads, each running a single-threaded runtime that owns its connections
+    /// (no cross-thread wake-ups); 0 runs connections as tasks on the caller's runtime.
+    pub io_threads: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            password: None,
+            databases: 16,
+            io_threads: 0,
+        }
+    }
+}
+
+/// Errors of the gate itself (per-connection errors close that connection only).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("reading the listener's local address failed: {0}")]
+    LocalAddr(#[source] std::io::Error),
+    #[error("starting a connection thread failed: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// Serves RESP clients accepted on `listener` until `shutdown` completes. Each connection runs
+/// in its own task on the current tokio runtime; an active-expiry task samples keys with a TTL
+/// ten times a second.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), Error> {
+    let port = listener.local_addr().map_err(Error::LocalAddr)?.port();
+    let shared = Arc::new(shared::Shared::new(&config, port));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
+    let io_threads = (0..config.io_threads)
+        .map(|i| io_thread(i, shared.clone(), stop_rx.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut next_thread = 0;
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, addr)) => {
+                    if io_threads.is_empty() {
+                        tokio::spawn(serve_logged(stream, addr, shared.clone(), stop_rx.clone()));
+                    } else {
+                        // Round robin over the connection threads.
+                        next_thread = (next_thread + 1) % io_threads.len();
+                        match stream.into_std() {
+                            Ok(std_stream) => {
+                                let _ = io_threads[next_thread].send((std_stream, addr));
+                            }
+                            Err(e) => tracing::warn!(%addr, error = %e, "handing a connection to its thread failed"),
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Out of file descriptors and similar: wait a little instead of spinning.
+                    tracing::warn!(error = %e, "accepting a RESP connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+        }
+    }
+    let _ = stop_tx.send(true);
+    let _ = expiry.await;
+    Ok(())
+}
+
+async fn serve_logged(
+    stream: tokio::net::TcpStream,
+    addr: SocketAddr,
+    shared: Arc<shared::Shared>,
+    stop: watch::Receiver<bool>,
+) {
+    if let Err(e) = conn::serve(stream, addr, shared, stop).await {
+        tracing::debug!(%addr, error = %e, "RESP connection ended with an error");
+    }
+}
+
+type Handoff = tokio::sync::mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>;
+
+/// Starts a connection thread: a single-threaded runtime serving the connections handed to it.
+fn io_thread(
+    index: usize,
+    shared: Arc<shared::Shared>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<Handoff, Error> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
+    std::thread::Builder::new()
+        .name(format!("sluice-resp-{index}"))
+        .spawn(move || {
+            runtime.block_on(async move {
+                loop {
+                    tokio::select! {
+                        handed = rx.recv() => {
+                            let Some((std_stream, addr)) = handed else { return };
+                            match tokio::net::TcpStream::from_std(std_stream) {
+                                Ok(stream) => {
+                                    tokio::spawn(serve_logged(stream, addr, shared.clone(), stop.clone()));
+                                }
+                                Err(e) => tracing::warn!(%addr, error = %e, "registering a connection failed"),
+                            }
+                        }
+                        _ = stop.changed() => return,
+                    }
+                }
+            });
+        })
+        .map_err(Error::Runtime)?;
+    Ok(tx)
+}
+
+async fn expiry_loop(shared: Arc<shared::Shared>, mut stop: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tick.tick() => {
+                let removed = shared.store.lock().expire_cycle(Duration::from_millis(2));
+                shared.stats.expired_active.fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Per-connection state: selected database, auth, MULTI queue, WATCHes, subscriptions, blocking.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, AtomicUsize};
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::cmd::Command;
+use crate::engine::{BlockedReply, Key, WatchFlag};
+use crate::hub::PushQueue;
+
+/// What a connection shows of itself to others (CLIENT LIST, INFO clients).
+#[derive(Debug)]
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub created: Instant,
+    pub db: AtomicUsize,
+    /// Index in the command table of the last command run.
+    pub last_command: AtomicUsize,
+    /// Milliseconds since server start of the last request.
+    pub last_active_ms: AtomicU64,
+    pub name: Mutex<Option<Vec<u8>>>,
+    pub lib_name: Mutex<Option<Vec<u8>>>,
+    pub lib_ver: Mutex<Option<Vec<u8>>>,
+    pub resp: AtomicU8,
+    pub subs: AtomicUsize,
+    pub psubs: AtomicUsize,
+    /// Commands queued in MULTI, -1 outside MULTI.
+    pub multi: AtomicI64,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, addr: String, laddr: String) -> Self {
+        Self {
+            id,
+            addr,
+            laddr,
+            created: Instant::now(),
+            db: AtomicUsize::new(0),
+            last_command: AtomicUsize::new(usize::MAX),
+            last_active_ms: AtomicU64::new(0),
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            lib_ver: Mutex::new(None),
+            resp: AtomicU8::new(2),
+            subs: AtomicUsize::new(0),
+            psubs: AtomicUsize::new(0),
+            multi: AtomicI64::new(-1),
+        }
+    }
+}
+
+/// A command queued between MULTI and EXEC, with its own copy of the arguments.
+#[derive(Debug)]
+pub struct Queued {
+    pub cmd: &'static Command,
+    pub data: Vec<u8>,
+    pub spans: Vec<Range<usize>>,
+}
+
+/// An open transaction.
+#[derive(Debug, Default)]
+pub struct Multi {
+    pub queued: Vec<Queued>,
+    /// A command failed to queue: EXEC answers EXECABORT.
+    pub error: bool,
+}
+
+/// How the reply of a blocked command is shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    /// BLPOP/BRPOP: `[key, element]`, null array on timeout.
+    Pop,
+    /// BLMOVE/BRPOPLPUSH: the element, null on timeout.
+    Move,
+}
+
+/// A command waiting for a list element.
+#[derive(Debug)]
+pub struct BlockWait {
+    pub id: u64,
+    pub rx: oneshot::Receiver<BlockedReply>,
+    pub deadline: Option<tokio::time::Instant>,
+    pub kind: BlockKind,
+}
+
+/// What the connection does after the current command.
+#[derive(Debug, Default)]
+pub enum Action {
+    #[default]
+    Continue,
+    /// Reply, then close (QUIT, protocol errors).
+    Close,
+    /// Stop processing input until the blocked command is served or times out.
+    Block(BlockWait),
+}
+
+/// The state of one client connection.
+#[derive(Debug)]
+pub struct Session {
+    pub id: u64,
+    pub db: usize,
+    pub authenticated: bool,
+    pub multi: Option<Multi>,
+    pub watch_flag: WatchFlag,
+    pub watched: Vec<(usize, Key)>,
+    /// Watched keys that had a TTL when watched; EXEC fails if one has expired since.
+    pub watched_volatile: Vec<(usize, Key)>,
+    pub channels: HashSet<Key>,
+    pub patterns: HashSet<Key>,
+    pub push_tx: PushQueue,
+    pub info: Arc<ClientInfo>,
+    pub action: Action,
+    /// True while EXEC runs its queue: blocking commands do not block.
+    pub in_exec: bool,
+    /// Commands run in the current read batch; added to the server total once per batch so
+    /// connections on different cores do not fight over one counter per command.
+    pub commands_run: u64,
+}
+
+impl Session {
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool, push_tx: PushQueue) -> Self {
+        Self {
+            id: info.id,
+            db: 0,
+            authenticated,
+            multi: None,
+            watch_flag: Arc::new(AtomicBool::new(false)),
+            watched: Vec::new(),
+            watched_volatile: Vec::new(),
+            channels: HashSet::new(),
+            patterns: HashSet::new(),
+            push_tx,
+            info,
+            action: Action::Continue,
+            in_exec: false,
+            commands_run: 0,
+        }
+    }
+
+    /// Channels plus patterns subscribed.
+    pub fn subscriptions(&self) -> usize {
+        self.channels.len() + self.patterns.len()
+    }
+}

@@ -1,0 +1,74 @@
+//! State shared by all connections: the store, the pub/sub hub, parameters, the client registry.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::Config;
+use crate::engine::Store;
+use crate::hub::Hub;
+use crate::params::Params;
+use crate::session::ClientInfo;
+
+/// Server-wide counters (INFO stats).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub commands: AtomicU64,
+    pub connections: AtomicU64,
+    pub expired_active: AtomicU64,
+}
+
+/// Everything connections share.
+#[derive(Debug)]
+pub struct Shared {
+    pub store: Mutex<Store>,
+    pub hub: Mutex<Hub>,
+    pub params: RwLock<Params>,
+    pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    pub next_client_id: AtomicU64,
+    pub started: Instant,
+    pub stats: Stats,
+    /// proto-max-bulk-len, read by each connection's parser.
+    pub bulk_max: AtomicI64,
+    pub port: u16,
+    /// Number of databases (fixed at start).
+    pub databases: usize,
+}
+
+impl Shared {
+    pub fn new(config: &Config, port: u16) -> Self {
+        Self {
+            store: Mutex::new(Store::new(config.databases)),
+            hub: Mutex::new(Hub::default()),
+            params: RwLock::new(Params::new(
+                config.databases,
+                port,
+                config.password.as_deref(),
+            )),
+            clients: Mutex::new(BTreeMap::new()),
+            next_client_id: AtomicU64::new(1),
+            started: Instant::now(),
+            stats: Stats::default(),
+            bulk_max: AtomicI64::new(crate::frame::BULK_MAX_DEFAULT),
+            port,
+            databases: config.databases.max(1),
+        }
+    }
+
+    /// The password clients must give, if any (requirepass).
+    pub fn password(&self) -> Option<String> {
+        let params = self.params.read();
+        params
+            .get("requirepass")
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+    }
+
+    /// Milliseconds since start.
+    pub fn uptime_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
