@@ -1,6 +1,7 @@
 //! `sluice-bench`: end-to-end benchmarks that run Sluice and its peers side by side in one run.
 
 mod driver;
+mod export;
 mod peers;
 mod pool;
 mod report;
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// The driver: bulk read, point selects, pipelining (sluice-pg vs tokio-postgres, psql, pgbench).
     Driver(driver::DriverArgs),
+    /// sluice export / import vs psql COPY on pgbench data.
+    Export(export::ExportArgs),
     /// The pool: 64 tasks over 8 connections vs dedicated connections, deadpool, bb8; pipelining.
     Pool(pool::PoolArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
@@ -34,6 +37,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Driver(args) => driver::run(args),
+        Command::Export(args) => export::run(args),
         Command::Worker(args) => driver::worker(args),
         Command::Pool(args) => pool::run(args),
         Command::PoolWorker(args) => pool::worker(args),

@@ -2,6 +2,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod export;
+mod import;
 mod lp;
 mod serve;
 
@@ -19,6 +21,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// InfluxDB line protocol tools.
     Lp(lp::LpArgs),
+    /// Run a query and write its rows as CSJ, CSV, TSV, JSON Lines or JSON.
+    Export(export::ExportArgs),
+    /// Load CSJ, CSV, TSV or JSON Lines into a table through COPY, all or nothing.
+    Import(import::ImportArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,5 +39,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Lp(args) => lp::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Import(args) => import::run(args),
     }
 }
