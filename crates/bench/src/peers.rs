@@ -36,10 +36,12 @@ fn peak_rss_kib() -> u64 {
 
 pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
     let runtime = match kind {
-        "point-sluice" | "point-tokio" => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?,
+        "point-sluice" | "point-tokio" if std::env::var("SLUICE_BENCH_PER_THREAD").is_err() => {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?
+        }
         _ => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?,
@@ -116,8 +118,29 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicU64::new(0));
     let mut handles = Vec::new();
+    let mut second_thread = Vec::new();
+    let per_thread = std::env::var("SLUICE_BENCH_PER_THREAD").is_ok();
     for t in 0..tasks {
-        handles.push(tokio::spawn(work(t, stop.clone(), count.clone())));
+        let fut = work(t, stop.clone(), count.clone());
+        if per_thread && t % 2 == 1 {
+            second_thread.push(fut);
+        } else {
+            handles.push(tokio::spawn(fut));
+        }
+    }
+    if !second_thread.is_empty() {
+        // Half the tasks on a second thread with a current-thread runtime of its own: two
+        // threads, each polling its own connections (the shape of pgbench -j 2).
+        handles.push(tokio::task::spawn_blocking(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            rt.block_on(async move {
+                let tasks: Vec<_> = second_thread.into_iter().map(tokio::spawn).collect();
+                for t in tasks {
+                    t.await.context("task panicked")??;
+                }
+                Ok(())
+            })
+        }));
     }
     // Warm up (connections, preparation), then measure.
     tokio::time::sleep(Duration::from_millis(500)).await;
