@@ -132,7 +132,9 @@ where
         // Half the tasks on a second thread with a current-thread runtime of its own: two
         // threads, each polling its own connections (the shape of pgbench -j 2).
         handles.push(tokio::task::spawn_blocking(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             rt.block_on(async move {
                 let tasks: Vec<_> = second_thread.into_iter().map(tokio::spawn).collect();
                 for t in tasks {

@@ -226,20 +226,27 @@ fn write_chunk(out: &mut File, chunk: &[u8], path: Option<&PathBuf>) -> Result<(
     })
 }
 
-async fn export(args: &ExportArgs) -> Result<(), Failure> {
-    let format = args
-        .format
-        .or_else(|| {
-            args.output
-                .as_ref()
-                .and_then(|p| Format::from_extension(&p.to_string_lossy()))
-        })
+/// The format (given, else from the file's extension, else CSJ) and whether a header line
+/// goes with it (`--no-header` wins over `--header` and over the format's default).
+pub(crate) fn format_and_header(
+    format: Option<Format>,
+    path: Option<&PathBuf>,
+    header: bool,
+    no_header: bool,
+) -> (Format, bool) {
+    let format = format
+        .or_else(|| path.and_then(|p| Format::from_extension(&p.to_string_lossy())))
         .unwrap_or(Format::Csj);
-    let header = if args.no_header {
-        false
-    } else {
-        args.header || format.header_by_default()
-    };
+    (format, !no_header && (header || format.header_by_default()))
+}
+
+async fn export(args: &ExportArgs) -> Result<(), Failure> {
+    let (format, header) = format_and_header(
+        args.format,
+        args.output.as_ref(),
+        args.header,
+        args.no_header,
+    );
     let sql = args.sql.as_str();
     let mut conn = connect(args.database.as_deref()).await?;
 

@@ -1,7 +1,9 @@
 //! `sluice import`: loads CSJ, CSV, TSV or JSON Lines into a table through COPY, streamed, in one
 //! transaction: all rows or none. A bad line is reported with its line number and the reason.
 
-use crate::export::{CHUNK, Failure, column_kinds, connect, db_failure, parse_format, report};
+use crate::export::{
+    CHUNK, Failure, column_kinds, connect, db_failure, format_and_header, parse_format, report,
+};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use sluice_formats::decode::{
@@ -267,19 +269,8 @@ fn copy_failure(error: sluice_pg::Error, sql: &str, input_name: &str, lines: Lin
 }
 
 async fn import(args: &ImportArgs) -> Result<u64, Failure> {
-    let format = args
-        .format
-        .or_else(|| {
-            args.file
-                .as_ref()
-                .and_then(|p| Format::from_extension(&p.to_string_lossy()))
-        })
-        .unwrap_or(Format::Csj);
-    let header = if args.no_header {
-        false
-    } else {
-        args.header || format.header_by_default()
-    };
+    let (format, header) =
+        format_and_header(args.format, args.file.as_ref(), args.header, args.no_header);
     match format {
         Format::Json => {
             return Err(anyhow!(

@@ -384,14 +384,7 @@ impl Connection {
 
     /// Runs a statement that must return exactly one row.
     pub async fn query_one(&mut self, sql: &str, params: Params<'_>) -> Result<OwnedRow> {
-        self.query_opt_with(sql, params, Format::Text)
-            .await?
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::RowCount,
-                    "query returned no rows; exactly one was expected",
-                )
-            })
+        self.query_one_with(sql, params, Format::Text).await
     }
 
     /// Runs a statement that must return exactly one row, in `format`.
