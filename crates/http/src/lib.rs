@@ -1,0 +1,10 @@
+//! The HTTP gateway: the server loop, the mount interface other HTTP gates plug into, and views.
+
+pub mod body;
+pub mod mount;
+pub mod server;
+pub mod view;
+
+pub use body::{BodyError, read_body};
+pub use mount::{Mount, MountFuture, Request, RequestContext, Response, ResponseBody, empty, full};
+pub use server::{Router, ServerOptions, run};
