@@ -40,7 +40,8 @@ impl Router {
     pub fn mount(&mut self, prefix: &str, mount: Arc<dyn Mount>) -> &mut Router {
         let prefix: Arc<str> = prefix.trim_end_matches('/').into();
         self.mounts.push((prefix, mount));
-        self.mounts.sort_by_key(|mount| std::cmp::Reverse(mount.0.len()));
+        self.mounts
+            .sort_by_key(|mount| std::cmp::Reverse(mount.0.len()));
         self
     }
 

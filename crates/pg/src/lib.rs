@@ -27,7 +27,7 @@ pub use conn::{CancelToken, Connection, Notification};
 pub use copy::{BinaryCopyWriter, CopyIn, CopyOut};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity};
 pub use pipeline::{Pipeline, SyncMode};
-pub use pool::{Pool, PoolError, PoolSettings, PooledConnection};
+pub use pool::{Pool, PoolError, PoolErrorKind, PoolSettings, PooledConnection};
 pub use protocol::backend::TransactionStatus;
 pub use query::Params;
 pub use rows::{

@@ -1,3 +1,5 @@
 //! Views: REST endpoints declared in Fostgres-style JSON files (see VIEWS.md).
 
+pub mod error;
 pub mod model;
+pub mod write;
