@@ -57,7 +57,13 @@ pub struct InfluxApi {
     pool: sluice_pg::Pool,
     config: InfluxConfig,
     shapes: shape::ShapeCache,
+    scratch: parking_lot::Mutex<Vec<write::Scratch>>,
 }
+
+/// Scratch buffers kept for reuse: about one per concurrent request.
+const SCRATCH_KEPT: usize = 16;
+/// Scratch grown past this by a very large body is dropped rather than kept.
+const SCRATCH_MAX_BYTES: usize = 64 << 20;
 
 impl std::fmt::Debug for InfluxApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -75,7 +81,22 @@ impl InfluxApi {
             pool,
             config,
             shapes: shape::ShapeCache::default(),
+            scratch: parking_lot::Mutex::new(Vec::new()),
         })
+    }
+
+    fn take_scratch(&self) -> write::Scratch {
+        self.scratch.lock().pop().unwrap_or_default()
+    }
+
+    fn give_back_scratch(&self, scratch: write::Scratch) {
+        if scratch.allocated_bytes() > SCRATCH_MAX_BYTES {
+            return;
+        }
+        let mut kept = self.scratch.lock();
+        if kept.len() < SCRATCH_KEPT {
+            kept.push(scratch);
+        }
     }
 
     /// Mounts the API at each of [`PATHS`].

@@ -182,11 +182,15 @@ pub struct Plan<'b> {
 impl<'b> Plan<'b> {
     /// Groups `points` by measurement; a field whose type differs between lines (or which is
     /// also a tag) fails the plan.
-    pub fn build(points: &[Point<'b, 'b>], jsonb_tags: bool) -> Result<Plan<'b>, ApiError> {
+    pub fn build(
+        points: impl Iterator<Item = Point<'b, 'b>>,
+        jsonb_tags: bool,
+    ) -> Result<Plan<'b>, ApiError> {
         let mut plan = Plan::default();
         let mut by_name: HashMap<&'b str, usize> = HashMap::default();
         let mut last_table = usize::MAX;
-        for (index, point) in points.iter().enumerate() {
+        for (index, point) in points.enumerate() {
+            let point = &point;
             let name: &'b str = point.measurement();
             let table = match plan.tables.get(last_table) {
                 Some(t) if t.name == name => last_table,

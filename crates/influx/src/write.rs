@@ -8,7 +8,7 @@ use crate::plan::{MAX_IDENTIFIER_LEN, Plan, Role, TIME_COLUMN, TablePlan};
 use crate::reply::{ApiError, from_db, from_pool};
 use crate::shape::TableShape;
 use bytes::{BufMut, BytesMut};
-use sluice_lineproto::{Batch, FieldValue, Options, Point, Tag};
+use sluice_lineproto::{Batch, BatchStorage, FieldValue, Options, Tag};
 
 /// How often a write is retried after losing a race on the catalog (or a deadlock).
 const MAX_ATTEMPTS: usize = 5;
@@ -44,6 +44,21 @@ fn retry_kind(error: &sluice_pg::Error) -> Option<bool> {
     }
 }
 
+/// Buffers kept between requests: the parsed body's vectors and the COPY data of each table.
+/// Allocating them fresh for every body of megabytes costs page faults.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    batch: BatchStorage,
+    copy: Vec<BytesMut>,
+}
+
+impl Scratch {
+    /// The bytes held, so a pool can drop scratch grown by an unusually large body.
+    pub fn allocated_bytes(&self) -> usize {
+        self.batch.allocated_bytes() + self.copy.iter().map(BytesMut::capacity).sum::<usize>()
+    }
+}
+
 /// Writes a body of line protocol into `schema`: all of it, or nothing.
 pub async fn write(
     api: &InfluxApi,
@@ -56,19 +71,41 @@ pub async fn write(
             "database {schema:?} is longer than PostgreSQL's identifier limit of {MAX_IDENTIFIER_LEN} bytes"
         )));
     }
-    let batch = Batch::parse(body, &options)?;
+    let mut scratch = api.take_scratch();
+    let result = match Batch::parse_reusing(body, &options, &mut scratch.batch) {
+        Ok(batch) => {
+            let result = write_batch(api, schema, &batch, &mut scratch.copy).await;
+            scratch.batch = batch.into_storage();
+            result
+        }
+        Err(error) => Err(ApiError::Parse(error)),
+    };
+    api.give_back_scratch(scratch);
+    result
+}
+
+/// Plans and encodes a parsed body, then writes it, retrying lost races on the catalog.
+async fn write_batch(
+    api: &InfluxApi,
+    schema: &str,
+    batch: &Batch<'_>,
+    buffers: &mut Vec<BytesMut>,
+) -> Result<(), ApiError> {
     if batch.is_empty() {
         return Ok(());
     }
-    let points: Vec<Point<'_, '_>> = batch.points().collect();
-    let plan = Plan::build(&points, api.config.tags_as_jsonb)?;
-    let mut data = Vec::with_capacity(plan.tables.len());
-    for table in &plan.tables {
-        data.push(encode_table(table, &points));
+    let plan = Plan::build(batch.points(), api.config.tags_as_jsonb)?;
+    if buffers.len() < plan.tables.len() {
+        buffers.resize_with(plan.tables.len(), BytesMut::new);
     }
+    for (table, buffer) in plan.tables.iter().zip(buffers.iter_mut()) {
+        buffer.clear();
+        encode_table(table, batch, buffer);
+    }
+    let data = &buffers[..plan.tables.len()];
     let mut attempt = 1;
     loop {
-        match write_once(api, schema, &plan, &data).await {
+        match write_once(api, schema, &plan, data).await {
             Ok(()) => return Ok(()),
             Err(Failure::Api(error)) => return Err(error),
             Err(Failure::Db(error)) => match retry_kind(&error) {
@@ -164,17 +201,15 @@ enum Slot<'s, 'a> {
     Field(&'s FieldValue<'a>),
 }
 
-/// The whole binary COPY data of one table: header, one row per point, trailer.
-fn encode_table(table: &TablePlan<'_>, points: &[Point<'_, '_>]) -> BytesMut {
+/// The whole binary COPY data of one table into `buf`: header, one row per point, trailer.
+fn encode_table(table: &TablePlan<'_>, batch: &Batch<'_>, buf: &mut BytesMut) {
     let columns = table.columns.len();
-    let mut buf = BytesMut::with_capacity(
-        encode::COPY_HEADER.len() + table.rows.len() * (14 + 16 * columns) + 2,
-    );
+    buf.reserve(encode::COPY_HEADER.len() + table.rows.len() * (14 + 16 * columns) + 2);
     buf.put_slice(encode::COPY_HEADER);
     let mut slots: Vec<Slot<'_, '_>> = vec![Slot::Null; columns];
     let jsonb_tags = table.columns.first().map(|c| c.role) == Some(Role::TagsJson);
     for &(index, layout) in &table.rows {
-        let Some(point) = points.get(index) else {
+        let Some(point) = batch.point(index) else {
             continue;
         };
         let Some(layout) = table.layouts.get(layout) else {
@@ -193,16 +228,15 @@ fn encode_table(table: &TablePlan<'_>, points: &[Point<'_, '_>]) -> BytesMut {
             slots[position] = Slot::Field(&field.value);
         }
         buf.put_i16((columns + 1) as i16);
-        encode::timestamp(&mut buf, point.time());
+        encode::timestamp(buf, point.time());
         for slot in &slots {
             match slot {
-                Slot::Null => encode::null(&mut buf),
-                Slot::Tag(value) => encode::text(&mut buf, value),
-                Slot::Tags(tags) => encode::tags_jsonb(&mut buf, tags),
-                Slot::Field(value) => encode::field(&mut buf, value),
+                Slot::Null => encode::null(buf),
+                Slot::Tag(value) => encode::text(buf, value),
+                Slot::Tags(tags) => encode::tags_jsonb(buf, tags),
+                Slot::Field(value) => encode::field(buf, value),
             }
         }
     }
     buf.put_i16(encode::COPY_TRAILER);
-    buf
 }

@@ -11,7 +11,7 @@ use crate::scan::Cursor;
 
 /// One point's place in the batch's flat storage.
 #[derive(Debug, Clone)]
-struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     measurement: Cow<'a, str>,
     tags: Range<usize>,
     fields: Range<usize>,
@@ -28,21 +28,84 @@ pub struct Batch<'a> {
     fields: Vec<Field<'a>>,
 }
 
+/// The vectors of a [`Batch`], empty, kept to parse the next body without allocating anew
+/// (see [`Batch::parse_reusing`]). Large bodies make large vectors, and allocating them fresh
+/// for every body costs page faults that can exceed the parsing itself.
+#[derive(Debug, Default)]
+pub struct BatchStorage {
+    entries: Vec<Entry<'static>>,
+    tags: Vec<Tag<'static>>,
+    fields: Vec<Field<'static>>,
+}
+
+impl BatchStorage {
+    /// The bytes the storage holds allocated (to decide whether keeping it is worth it).
+    pub fn allocated_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry<'static>>()
+            + self.tags.capacity() * std::mem::size_of::<Tag<'static>>()
+            + self.fields.capacity() * std::mem::size_of::<Field<'static>>()
+    }
+}
+
+/// Empties `items` and gives its allocation back typed for any lifetime. An empty vector
+/// holds no borrow, and collecting an emptied `IntoIter` into a vector of a type of the same
+/// size and alignment reuses the allocation (std's in-place collection).
+fn recycle<T, U>(mut items: Vec<T>) -> Vec<U> {
+    items.clear();
+    items.into_iter().filter_map(|_| None).collect()
+}
+
 impl<'a> Batch<'a> {
     /// Parses a whole body; the first bad line fails it, with that line's number and column.
     pub fn parse(input: &'a [u8], options: &Options) -> Result<Self, Error> {
+        Self::parse_reusing(input, options, &mut BatchStorage::default())
+    }
+
+    /// As [`Batch::parse`], in the vectors of an earlier batch ([`Batch::into_storage`]),
+    /// which it takes from `storage`; on an error they are put back there.
+    pub fn parse_reusing(
+        input: &'a [u8],
+        options: &Options,
+        storage: &mut BatchStorage,
+    ) -> Result<Self, Error> {
+        let taken = std::mem::take(storage);
         let source = Source::new(input);
         let mut batch = Batch {
-            // Line protocol lines are rarely shorter than 40 bytes: a cheap upper bound that
-            // avoids regrowing the vectors on typical bodies.
-            entries: Vec::with_capacity(input.len() / 40 + 1),
-            tags: Vec::new(),
-            fields: Vec::new(),
+            entries: taken.entries,
+            tags: taken.tags,
+            fields: taken.fields,
         };
-        batch
-            .fill(&source, options)
-            .map_err(|fail| source.error(fail, options))?;
-        Ok(batch)
+        // Line protocol lines are rarely shorter than 40 bytes: a cheap bound that avoids
+        // regrowing the vectors on typical bodies.
+        batch.entries.reserve(input.len() / 40 + 1);
+        match batch.fill(&source, options) {
+            Ok(()) => Ok(batch),
+            Err(fail) => {
+                *storage = batch.into_storage();
+                Err(source.error(fail, options))
+            }
+        }
+    }
+
+    /// Gives the batch's vectors back, empty, for [`Batch::parse_reusing`].
+    pub fn into_storage(self) -> BatchStorage {
+        BatchStorage {
+            entries: recycle(self.entries),
+            tags: recycle(self.tags),
+            fields: recycle(self.fields),
+        }
+    }
+
+    /// The point at `index` (input order).
+    pub fn point(&self, index: usize) -> Option<Point<'a, '_>> {
+        let entry = self.entries.get(index)?;
+        Some(Point {
+            measurement: &entry.measurement,
+            tags: self.tags.get(entry.tags.clone()).unwrap_or_default(),
+            fields: self.fields.get(entry.fields.clone()).unwrap_or_default(),
+            time: entry.time,
+            time_given: entry.time_given,
+        })
     }
 
     fn fill(&mut self, source: &Source<'a>, options: &Options) -> Result<(), Fail> {
@@ -93,5 +156,39 @@ impl<'a> Batch<'a> {
             time: entry.time,
             time_given: entry.time_given,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_is_reused() {
+        let options = Options::new(0);
+        let body = b"cpu,host=a v=1 1\ncpu,host=b v=2,w=3i 2\n".repeat(100);
+        let batch = Batch::parse(&body, &options).map_err(|e| e.to_string());
+        let storage = batch.map(Batch::into_storage);
+        let Ok(storage) = storage else {
+            panic!("the body parses");
+        };
+        let bytes = storage.allocated_bytes();
+        assert!(bytes > 0);
+        let tags = storage.tags.as_ptr() as usize;
+        let other = b"mem v=1 1\n".to_vec();
+        let mut storage = storage;
+        let Ok(batch) = Batch::parse_reusing(&other, &options, &mut storage) else {
+            panic!("the body parses");
+        };
+        assert_eq!(batch.len(), 1);
+        assert_eq!(batch.point(0).map(|p| p.measurement()), Some("mem"));
+        let mut storage = batch.into_storage();
+        assert_eq!(storage.tags.as_ptr() as usize, tags);
+        assert!(storage.allocated_bytes() >= bytes);
+        let Err(error) = Batch::parse_reusing(b"bad", &options, &mut storage) else {
+            panic!("the body does not parse");
+        };
+        assert_eq!(error.line(), 1);
+        assert!(storage.allocated_bytes() >= bytes);
     }
 }

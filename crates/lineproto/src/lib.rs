@@ -84,7 +84,7 @@ mod scan;
 mod tags;
 mod timestamp;
 
-pub use batch::Batch;
+pub use batch::{Batch, BatchStorage};
 pub use error::{Error, ErrorKind};
 pub use json::{write_json_string, write_point_json};
 pub use parser::{DEFAULT_MAX_KEY_LEN, DEFAULT_MAX_STRING_LEN, Options, Parser};

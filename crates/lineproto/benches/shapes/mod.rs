@@ -165,9 +165,49 @@ fn ints(lines: usize) -> String {
     body
 }
 
+/// Many short lines: one tag, one float field, a timestamp; about 40 bytes a line.
+fn short_lines(lines: usize) -> String {
+    let mut rng = Rng(19);
+    let mut body = String::new();
+    for i in 0..lines {
+        let _ = writeln!(
+            body,
+            "cpu,h=s{:02} v={}.{} {}",
+            rng.below(100),
+            rng.below(100),
+            rng.below(10),
+            TS + i as u64
+        );
+    }
+    body
+}
+
+/// Tag-heavy lines: a dozen tags (Kubernetes-style series keys) and two small fields.
+fn tag_heavy(lines: usize) -> String {
+    let mut rng = Rng(23);
+    let mut body = String::new();
+    for i in 0..lines {
+        let _ = writeln!(
+            body,
+            "kube_pod,app=payments-api,cluster=prod-eu-{},container=api,env=production,namespace=payments,node=ip-10-0-{}-{}.eu-west-1.compute.internal,owner=team-billing,pod=payments-api-7d9f8c-{:05},tier=backend,version=v2.{}.3,zone=eu-west-1{} restarts={}i,ready=true {}",
+            rng.below(4),
+            rng.below(256),
+            rng.below(256),
+            rng.below(100_000),
+            rng.below(20),
+            ["a", "b", "c"][rng.below(3) as usize],
+            rng.below(10),
+            TS + i as u64
+        );
+    }
+    body
+}
+
 /// Every shape, `lines` lines each.
 pub fn all(lines: usize) -> Vec<Shape> {
     [
+        ("short_lines", short_lines(lines)),
+        ("tag_heavy", tag_heavy(lines)),
         ("telegraf", telegraf(lines)),
         ("many_fields", many_fields(lines)),
         ("escapes", escapes(lines)),
