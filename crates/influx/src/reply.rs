@@ -162,6 +162,9 @@ pub fn from_db(error: sluice_pg::Error) -> ApiError {
     );
     if down {
         ApiError::Unavailable(error.to_string())
+    } else if error.code().is_some_and(|code| code.starts_with("22")) {
+        // Data exceptions: a value PostgreSQL cannot store (a NUL in a string, say).
+        ApiError::Invalid(format!("PostgreSQL refused a value: {error}"))
     } else {
         ApiError::Database(error.to_string())
     }

@@ -344,3 +344,17 @@ async fn tags_as_one_jsonb_column() {
     let answer = server.post(&path, "cpu tags=1 3\n").await;
     assert_eq!(answer.status, 400, "{}", answer.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_postgresql_refuses_is_a_bad_request() {
+    let server = start(InfluxConfig::default()).await;
+    let db = unique("influx_nul");
+    let path = format!("/write?db={db}");
+    assert_eq!(server.post(&path, "logs msg=\"ok\" 1\n").await.status, 204);
+    // Line protocol allows a NUL inside a string; PostgreSQL text does not.
+    let answer = server
+        .post(&path, "logs msg=\"ok\" 2\nlogs msg=\"a\0b\" 3\n")
+        .await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(count(&db, "logs").await, Some(1));
+}
