@@ -127,6 +127,11 @@ impl ViewMount {
                 let query = Query {
                     sql: command.sql.clone(),
                     params,
+                    captures_only: command
+                        .arguments
+                        .iter()
+                        .all(|a| matches!(a, Source::Capture(_)))
+                        && command.arguments.len() == captures.len(),
                 };
                 match endpoint.returns {
                     Return::Object => read::get_object(&self.pool, &self.kinds, query).await,
@@ -149,6 +154,7 @@ impl ViewMount {
                 let query = Query {
                     sql: sql.clone(),
                     params: captures.iter().cloned().map(Some).collect(),
+                    captures_only: true,
                 };
                 read::delete(&self.pool, &self.kinds, query, endpoint.returns).await
             }

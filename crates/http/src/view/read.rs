@@ -69,11 +69,21 @@ pub fn negotiate(accept: Option<&HeaderValue>) -> Negotiated {
 pub struct Query {
     pub sql: String,
     pub params: Vec<Option<String>>,
+    /// The parameters are the path's captures, not listed `arguments`: a statement that uses
+    /// fewer of them (`SELECT ... WHERE tag = $1` on a path with two captures) gets the first ones.
+    pub captures_only: bool,
 }
 
 impl Query {
     fn params(&self) -> Vec<&dyn ToSql> {
         self.params.iter().map(|p| p as &dyn ToSql).collect()
+    }
+
+    /// Fits implicit capture parameters to the prepared statement's count.
+    fn fit(&mut self, statement: &sluice_pg::Statement) {
+        if self.captures_only {
+            self.params.truncate(statement.param_types().len());
+        }
     }
 }
 
@@ -142,7 +152,7 @@ enum Head {
 async fn produce(
     pool: Pool,
     kinds: Arc<KindCache>,
-    query: Query,
+    mut query: Query,
     layout: Layout,
     head_tx: oneshot::Sender<Result<Head, ApiError>>,
     chunk_tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
@@ -161,6 +171,7 @@ async fn produce(
             return;
         }
     };
+    query.fit(&prepared);
     let columns = prepared.columns();
     let column_kinds = match kinds.kinds(&mut conn, columns).await {
         Ok(k) => k,
@@ -330,12 +341,12 @@ impl Body for ChunkBody {
 }
 
 /// A GET of `return: "object"`: exactly one row as a JSON object.
-pub async fn get_object(pool: &Pool, kinds: &KindCache, query: Query) -> Response {
+pub async fn get_object(pool: &Pool, kinds: &KindCache, mut query: Query) -> Response {
     let mut conn = match pool.get().await {
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
     };
-    match one_object(&mut conn, kinds, &query).await {
+    match one_object(&mut conn, kinds, &mut query).await {
         Ok(Some(body)) => json_response(StatusCode::OK, body),
         Ok(None) => not_found(),
         Err(error) => error.into_response(),
@@ -346,12 +357,13 @@ pub async fn get_object(pool: &Pool, kinds: &KindCache, query: Query) -> Respons
 async fn one_object(
     conn: &mut sluice_pg::Connection,
     kinds: &KindCache,
-    query: &Query,
+    query: &mut Query,
 ) -> Result<Option<Vec<u8>>, ApiError> {
     let statement = conn
         .prepare(&query.sql)
         .await
         .map_err(|e| ApiError::from_pg(&e))?;
+    query.fit(&statement);
     let column_kinds = kinds
         .kinds(conn, statement.columns())
         .await
@@ -397,12 +409,16 @@ async fn one_object(
 /// A DELETE. `return: "object"` answers with the deleted row (the statement needs a RETURNING
 /// clause; without one, `{}`), 404 when nothing was deleted, and rolls back and answers 500 when
 /// more than one row was; otherwise the answer is `{"deleted": N}`.
-pub async fn delete(pool: &Pool, kinds: &KindCache, query: Query, returns: Return) -> Response {
+pub async fn delete(pool: &Pool, kinds: &KindCache, mut query: Query, returns: Return) -> Response {
     let mut conn = match pool.get().await {
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
     };
     if returns != Return::Object {
+        match conn.prepare(&query.sql).await {
+            Ok(statement) => query.fit(&statement),
+            Err(error) => return ApiError::from_pg(&error).into_response(),
+        }
         return match conn.execute(&query.sql, &query.params()).await {
             Ok(deleted) => json_response(
                 StatusCode::OK,
@@ -417,6 +433,7 @@ pub async fn delete(pool: &Pool, kinds: &KindCache, query: Query, returns: Retur
             .prepare(&query.sql)
             .await
             .map_err(|e| ApiError::from_pg(&e))?;
+        query.fit(&statement);
         if statement.columns().is_empty() {
             let deleted = tx
                 .execute(&query.sql, &query.params())
@@ -428,7 +445,7 @@ pub async fn delete(pool: &Pool, kinds: &KindCache, query: Query, returns: Retur
             tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
             return Ok((deleted > 0).then(|| b"{}\n".to_vec()));
         }
-        let object = one_object(&mut tx, kinds, &query).await.map_err(|e| {
+        let object = one_object(&mut tx, kinds, &mut query).await.map_err(|e| {
             if e.code == "more_than_one_row" {
                 more_than_one_deleted(2)
             } else {
