@@ -251,12 +251,12 @@ fn parse_view(value: &Value) -> Checked<Vec<Endpoint>> {
     };
     let at = root.key("sql");
     match sql {
-        Value::Object(_) => Ok(vec![parse_endpoint(&at, sql, true)?]),
+        Value::Object(_) => Ok(vec![parse_endpoint(&at, sql, None)?]),
         Value::Array(items) if items.is_empty() => fault(&at, Problem::Empty),
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .map(|(i, item)| parse_endpoint(&at.index(i), item, true))
+            .map(|(i, item)| parse_endpoint(&at.index(i), item, None))
             .collect(),
         other => wrong(&at, "an object or an array of endpoints", other),
     }
@@ -264,22 +264,26 @@ fn parse_view(value: &Value) -> Checked<Vec<Endpoint>> {
 
 const ENDPOINT_KEYS: &str = "path, return, precondition, GET, DELETE, PUT, PATCH, POST";
 
-/// An endpoint; `needs_path` is false for a precondition's `failed` view (its path is ignored).
-fn parse_endpoint(at: &At<'_>, value: &Value, needs_path: bool) -> Checked<Endpoint> {
+/// An endpoint. `outer` holds the captures of the endpoint whose precondition's `failed` view
+/// this is: such a view's path is ignored and it answers with the outer captures.
+fn parse_endpoint(at: &At<'_>, value: &Value, outer: Option<&[u16]>) -> Checked<Endpoint> {
     let map = object(at, value)?;
     only_keys(at, map, ENDPOINT_KEYS)?;
     let path = match map.get("path") {
         Some(path) => parse_path(&at.key("path"), path)?,
-        None if needs_path => return fault(at, Problem::MissingKey("path")),
+        None if outer.is_none() => return fault(at, Problem::MissingKey("path")),
         None => Vec::new(),
     };
-    let captures: Vec<u16> = path
-        .iter()
-        .filter_map(|segment| match segment {
-            PathSegment::Capture(n) => Some(*n),
-            PathSegment::Literal(_) => None,
-        })
-        .collect();
+    let captures: Vec<u16> = match outer {
+        Some(outer) => outer.to_vec(),
+        None => path
+            .iter()
+            .filter_map(|segment| match segment {
+                PathSegment::Capture(n) => Some(*n),
+                PathSegment::Literal(_) => None,
+            })
+            .collect(),
+    };
     let returns = match map.get("return") {
         None => Return::Csj,
         Some(Value::String(s)) => match s.as_str() {
@@ -292,11 +296,11 @@ fn parse_endpoint(at: &At<'_>, value: &Value, needs_path: bool) -> Checked<Endpo
     };
     let precondition = map
         .get("precondition")
-        .map(|p| parse_precondition(&at.key("precondition"), p))
+        .map(|p| parse_precondition(&at.key("precondition"), p, &captures))
         .transpose()?;
     let get = map
         .get("GET")
-        .map(|g| parse_get(&at.key("GET"), g, &captures, needs_path))
+        .map(|g| parse_get(&at.key("GET"), g, &captures))
         .transpose()?;
     let delete = map
         .get("DELETE")
@@ -304,16 +308,16 @@ fn parse_endpoint(at: &At<'_>, value: &Value, needs_path: bool) -> Checked<Endpo
         .transpose()?;
     let put = map
         .get("PUT")
-        .map(|p| parse_method_objects(&at.key("PUT"), p, &captures, needs_path))
+        .map(|p| parse_method_objects(&at.key("PUT"), p, &captures))
         .transpose()?
         .unwrap_or_default();
     let patch = map
         .get("PATCH")
-        .map(|p| parse_method_object(&at.key("PATCH"), p, &captures, needs_path))
+        .map(|p| parse_method_object(&at.key("PATCH"), p, &captures))
         .transpose()?;
     let post = map
         .get("POST")
-        .map(|p| parse_method_objects(&at.key("POST"), p, &captures, needs_path))
+        .map(|p| parse_method_objects(&at.key("POST"), p, &captures))
         .transpose()?
         .unwrap_or_default();
     if get.is_none() && delete.is_none() && put.is_empty() && patch.is_none() && post.is_empty() {
@@ -364,7 +368,7 @@ fn parse_path(at: &At<'_>, value: &Value) -> Checked<Vec<PathSegment>> {
         .collect()
 }
 
-fn parse_precondition(at: &At<'_>, value: &Value) -> Checked<Precondition> {
+fn parse_precondition(at: &At<'_>, value: &Value, captures: &[u16]) -> Checked<Precondition> {
     let Value::Object(map) = value else {
         return Ok(Precondition {
             check: parse_expr(at, value)?,
@@ -382,9 +386,11 @@ fn parse_precondition(at: &At<'_>, value: &Value) -> Checked<Precondition> {
             Some(n @ 400..=599) => Failed::Status(n as u16),
             _ => return fault(&at.key("failed"), Problem::BadStatus),
         },
-        Some(view @ Value::Object(_)) => {
-            Failed::View(Box::new(parse_endpoint(&at.key("failed"), view, false)?))
-        }
+        Some(view @ Value::Object(_)) => Failed::View(Box::new(parse_endpoint(
+            &at.key("failed"),
+            view,
+            Some(captures),
+        )?)),
         Some(other) => return wrong(&at.key("failed"), "a status or an endpoint object", other),
     };
     Ok(Precondition { check, failed })
@@ -472,7 +478,7 @@ fn capture_sources(captures: &[u16]) -> Vec<Source> {
     (1..=highest).map(Source::Capture).collect()
 }
 
-fn parse_get(at: &At<'_>, value: &Value, captures: &[u16], checked: bool) -> Checked<Command> {
+fn parse_get(at: &At<'_>, value: &Value, captures: &[u16]) -> Checked<Command> {
     match value {
         Value::String(_) => Ok(Command {
             sql: string(at, value, "GET statement")?.to_owned(),
@@ -493,7 +499,7 @@ fn parse_get(at: &At<'_>, value: &Value, captures: &[u16], checked: bool) -> Che
                         .enumerate()
                         .map(|(i, item)| {
                             let at = at.index(i);
-                            let source = parse_source(&at, item, captures, checked)?;
+                            let source = parse_source(&at, item, captures)?;
                             if matches!(source, Source::Body(_)) {
                                 return fault(&at, Problem::BodySourceInGet);
                             }
@@ -509,13 +515,12 @@ fn parse_get(at: &At<'_>, value: &Value, captures: &[u16], checked: bool) -> Che
     }
 }
 
-/// A value source; `checked` says whether captures can be checked against the path (not in a
-/// precondition's `failed` view, which answers on the matched endpoint's path).
-fn parse_source(at: &At<'_>, value: &Value, captures: &[u16], checked: bool) -> Checked<Source> {
+/// A value source; a capture must be one of `captures`.
+fn parse_source(at: &At<'_>, value: &Value, captures: &[u16]) -> Checked<Source> {
     match value {
         Value::Number(_) => {
             let n = capture_number(at, value)?;
-            if checked && !captures.contains(&n) {
+            if !captures.contains(&n) {
                 return fault(at, Problem::CaptureNotInPath(n));
             }
             Ok(Source::Capture(n))
@@ -550,25 +555,19 @@ fn parse_method_objects(
     at: &At<'_>,
     value: &Value,
     captures: &[u16],
-    checked: bool,
 ) -> Checked<Vec<MethodObject>> {
     match value {
         Value::Array(items) if items.is_empty() => fault(at, Problem::Empty),
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .map(|(i, item)| parse_method_object(&at.index(i), item, captures, checked))
+            .map(|(i, item)| parse_method_object(&at.index(i), item, captures))
             .collect(),
-        other => Ok(vec![parse_method_object(at, other, captures, checked)?]),
+        other => Ok(vec![parse_method_object(at, other, captures)?]),
     }
 }
 
-fn parse_method_object(
-    at: &At<'_>,
-    value: &Value,
-    captures: &[u16],
-    checked: bool,
-) -> Checked<MethodObject> {
+fn parse_method_object(at: &At<'_>, value: &Value, captures: &[u16]) -> Checked<MethodObject> {
     let map = object(at, value)?;
     only_keys(
         at,
@@ -589,9 +588,7 @@ fn parse_method_object(
     }
     let columns = columns_map
         .iter()
-        .map(|(name, attributes)| {
-            parse_column(&columns_at.key(name), name, attributes, captures, checked)
-        })
+        .map(|(name, attributes)| parse_column(&columns_at.key(name), name, attributes, captures))
         .collect::<Checked<Vec<Column>>>()?;
     let text = |key: &'static str, what: &'static str| -> Checked<Option<String>> {
         map.get(key)
@@ -632,13 +629,7 @@ fn parse_method_object(
     })
 }
 
-fn parse_column(
-    at: &At<'_>,
-    name: &str,
-    value: &Value,
-    captures: &[u16],
-    checked: bool,
-) -> Checked<Column> {
+fn parse_column(at: &At<'_>, name: &str, value: &Value, captures: &[u16]) -> Checked<Column> {
     let map = object(at, value)?;
     only_keys(at, map, "key, source, trim, schema, insert")?;
     let flag = |key: &'static str, default: bool| -> Checked<bool> {
@@ -652,7 +643,7 @@ fn parse_column(
     let trim = flag("trim", true)?;
     let source = match map.get("source") {
         None => Source::Field(name.to_owned()),
-        Some(source) => parse_source(&at.key("source"), source, captures, checked)?,
+        Some(source) => parse_source(&at.key("source"), source, captures)?,
     };
     let schema = map
         .get("schema")
