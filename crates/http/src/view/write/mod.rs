@@ -12,7 +12,6 @@
 
 mod body;
 mod copy;
-mod json_row;
 mod object;
 mod rows;
 mod setreplace;
@@ -137,7 +136,7 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
     let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
     let response = if let Some(object) = &object_body {
         let answer = object::write(&mut tx, endpoint, methods, verb, object, &values).await?;
-        json_response(answer.status, &answer.object)
+        bytes_response(answer.status, answer.object)
     } else {
         let mut total = Counts::default();
         for (number, method) in methods.iter().enumerate() {
@@ -177,7 +176,11 @@ fn use_copy(body: &[u8], format: BodyFormat, methods: &[MethodObject]) -> bool {
 }
 
 fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
-    let mut response = Response::new(full(value.to_string()));
+    bytes_response(status, value.to_string().into_bytes())
+}
+
+fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = Response::new(full(body));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -3,19 +3,40 @@
 //! inside the transaction).
 
 use super::Verb;
-use super::json_row::object_of;
 use super::sql::{self, Target};
 use super::values::{Cell, RequestValues, RowPlace, cell_of, row_cells, source_value};
 use crate::view::error::ApiError;
+use crate::view::json::{KindCache, ObjectWriter};
 use crate::view::model::{Endpoint, MethodObject};
 use http::StatusCode;
 use serde_json::{Map, Value};
 use sluice_pg::{Connection, Rows, ToSql};
+use std::sync::OnceLock;
 
 /// The row a write answers with: its JSON object and status.
 pub struct Answer {
     pub status: StatusCode,
-    pub object: Value,
+    pub object: Vec<u8>,
+}
+
+/// Column kinds of types that are not built in, learnt once for all writes.
+fn kinds() -> &'static KindCache {
+    static KINDS: OnceLock<KindCache> = OnceLock::new();
+    KINDS.get_or_init(KindCache::new)
+}
+
+/// The first row of `rows` as a JSON object, `None` without rows.
+async fn first_object(conn: &mut Connection, rows: &Rows) -> Result<Option<Vec<u8>>, ApiError> {
+    let Some(row) = rows.get(0) else {
+        return Ok(None);
+    };
+    let kinds = kinds()
+        .kinds(conn, rows.columns())
+        .await
+        .map_err(|e| ApiError::from_pg(&e))?;
+    let mut out = Vec::with_capacity(256);
+    ObjectWriter::for_columns(rows.columns(), kinds).write_row(row, &mut out);
+    Ok(Some(out))
 }
 
 /// Applies `methods` to the object `body` in order and builds the answer.
@@ -31,7 +52,7 @@ pub async fn write(
         index: None,
         line: 0,
     };
-    let mut answer: Option<Value> = None;
+    let mut answer: Option<Vec<u8>> = None;
     for method in methods {
         let cells = row_cells(method, body, request, place)?;
         let present: Vec<(Target<'_>, Option<&str>)> = method
@@ -86,13 +107,13 @@ pub async fn write(
             }
         };
         if answer.is_none() && (verb == Verb::Post || !method.returning.is_empty()) {
-            answer = rows.get(0).map(|row| object_of(&row));
+            answer = first_object(conn, &rows).await?;
         }
     }
     let object = match (answer, &endpoint.get) {
         (Some(object), _) => object,
         (None, Some(get)) => rerun_get(conn, get, body, request).await?,
-        (None, None) => Value::Object(Map::new()),
+        (None, None) => b"{}".to_vec(),
     };
     let status = if verb == Verb::Post {
         StatusCode::CREATED
@@ -115,7 +136,7 @@ async fn rerun_get(
     get: &crate::view::model::Command,
     body: &Map<String, Value>,
     request: &RequestValues<'_>,
-) -> Result<Value, ApiError> {
+) -> Result<Vec<u8>, ApiError> {
     let mut owned: Vec<Option<String>> = Vec::with_capacity(get.arguments.len());
     for source in &get.arguments {
         let value = source_value(source, body, request);
@@ -128,7 +149,7 @@ async fn rerun_get(
     let rows = run(conn, &get.sql, &values).await?;
     match rows.len() {
         0 => Err(not_found()),
-        1 => Ok(rows.get(0).map(|row| object_of(&row)).unwrap_or_default()),
+        1 => Ok(first_object(conn, &rows).await?.unwrap_or_default()),
         n => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "too_many_rows",
