@@ -3,6 +3,7 @@
 mod driver;
 mod export;
 mod http;
+mod influx;
 mod peers;
 mod pool;
 mod report;
@@ -27,6 +28,8 @@ enum Command {
     Export(export::ExportArgs),
     /// The HTTP gateway: view GETs vs pgbench, a whole table vs export, PUT vs import, PATCH RSS.
     Http(http::HttpArgs),
+    /// Influx line protocol ingest: 4 writers posting to the write API vs `psql \copy` of the same rows.
+    Influx(influx::InfluxArgs),
     /// The pool: 64 tasks over 8 connections vs dedicated connections, deadpool, bb8; pipelining.
     Pool(pool::PoolArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
@@ -43,6 +46,7 @@ fn main() -> anyhow::Result<()> {
         Command::Export(args) => export::run(args),
         Command::Worker(args) => driver::worker(args),
         Command::Http(args) => http::run(args),
+        Command::Influx(args) => influx::run(args),
         Command::Pool(args) => pool::run(args),
         Command::PoolWorker(args) => pool::worker(args),
     }
