@@ -268,6 +268,18 @@ impl Encoder {
     }
 }
 
+/// Writes one field (its text output, `None` for NULL) as a JSON value of `kind`, for callers
+/// that lay out their own JSON (nested objects); `scratch` is reused for array elements.
+#[inline]
+pub fn write_json_value(
+    out: &mut Vec<u8>,
+    kind: ColumnKind,
+    field: Option<&[u8]>,
+    scratch: &mut Vec<u8>,
+) {
+    write_json_field(out, kind, field, scratch);
+}
+
 /// One field as a JSON value of its column's kind.
 #[inline]
 fn write_json_field(

@@ -336,7 +336,7 @@ fn algebra_store(cx: &mut Cx<'_, '_>, args: &Args<'_>, op: Algebra) {
             if set.is_empty() {
                 store.db(db).remove(dst);
             } else {
-                store.db(db).set(dst, Value::Set(set));
+                store.db(db).set(dst, Value::Set(Box::new(set)));
             }
             store.touch(db, dst);
             cx.out.int(n as i64);

@@ -32,12 +32,7 @@ fn store_string(cx: &mut Cx<'_, '_>, key: &[u8], value: &[u8], expire_at: Option
             value: Value::Str(old),
             expire_at: current,
         }) => {
-            if old.capacity() > 2 * value.len() + 64 {
-                *old = value.to_vec();
-            } else {
-                old.clear();
-                old.extend_from_slice(value);
-            }
+            old.assign(value);
             let current = *current;
             if let Some(at) = expire_at
                 && at != current
@@ -46,12 +41,12 @@ fn store_string(cx: &mut Cx<'_, '_>, key: &[u8], value: &[u8], expire_at: Option
             }
         }
         Some(entry) => {
-            entry.value = Value::Str(value.to_vec());
+            entry.value = Value::Str(value.into());
             if let Some(at) = expire_at {
                 d.set_expire(key, at);
             }
         }
-        None => d.set_with_expiry(key, Value::Str(value.to_vec()), expire_at.unwrap_or(0)),
+        None => d.set_with_expiry(key, Value::Str(value.into()), expire_at.unwrap_or(0)),
     }
     store.touch(db, key);
 }
@@ -201,7 +196,7 @@ fn current_string(cx: &mut Cx<'_, '_>, key: &[u8]) -> Result<Option<Vec<u8>>, Wr
         .get()
         .db(db)
         .string(key)
-        .map(|v| v.map(|v| v.clone()));
+        .map(|v| v.map(|v| v.to_vec()));
     if r.is_err() {
         cx.out.error(WRONGTYPE);
     }
@@ -340,7 +335,7 @@ pub fn append(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             cx.out.int(n as i64);
         }
         Ok(None) => {
-            store.db(db).set(key, Value::Str(tail.to_vec()));
+            store.db(db).set(key, Value::Str(tail.into()));
             cx.out.int(tail.len() as i64);
         }
     }
@@ -428,11 +423,13 @@ pub fn setrange(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Ok(v) = store.db(db).string_or_new(key) else {
         return;
     };
-    if v.len() < offset + patch.len() {
-        v.resize(offset + patch.len(), 0);
-    }
-    v[offset..offset + patch.len()].copy_from_slice(patch);
-    let n = v.len();
+    let n = v.modify(|v| {
+        if v.len() < offset + patch.len() {
+            v.resize(offset + patch.len(), 0);
+        }
+        v[offset..offset + patch.len()].copy_from_slice(patch);
+        v.len()
+    });
     store.touch(db, key);
     cx.out.int(n as i64);
 }
@@ -455,8 +452,7 @@ fn incr_by(cx: &mut Cx<'_, '_>, key: &[u8], delta: i64) {
                 cx.out.error("ERR increment or decrement would overflow");
                 return;
             };
-            v.clear();
-            v.extend_from_slice(itoa::Buffer::new().format(next).as_bytes());
+            v.assign(itoa::Buffer::new().format(next).as_bytes());
             next
         }
         Some(_) => {
@@ -466,7 +462,7 @@ fn incr_by(cx: &mut Cx<'_, '_>, key: &[u8], delta: i64) {
         None => {
             d.set(
                 key,
-                Value::Str(itoa::Buffer::new().format(delta).as_bytes().to_vec()),
+                Value::Str(itoa::Buffer::new().format(delta).as_bytes().into()),
             );
             delta
         }
@@ -528,6 +524,6 @@ pub fn incrbyfloat(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let mut text = Vec::with_capacity(24);
     crate::num::push_human(&mut text, next);
     cx.out.bulk(&text);
-    store.db(db).set_keep_ttl(key, Value::Str(text));
+    store.db(db).set_keep_ttl(key, Value::Str(text.into()));
     store.touch(db, key);
 }

@@ -3,16 +3,17 @@
 use std::collections::VecDeque;
 
 use super::zset::ZSet;
-use super::{Hash, Key, Map, Set, now_ms};
+use super::{CompactBytes, Hash, Key, Map, Set, now_ms};
 
 /// A value of any Redis type.
 #[derive(Debug, Clone)]
 pub enum Value {
-    Str(Vec<u8>),
-    List(VecDeque<Key>),
-    Hash(Hash),
-    Set(Set),
-    ZSet(ZSet),
+    Str(CompactBytes),
+    // Collections are boxed so that a key's entry stays small: most keys hold strings.
+    List(Box<VecDeque<Key>>),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
+    ZSet(Box<ZSet>),
 }
 
 impl Value {
@@ -76,7 +77,7 @@ macro_rules! typed_access {
 
         /// The value at `key`, created empty when missing.
         pub fn $get_or_new(&mut self, key: &[u8]) -> Result<&mut $ty, WrongType> {
-            let entry = self.get_or_insert_with(key, || Value::$variant($new));
+            let entry = self.get_or_insert_with(key, || Value::$variant($new.into()));
             match &mut entry.value {
                 Value::$variant(v) => Ok(v),
                 _ => Err(WrongType),
@@ -323,7 +324,13 @@ impl Db {
         }
     }
 
-    typed_access!(string, string_or_new, Str, Vec<u8>, Vec::new());
+    typed_access!(
+        string,
+        string_or_new,
+        Str,
+        CompactBytes,
+        CompactBytes::new()
+    );
     typed_access!(list, list_or_new, List, VecDeque<Key>, VecDeque::new());
     typed_access!(hash, hash_or_new, Hash, Hash, Hash::default());
     typed_access!(set_value, set_or_new, Set, Set, Set::default());
@@ -362,7 +369,7 @@ mod tests {
         ) {
             let mut db = Db::default();
             for i in 0..initial {
-                db.set(format!("k{i}").as_bytes(), Value::Str(Vec::new()));
+                db.set(format!("k{i}").as_bytes(), Value::Str(CompactBytes::new()));
             }
             let mut touched = std::collections::HashSet::new();
             let mut seen = std::collections::HashSet::new();
@@ -382,7 +389,7 @@ mod tests {
                     let key = format!("k{next_new}");
                     next_new += 1;
                     touched.insert(key.clone().into_bytes());
-                    db.set(key.as_bytes(), Value::Str(Vec::new()));
+                    db.set(key.as_bytes(), Value::Str(CompactBytes::new()));
                 }
                 if cursor == 0 {
                     break;
@@ -405,8 +412,8 @@ mod tests {
     #[test]
     fn lazy_expiry_hides_and_removes_expired_keys() {
         let mut db = Db::default();
-        db.set_with_expiry(b"old", Value::Str(b"v".to_vec()), 1);
-        db.set_with_expiry(b"new", Value::Str(b"v".to_vec()), now_ms() + 60_000);
+        db.set_with_expiry(b"old", Value::Str(b"v".into()), 1);
+        db.set_with_expiry(b"new", Value::Str(b"v".into()), now_ms() + 60_000);
         assert_eq!(db.expiring_len(), 2);
         assert!(db.get(b"old").is_none());
         assert_eq!(db.len(), 1);

@@ -8,6 +8,7 @@
 //! protocol, dispatch, MULTI/WATCH bookkeeping, pub/sub and blocking logic stay as they are.
 
 mod blocking;
+mod compact;
 mod db;
 mod ordered;
 mod zset;
@@ -17,11 +18,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use blocking::{BlockOp, BlockedReply, Blocking};
+pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
 pub use zset::{LexBound, ScoreBound, ZSet};
 
 /// Keys, fields, members and list elements: owned bytes, two words each.
-pub type Key = Box<[u8]>;
+pub type Key = CompactBytes;
 /// The hasher of every table: fast, seeded per process.
 pub type RandomState = foldhash::fast::RandomState;
 /// An insertion-ordered hash map (indexable, for SCAN and random picks).

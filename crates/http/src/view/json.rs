@@ -1,0 +1,264 @@
+//! Database rows as JSON objects (VIEWS.md, Values): `__` in column names nests, values typed by
+//! the sluice-formats encoders; and the column kinds of a result, learnt once per type.
+
+use sluice_formats::encode::write_json_value;
+use sluice_formats::kind::{self, TypeRow};
+use sluice_formats::{ColumnKind, Oid};
+use sluice_pg::{Column, Connection, Row};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Writes rows of one result as JSON objects. The layout (keys, commas, braces of nested
+/// objects) is computed once from the column names, so a row costs no allocation.
+#[derive(Debug, Clone)]
+pub struct ObjectWriter {
+    /// Literal bytes, then the column whose value follows them, in output order.
+    steps: Vec<(Vec<u8>, usize)>,
+    /// The bytes after the last value (closing braces).
+    tail: Vec<u8>,
+    kinds: Vec<ColumnKind>,
+    scratch: Vec<u8>,
+}
+
+/// A node of the nesting tree built from the column names.
+#[derive(Debug, Default)]
+struct Node<'a> {
+    /// Children in order of first appearance: a key and either a column or an object.
+    children: Vec<(&'a str, Child<'a>)>,
+}
+
+#[derive(Debug)]
+enum Child<'a> {
+    Value(usize),
+    Object(Node<'a>),
+}
+
+impl<'a> Node<'a> {
+    fn insert(&mut self, path: &[&'a str], column: usize) {
+        let Some((&first, rest)) = path.split_first() else {
+            return;
+        };
+        if rest.is_empty() {
+            self.children.push((first, Child::Value(column)));
+            return;
+        }
+        let existing = self
+            .children
+            .iter_mut()
+            .find_map(|(key, child)| match child {
+                Child::Object(node) if *key == first => Some(node),
+                _ => None,
+            });
+        match existing {
+            Some(node) => node.insert(rest, column),
+            None => {
+                let mut node = Node::default();
+                node.insert(rest, column);
+                self.children.push((first, Child::Object(node)));
+            }
+        }
+    }
+
+    /// Lays out this object's contents: `pending` holds the literal bytes not yet followed by a
+    /// value.
+    fn lay_out(&self, pending: &mut Vec<u8>, steps: &mut Vec<(Vec<u8>, usize)>) {
+        pending.push(b'{');
+        for (i, (key, child)) in self.children.iter().enumerate() {
+            if i > 0 {
+                pending.push(b',');
+            }
+            sluice_formats::encode::write_json_string(pending, key.as_bytes());
+            pending.push(b':');
+            match child {
+                Child::Value(column) => steps.push((std::mem::take(pending), *column)),
+                Child::Object(node) => node.lay_out(pending, steps),
+            }
+        }
+        pending.push(b'}');
+    }
+}
+
+impl ObjectWriter {
+    /// A writer for rows with columns named `names` (in result order) of kinds `kinds`.
+    /// `watched__last` becomes `{"watched": {"last": ...}}`; columns sharing a prefix are
+    /// gathered in one object where the prefix first appears.
+    pub fn new<'n>(names: impl IntoIterator<Item = &'n str>, kinds: Vec<ColumnKind>) -> Self {
+        let names: Vec<&str> = names.into_iter().collect();
+        let mut root = Node::default();
+        let mut path: Vec<&str> = Vec::new();
+        for (column, name) in names.iter().enumerate() {
+            path.clear();
+            path.extend(name.split("__"));
+            // A name such as `a__` or `__b` keeps its empty parts as keys: still valid JSON.
+            root.insert(&path, column);
+        }
+        let mut steps = Vec::with_capacity(names.len());
+        let mut tail = Vec::new();
+        root.lay_out(&mut tail, &mut steps);
+        ObjectWriter {
+            steps,
+            tail,
+            kinds,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A writer for a result's columns, kinds given in the same order.
+    pub fn for_columns(columns: &[Column], kinds: Vec<ColumnKind>) -> Self {
+        ObjectWriter::new(columns.iter().map(Column::name), kinds)
+    }
+
+    /// Writes `row` as one JSON object (no newline) at the end of `out`.
+    #[inline]
+    pub fn write_row(&mut self, row: Row<'_>, out: &mut Vec<u8>) {
+        for (literal, column) in &self.steps {
+            out.extend_from_slice(literal);
+            let kind = self
+                .kinds
+                .get(*column)
+                .copied()
+                .unwrap_or(ColumnKind::STRING);
+            write_json_value(out, kind, row.raw(*column), &mut self.scratch);
+        }
+        out.extend_from_slice(&self.tail);
+    }
+}
+
+/// Column kinds by type OID for types that are not built in (domains, enums, arrays of those),
+/// looked up in `pg_type` the first time a result shows them. Shared by a mount's requests.
+#[derive(Debug, Default)]
+pub struct KindCache {
+    known: Mutex<HashMap<Oid, ColumnKind>>,
+}
+
+impl KindCache {
+    pub fn new() -> KindCache {
+        KindCache::default()
+    }
+
+    /// The kinds of `columns`, in order. Built-in types cost nothing; others are looked up on
+    /// `conn` once per OID (for the lifetime of the cache).
+    pub async fn kinds(
+        &self,
+        conn: &mut Connection,
+        columns: &[Column],
+    ) -> Result<Vec<ColumnKind>, sluice_pg::Error> {
+        let mut kinds = Vec::with_capacity(columns.len());
+        let mut unknown: Vec<Oid> = Vec::new();
+        {
+            let known = self.lock();
+            for column in columns {
+                let oid = column.type_oid();
+                match ColumnKind::builtin(oid).or_else(|| known.get(&oid).copied()) {
+                    Some(kind) => kinds.push(kind),
+                    None => {
+                        kinds.push(ColumnKind::STRING);
+                        unknown.push(oid);
+                    }
+                }
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(kinds);
+        }
+        let rows = lookup_types(conn, &unknown).await?;
+        let mut known = self.lock();
+        for &oid in &unknown {
+            known.insert(oid, kind::resolve(oid, &rows));
+        }
+        for (kind, column) in kinds.iter_mut().zip(columns) {
+            if let Some(found) = known.get(&column.type_oid()) {
+                *kind = *found;
+            }
+        }
+        Ok(kinds)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Oid, ColumnKind>> {
+        // A panic while holding the lock cannot leave the map inconsistent: keep using it.
+        self.known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The `pg_type` rows of `oids` and of the element and base types they lead to.
+async fn lookup_types(
+    conn: &mut Connection,
+    oids: &[Oid],
+) -> Result<Vec<TypeRow>, sluice_pg::Error> {
+    let mut known: Vec<TypeRow> = Vec::new();
+    for _ in 0..6 {
+        let missing = kind::missing_types(oids, &known);
+        if missing.is_empty() {
+            break;
+        }
+        let rows = conn.query(&kind::catalog_query(&missing), &[]).await?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in rows.iter() {
+            let number = |i: usize| -> Oid {
+                row.raw(i)
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0)
+            };
+            let byte = |i: usize| row.raw(i).and_then(|v| v.first().copied()).unwrap_or(b',');
+            known.push(TypeRow {
+                oid: number(0),
+                typtype: byte(1),
+                category: byte(2),
+                element: number(3),
+                base: number(4),
+                delimiter: byte(5),
+            });
+        }
+    }
+    Ok(known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(names: &[&str]) -> (Vec<(String, usize)>, String) {
+        let kinds = vec![ColumnKind::STRING; names.len()];
+        let writer = ObjectWriter::new(names.iter().copied(), kinds);
+        (
+            writer
+                .steps
+                .iter()
+                .map(|(l, c)| (String::from_utf8_lossy(l).into_owned(), *c))
+                .collect(),
+            String::from_utf8_lossy(&writer.tail).into_owned(),
+        )
+    }
+
+    #[test]
+    fn flat_columns_make_one_object() {
+        let (steps, tail) = layout(&["a", "b"]);
+        assert_eq!(
+            steps,
+            vec![("{\"a\":".to_owned(), 0), (",\"b\":".to_owned(), 1)]
+        );
+        assert_eq!(tail, "}");
+    }
+
+    #[test]
+    fn double_underscores_nest_and_gather() {
+        let (steps, tail) = layout(&["id", "watched__last", "name", "watched__count", "x__y__z"]);
+        let text: Vec<String> = steps.iter().map(|(l, c)| format!("{l}<{c}>")).collect();
+        assert_eq!(
+            text.concat() + &tail,
+            "{\"id\":<0>,\"watched\":{\"last\":<1>,\"count\":<3>},\"name\":<2>,\"x\":{\"y\":{\"z\":<4>}}}"
+        );
+    }
+
+    #[test]
+    fn no_columns_is_an_empty_object() {
+        let (steps, tail) = layout(&[]);
+        assert!(steps.is_empty());
+        assert_eq!(tail, "{}");
+    }
+}
