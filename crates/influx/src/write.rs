@@ -38,8 +38,8 @@ fn retry_kind(error: &sluice_pg::Error) -> Option<bool> {
         // duplicate_table, duplicate_column, unique_violation (pg_type), duplicate_schema,
         // deadlock_detected, serialization_failure
         "42P07" | "42701" | "23505" | "42P06" | "40P01" | "40001" => Some(false),
-        // undefined_table, undefined_column: the cache is stale.
-        "42P01" | "42703" => Some(true),
+        // undefined_table, undefined_column, invalid_schema_name: the cache is stale.
+        "42P01" | "42703" | "3F000" => Some(true),
         _ => None,
     }
 }

@@ -358,3 +358,25 @@ async fn a_value_postgresql_refuses_is_a_bad_request() {
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert_eq!(count(&db, "logs").await, Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_dropped_behind_the_cache_are_made_again() {
+    let server = start(InfluxConfig::default()).await;
+    let db = unique("influx_stale");
+    let path = format!("/write?db={db}");
+    assert_eq!(server.post(&path, "cpu,host=a v=1 1\n").await.status, 204);
+    rows(&format!("DROP TABLE \"{db}\".cpu")).await;
+    let answer = server.post(&path, "cpu,host=a v=2 2\n").await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    rows(&format!("DROP SCHEMA \"{db}\" CASCADE")).await;
+    let answer = server.post(&path, "cpu,host=a v=3 3\n").await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    assert_eq!(
+        value(&format!(
+            "SELECT string_agg(v::text, ',') FROM \"{db}\".cpu"
+        ))
+        .await
+        .as_deref(),
+        Some("3")
+    );
+}
