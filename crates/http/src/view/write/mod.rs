@@ -7,7 +7,9 @@
 //!   set-based pass per shape of row. Both paths give the same result: a column whose value is
 //!   absent (missing, or an all-whitespace string) is left out of its row's statement; a body
 //!   that names one key twice (with other values) is refused with 400.
-//! - `return: "object"`: one JSON object body, answered with a row as a JSON object.
+//! - `return: "object"`, and a POST of one JSON object (`Content-Type: application/json`) on any
+//!   endpoint: one row, answered with it as a JSON object (PUT, PATCH: `returning` or the GET
+//!   re-run; POST: 201 with `returning`, or all columns).
 //! - One transaction per request: nothing is committed when any step fails.
 
 mod body;
@@ -112,9 +114,15 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
     };
     let format = BodyFormat::from_headers(request.headers);
     // Parse before taking a connection: a bad body costs the database nothing.
-    let object_body = match endpoint.returns {
-        Return::Object => Some(body::object_body(&body)?),
-        _ => None,
+    // A POST of one JSON object creates one row and answers with it whatever the endpoint's
+    // `return` (the films example's `POST /films`).
+    let single_post = verb == Verb::Post
+        && format == BodyFormat::Json
+        && body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let object_body = if endpoint.returns == Return::Object || single_post {
+        Some(body::object_body(&body)?)
+    } else {
+        None
     };
     let small_rows = match &object_body {
         Some(_) => None,
