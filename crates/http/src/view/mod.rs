@@ -2,5 +2,13 @@
 
 pub mod error;
 pub mod json;
+pub mod load;
 pub mod model;
+pub mod mount;
+pub mod path;
+pub mod precondition;
+pub mod read;
 pub mod write;
+
+pub use load::{Problem, ViewError, load_file, load_slice};
+pub use mount::ViewMount;

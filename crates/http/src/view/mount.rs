@@ -1,0 +1,244 @@
+//! `ViewMount`: a loaded view served under a URL prefix. Matches the path, answers 404 and 405,
+//! checks the precondition, then runs GET and DELETE here and hands PUT, PATCH and POST to
+//! `write::handle`.
+
+use crate::mount::{Mount, MountFuture, Request, RequestContext, Response, empty};
+use crate::view::error::ApiError;
+use crate::view::json::KindCache;
+use crate::view::load::{ViewError, load_file};
+use crate::view::model::{Endpoint, Failed, Return, Source, View};
+use crate::view::path::{match_path, query_parameter, segments};
+use crate::view::precondition::{EvalError, Facts, holds};
+use crate::view::read::{self, Query};
+use crate::view::write::{self, WriteRequest};
+use http::{HeaderValue, Method, StatusCode, header};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A view file's endpoints, answering under the prefix it is mounted at.
+pub struct ViewMount {
+    view: View,
+    pool: sluice_pg::Pool,
+    kinds: Arc<KindCache>,
+}
+
+impl ViewMount {
+    /// Serves `view` with connections from `pool`.
+    pub fn new(view: View, pool: sluice_pg::Pool) -> ViewMount {
+        ViewMount {
+            view,
+            pool,
+            kinds: Arc::new(KindCache::new()),
+        }
+    }
+
+    /// Loads and checks the view file at `path`, then serves it with `pool`.
+    pub fn load_file(
+        path: impl AsRef<Path>,
+        pool: sluice_pg::Pool,
+    ) -> Result<ViewMount, ViewError> {
+        Ok(ViewMount::new(load_file(path)?, pool))
+    }
+
+    /// The view being served.
+    pub fn view(&self) -> &View {
+        &self.view
+    }
+
+    async fn answer(self: Arc<Self>, request: Request, context: RequestContext) -> Response {
+        let (parts, body) = request.into_parts();
+        let rest = context.rest(parts.uri.path());
+        let segments: Vec<&str> = segments(rest).collect();
+        let mut captures: Vec<String> = Vec::new();
+        let mut found = None;
+        for endpoint in &self.view.endpoints {
+            match match_path(&endpoint.path, &segments, &mut captures) {
+                Ok(true) => {
+                    found = Some(endpoint);
+                    break;
+                }
+                Ok(false) => {}
+                Err(error) => {
+                    return ApiError::new(StatusCode::BAD_REQUEST, "bad_path", error.to_string())
+                        .into_response();
+                }
+            }
+        }
+        let Some(mut endpoint) = found else {
+            return ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no endpoint of this view matches {}", parts.uri.path()),
+            )
+            .into_response();
+        };
+        if parts.method == Method::OPTIONS {
+            let mut response = Response::new(empty());
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            response
+                .headers_mut()
+                .insert(header::ALLOW, allow(endpoint));
+            return response;
+        }
+        if !answers(endpoint, &parts.method) {
+            return method_not_allowed(endpoint, &parts.method);
+        }
+        // A failed precondition answers with a status, or hands the request to another endpoint
+        // (whose own precondition is checked in turn).
+        while let Some(precondition) = &endpoint.precondition {
+            let facts = Facts {
+                captures: &captures,
+                headers: &parts.headers,
+                pool: &self.pool,
+            };
+            match holds(&precondition.check, &facts).await {
+                Ok(true) => break,
+                Ok(false) => match &precondition.failed {
+                    Failed::Status(status) => {
+                        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::FORBIDDEN);
+                        return ApiError::new(
+                            status,
+                            "precondition_failed",
+                            "the request does not meet this endpoint's precondition",
+                        )
+                        .into_response();
+                    }
+                    Failed::View(other) => {
+                        endpoint = other;
+                        if !answers(endpoint, &parts.method) {
+                            return method_not_allowed(endpoint, &parts.method);
+                        }
+                    }
+                },
+                Err(EvalError::Pool(error)) => return ApiError::from_pool(&error).into_response(),
+                Err(EvalError::Db(error)) => return ApiError::from_pg(&error).into_response(),
+            }
+        }
+        match parts.method {
+            Method::GET | Method::HEAD => {
+                let Some(command) = &endpoint.get else {
+                    return method_not_allowed(endpoint, &parts.method);
+                };
+                let params = command
+                    .arguments
+                    .iter()
+                    .map(|source| argument(source, &captures, &parts))
+                    .collect();
+                let query = Query {
+                    sql: command.sql.clone(),
+                    params,
+                    captures_only: command
+                        .arguments
+                        .iter()
+                        .all(|a| matches!(a, Source::Capture(_)))
+                        && command.arguments.len() == captures.len(),
+                };
+                match endpoint.returns {
+                    Return::Object => read::get_object(&self.pool, &self.kinds, query).await,
+                    returns => {
+                        read::get_rows(
+                            &self.pool,
+                            &self.kinds,
+                            query,
+                            returns,
+                            parts.headers.get(header::ACCEPT),
+                        )
+                        .await
+                    }
+                }
+            }
+            Method::DELETE => {
+                let Some(sql) = &endpoint.delete else {
+                    return method_not_allowed(endpoint, &parts.method);
+                };
+                let query = Query {
+                    sql: sql.clone(),
+                    params: captures.iter().cloned().map(Some).collect(),
+                    captures_only: true,
+                };
+                read::delete(&self.pool, &self.kinds, query, endpoint.returns).await
+            }
+            _ => {
+                write::handle(WriteRequest {
+                    endpoint,
+                    method: &parts.method,
+                    captures: &captures,
+                    headers: &parts.headers,
+                    body,
+                    context: &context,
+                    pool: &self.pool,
+                })
+                .await
+            }
+        }
+    }
+}
+
+impl Mount for ViewMount {
+    fn call(self: Arc<Self>, request: Request, context: RequestContext) -> MountFuture {
+        Box::pin(self.answer(request, context))
+    }
+}
+
+/// A GET argument's value: a capture, a header, or a query parameter (`source` a name);
+/// absent values are NULL.
+fn argument(source: &Source, captures: &[String], parts: &http::request::Parts) -> Option<String> {
+    match source {
+        Source::Capture(n) => captures.get(usize::from(*n) - 1).cloned(),
+        Source::Header(name) => parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        Source::Field(name) => query_parameter(parts.uri.query(), name),
+        Source::Body(_) => None,
+    }
+}
+
+/// Whether `endpoint` has an entry for `method` (HEAD where GET is, OPTIONS always).
+fn answers(endpoint: &Endpoint, method: &Method) -> bool {
+    match *method {
+        Method::GET | Method::HEAD => endpoint.get.is_some(),
+        Method::DELETE => endpoint.delete.is_some(),
+        Method::PUT => !endpoint.put.is_empty(),
+        Method::PATCH => endpoint.patch.is_some(),
+        Method::POST => !endpoint.post.is_empty(),
+        Method::OPTIONS => true,
+        _ => false,
+    }
+}
+
+/// The `Allow` header of `endpoint`.
+fn allow(endpoint: &Endpoint) -> HeaderValue {
+    let mut methods: Vec<&str> = Vec::with_capacity(7);
+    if endpoint.get.is_some() {
+        methods.extend(["GET", "HEAD"]);
+    }
+    if !endpoint.put.is_empty() {
+        methods.push("PUT");
+    }
+    if endpoint.patch.is_some() {
+        methods.push("PATCH");
+    }
+    if !endpoint.post.is_empty() {
+        methods.push("POST");
+    }
+    if endpoint.delete.is_some() {
+        methods.push("DELETE");
+    }
+    methods.push("OPTIONS");
+    HeaderValue::from_str(&methods.join(", ")).unwrap_or(HeaderValue::from_static("OPTIONS"))
+}
+
+fn method_not_allowed(endpoint: &Endpoint, method: &Method) -> Response {
+    let mut response = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("this endpoint does not answer {method}"),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, allow(endpoint));
+    response
+}

@@ -1,0 +1,488 @@
+//! GET and DELETE of views: rows streamed in chunks as they arrive (CSJ, CSV, JSON, JSON Lines,
+//! json-csv) with backpressure, single objects, and deletes.
+
+use crate::mount::{Response, ResponseBody, full};
+use crate::view::error::ApiError;
+use crate::view::json::{KindCache, ObjectWriter};
+use crate::view::model::Return;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format};
+use sluice_pg::{Pool, ToSql};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{mpsc, oneshot};
+
+/// Rows are encoded into chunks of about this size; each goes to the client as one body frame.
+pub const CHUNK: usize = 64 * 1024;
+
+/// Chunks waiting for a slow client, beyond the one being encoded: this bounds memory per
+/// response, and a client that reads slowly slows the query down.
+const QUEUED_CHUNKS: usize = 2;
+
+/// A format a GET answers in, chosen by `Accept`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Negotiated {
+    pub format: Format,
+    pub content_type: &'static str,
+}
+
+/// The format for `accept`: the first media type of the header that Sluice writes, else CSJ as
+/// `text/plain`.
+pub fn negotiate(accept: Option<&HeaderValue>) -> Negotiated {
+    let fallback = Negotiated {
+        format: Format::Csj,
+        content_type: "text/plain; charset=utf-8",
+    };
+    let Some(accept) = accept.and_then(|a| a.to_str().ok()) else {
+        return fallback;
+    };
+    for range in accept.split(',') {
+        let media = range.split(';').next().unwrap_or("").trim();
+        let found = if media.eq_ignore_ascii_case("application/csj") {
+            Some((Format::Csj, "application/csj"))
+        } else if media.eq_ignore_ascii_case("text/csv") {
+            Some((Format::Csv, "text/csv; charset=utf-8"))
+        } else if media.eq_ignore_ascii_case("application/json") {
+            Some((Format::Json, "application/json"))
+        } else if media.eq_ignore_ascii_case("application/x-ndjson")
+            || media.eq_ignore_ascii_case("application/jsonl")
+        {
+            Some((Format::JsonLines, "application/x-ndjson"))
+        } else {
+            None
+        };
+        if let Some((format, content_type)) = found {
+            return Negotiated {
+                format,
+                content_type,
+            };
+        }
+    }
+    fallback
+}
+
+/// A statement to run and its parameters (text, `None` for NULL).
+pub struct Query {
+    pub sql: String,
+    pub params: Vec<Option<String>>,
+    /// The parameters are the path's captures, not listed `arguments`: a statement that uses
+    /// fewer of them (`SELECT ... WHERE tag = $1` on a path with two captures) gets the first ones.
+    pub captures_only: bool,
+}
+
+impl Query {
+    fn params(&self) -> Vec<&dyn ToSql> {
+        self.params.iter().map(|p| p as &dyn ToSql).collect()
+    }
+
+    /// Fits implicit capture parameters to the prepared statement's count.
+    fn fit(&mut self, statement: &sluice_pg::Statement) {
+        if self.captures_only {
+            self.params.truncate(statement.param_types().len());
+        }
+    }
+}
+
+/// How rows are laid out in the answer.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    Rows(Negotiated),
+    JsonCsv,
+}
+
+/// A GET of `return: "csj"` or `"json-csv"`: the rows streamed as they arrive.
+pub async fn get_rows(
+    pool: &Pool,
+    kinds: &Arc<KindCache>,
+    query: Query,
+    returns: Return,
+    accept: Option<&HeaderValue>,
+) -> Response {
+    let (layout, content_type) = match returns {
+        Return::JsonCsv => (Layout::JsonCsv, "application/json"),
+        _ => {
+            let negotiated = negotiate(accept);
+            (Layout::Rows(negotiated), negotiated.content_type)
+        }
+    };
+    let (head_tx, head_rx) = oneshot::channel();
+    let (chunk_tx, chunk_rx) = mpsc::channel(QUEUED_CHUNKS);
+    let pool = pool.clone();
+    let kinds = kinds.clone();
+    tokio::spawn(async move {
+        produce(pool, kinds, query, layout, head_tx, chunk_tx).await;
+    });
+    let body: ResponseBody = match head_rx.await {
+        Ok(Ok(Head::Complete(bytes))) => full(bytes),
+        Ok(Ok(Head::First(first))) => ChunkBody {
+            first: Some(first),
+            rest: chunk_rx,
+        }
+        .boxed(),
+        Ok(Err(error)) => return error.into_response(),
+        Err(_) => {
+            return ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the query ended without an answer",
+            )
+            .into_response();
+        }
+    };
+    let mut response = Response::new(body);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// The start of an answer.
+enum Head {
+    /// The whole body: the result fitted in one chunk.
+    Complete(Bytes),
+    /// The first chunk; more follow on the channel.
+    First(Bytes),
+}
+
+/// Runs the query and encodes its rows, sending chunks as they fill.
+async fn produce(
+    pool: Pool,
+    kinds: Arc<KindCache>,
+    mut query: Query,
+    layout: Layout,
+    head_tx: oneshot::Sender<Result<Head, ApiError>>,
+    chunk_tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+) {
+    let mut conn = match pool.get().await {
+        Ok(conn) => conn,
+        Err(error) => {
+            let _ = head_tx.send(Err(ApiError::from_pool(&error)));
+            return;
+        }
+    };
+    let prepared = match conn.prepare(&query.sql).await {
+        Ok(statement) => statement,
+        Err(error) => {
+            let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+            return;
+        }
+    };
+    query.fit(&prepared);
+    let columns = prepared.columns();
+    let column_kinds = match kinds.kinds(&mut conn, columns).await {
+        Ok(k) => k,
+        Err(error) => {
+            let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+            return;
+        }
+    };
+    let mut encoder = RowEncoder::new(layout, columns, column_kinds);
+    let params = query.params();
+    let mut stream = match conn.query_stream(&query.sql, &params).await {
+        Ok(stream) => stream,
+        Err(error) => {
+            let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+            return;
+        }
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
+    encoder.begin(&mut buf);
+    let mut head_tx = Some(head_tx);
+    loop {
+        let block = match stream.next_block().await {
+            Ok(Some(block)) => block,
+            Ok(None) => break,
+            Err(error) => {
+                match head_tx.take() {
+                    Some(head_tx) => {
+                        let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+                    }
+                    None => {
+                        tracing::warn!(%error, sql = %query.sql, "a view's rows failed mid-stream; the response is cut short");
+                        let _ = chunk_tx
+                            .send(Err(std::io::Error::other(error.to_string())))
+                            .await;
+                    }
+                }
+                return;
+            }
+        };
+        for row in block.iter() {
+            encoder.row(row, &mut buf);
+            if buf.len() >= CHUNK {
+                let chunk = Bytes::from(std::mem::replace(
+                    &mut buf,
+                    Vec::with_capacity(CHUNK + CHUNK / 4),
+                ));
+                let sent = match head_tx.take() {
+                    Some(head_tx) => head_tx.send(Ok(Head::First(chunk))).is_ok(),
+                    None => chunk_tx.send(Ok(chunk)).await.is_ok(),
+                };
+                if !sent {
+                    return; // The client went away; dropping the stream ends the query.
+                }
+            }
+        }
+    }
+    encoder.finish(&mut buf);
+    let chunk = Bytes::from(buf);
+    match head_tx.take() {
+        Some(head_tx) => {
+            let _ = head_tx.send(Ok(Head::Complete(chunk)));
+        }
+        None => {
+            let _ = chunk_tx.send(Ok(chunk)).await;
+        }
+    }
+}
+
+/// Rows in the negotiated format, or json-csv's `{"columns": [...], "rows": [[...], ...]}`.
+enum RowEncoder {
+    Rows(Encoder),
+    JsonCsv {
+        names: Vec<String>,
+        values: Encoder,
+        rows: u64,
+    },
+}
+
+impl RowEncoder {
+    fn new(layout: Layout, columns: &[sluice_pg::Column], kinds: Vec<ColumnKind>) -> RowEncoder {
+        let specs: Vec<ColumnSpec> = columns
+            .iter()
+            .zip(kinds)
+            .map(|(c, k)| ColumnSpec::new(c.name(), k))
+            .collect();
+        match layout {
+            Layout::Rows(negotiated) => RowEncoder::Rows(Encoder::new(
+                negotiated.format,
+                &specs,
+                negotiated.format.header_by_default(),
+            )),
+            Layout::JsonCsv => RowEncoder::JsonCsv {
+                names: columns.iter().map(|c| c.name().to_owned()).collect(),
+                values: Encoder::new(Format::Csj, &specs, false),
+                rows: 0,
+            },
+        }
+    }
+
+    fn begin(&mut self, out: &mut Vec<u8>) {
+        match self {
+            RowEncoder::Rows(encoder) => encoder.begin(out),
+            RowEncoder::JsonCsv { names, .. } => {
+                out.extend_from_slice(b"{\"columns\":[");
+                for (i, name) in names.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    sluice_formats::encode::write_json_string(out, name.as_bytes());
+                }
+                out.extend_from_slice(b"],\"rows\":[");
+            }
+        }
+    }
+
+    #[inline]
+    fn row(&mut self, row: sluice_pg::Row<'_>, out: &mut Vec<u8>) {
+        match self {
+            RowEncoder::Rows(encoder) => encoder.row(row.raw_fields(), out),
+            RowEncoder::JsonCsv { values, rows, .. } => {
+                out.extend_from_slice(if *rows == 0 { b"\n[" } else { b",\n[" });
+                values.row(row.raw_fields(), out);
+                // A CSJ line is the values of a JSON array without its brackets.
+                if out.last() == Some(&b'\n') {
+                    out.pop();
+                }
+                out.push(b']');
+                *rows += 1;
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        match self {
+            RowEncoder::Rows(encoder) => encoder.finish(out),
+            RowEncoder::JsonCsv { .. } => out.extend_from_slice(b"\n]}\n"),
+        }
+    }
+}
+
+/// A response body of chunks from the producing task; an error ends it (the connection is
+/// reset, so the client sees the answer is cut short).
+struct ChunkBody {
+    first: Option<Bytes>,
+    rest: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+}
+
+impl Body for ChunkBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        self.rest
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|c| c.map(Frame::data)))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+/// A GET of `return: "object"`: exactly one row as a JSON object.
+pub async fn get_object(pool: &Pool, kinds: &KindCache, mut query: Query) -> Response {
+    let mut conn = match pool.get().await {
+        Ok(conn) => conn,
+        Err(error) => return ApiError::from_pool(&error).into_response(),
+    };
+    match one_object(&mut conn, kinds, &mut query).await {
+        Ok(Some(body)) => json_response(StatusCode::OK, body),
+        Ok(None) => not_found(),
+        Err(error) => error.into_response(),
+    }
+}
+
+/// Runs `query` and writes its only row as an object; `None` when there is no row.
+async fn one_object(
+    conn: &mut sluice_pg::Connection,
+    kinds: &KindCache,
+    query: &mut Query,
+) -> Result<Option<Vec<u8>>, ApiError> {
+    let statement = conn
+        .prepare(&query.sql)
+        .await
+        .map_err(|e| ApiError::from_pg(&e))?;
+    query.fit(&statement);
+    let column_kinds = kinds
+        .kinds(conn, statement.columns())
+        .await
+        .map_err(|e| ApiError::from_pg(&e))?;
+    let mut writer = ObjectWriter::for_columns(statement.columns(), column_kinds);
+    let params = query.params();
+    let mut stream = conn
+        .query_stream(&query.sql, &params)
+        .await
+        .map_err(|e| ApiError::from_pg(&e))?;
+    let mut body: Option<Vec<u8>> = None;
+    let mut rows = 0usize;
+    // Stop reading after a second row: that is already an error, however many follow.
+    while rows < 2 {
+        let Some(block) = stream
+            .next_block()
+            .await
+            .map_err(|e| ApiError::from_pg(&e))?
+        else {
+            break;
+        };
+        for row in block.iter() {
+            rows += 1;
+            if rows == 1 {
+                let mut out = Vec::with_capacity(256);
+                writer.write_row(row, &mut out);
+                out.push(b'\n');
+                body = Some(out);
+            }
+        }
+    }
+    if rows > 1 {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "more_than_one_row",
+            "the endpoint returns an object but its query returned more than one row",
+        )
+        .with_hint("make the query return at most one row (a key in the WHERE clause)"));
+    }
+    Ok(body)
+}
+
+/// A DELETE. `return: "object"` answers with the deleted row (the statement needs a RETURNING
+/// clause; without one, `{}`), 404 when nothing was deleted, and rolls back and answers 500 when
+/// more than one row was; otherwise the answer is `{"deleted": N}`.
+pub async fn delete(pool: &Pool, kinds: &KindCache, mut query: Query, returns: Return) -> Response {
+    let mut conn = match pool.get().await {
+        Ok(conn) => conn,
+        Err(error) => return ApiError::from_pool(&error).into_response(),
+    };
+    if returns != Return::Object {
+        match conn.prepare(&query.sql).await {
+            Ok(statement) => query.fit(&statement),
+            Err(error) => return ApiError::from_pg(&error).into_response(),
+        }
+        return match conn.execute(&query.sql, &query.params()).await {
+            Ok(deleted) => json_response(
+                StatusCode::OK,
+                format!("{{\"deleted\":{deleted}}}\n").into_bytes(),
+            ),
+            Err(error) => ApiError::from_pg(&error).into_response(),
+        };
+    }
+    let answer = async {
+        let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
+        let statement = tx
+            .prepare(&query.sql)
+            .await
+            .map_err(|e| ApiError::from_pg(&e))?;
+        query.fit(&statement);
+        if statement.columns().is_empty() {
+            let deleted = tx
+                .execute(&query.sql, &query.params())
+                .await
+                .map_err(|e| ApiError::from_pg(&e))?;
+            if deleted > 1 {
+                return Err(more_than_one_deleted(deleted));
+            }
+            tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
+            return Ok((deleted > 0).then(|| b"{}\n".to_vec()));
+        }
+        let object = one_object(&mut tx, kinds, &mut query).await.map_err(|e| {
+            if e.code == "more_than_one_row" {
+                more_than_one_deleted(2)
+            } else {
+                e
+            }
+        })?;
+        tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
+        Ok(object)
+    };
+    match answer.await {
+        Ok(Some(body)) => json_response(StatusCode::OK, body),
+        Ok(None) => not_found(),
+        Err(error) => error.into_response(),
+    }
+}
+
+fn more_than_one_deleted(count: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "more_than_one_row",
+        format!(
+            "the endpoint deletes one object but its statement matched {count} rows or more; nothing was deleted"
+        ),
+    )
+}
+
+/// 404 for an object that is not there.
+pub fn not_found() -> Response {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "Not found").into_response()
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
