@@ -2,6 +2,8 @@
 
 mod driver;
 mod export;
+mod http;
+mod influx;
 mod peers;
 mod pool;
 mod report;
@@ -24,6 +26,10 @@ enum Command {
     Driver(driver::DriverArgs),
     /// sluice export / import vs psql COPY on pgbench data.
     Export(export::ExportArgs),
+    /// The HTTP gateway: view GETs vs pgbench, a whole table vs export, PUT vs import, PATCH RSS.
+    Http(http::HttpArgs),
+    /// Influx line protocol ingest: 4 writers posting to the write API vs `psql \copy` of the same rows.
+    Influx(influx::InfluxArgs),
     /// The pool: 64 tasks over 8 connections vs dedicated connections, deadpool, bb8; pipelining.
     Pool(pool::PoolArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
@@ -39,6 +45,8 @@ fn main() -> anyhow::Result<()> {
         Command::Driver(args) => driver::run(args),
         Command::Export(args) => export::run(args),
         Command::Worker(args) => driver::worker(args),
+        Command::Http(args) => http::run(args),
+        Command::Influx(args) => influx::run(args),
         Command::Pool(args) => pool::run(args),
         Command::PoolWorker(args) => pool::worker(args),
     }

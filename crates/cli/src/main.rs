@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod config;
 mod export;
 mod import;
 mod lp;

@@ -2,6 +2,7 @@
 
 pub mod body;
 pub mod mount;
+pub mod ops;
 pub mod server;
 pub mod view;
 

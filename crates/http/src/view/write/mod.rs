@@ -1,8 +1,31 @@
 //! PUT, PATCH and POST of views: bodies into upserts, set-replace, inserts, in one transaction.
+//!
+//! - Row bodies (`return: "csj"`, the default): CSJ, JSON Lines or a JSON array, by
+//!   `Content-Type`. Bodies under [`copy_threshold`] bytes are written row by row, each row's
+//!   statement prepared and pipelined (a thousand rows per round trip); larger ones are encoded
+//!   chunk by chunk into a COPY to a staging table typed like the target, then written with one
+//!   set-based pass per shape of row. Both paths give the same result: a column whose value is
+//!   absent (missing, or an all-whitespace string) is left out of its row's statement; a body
+//!   that names one key twice (with other values) is refused with 400.
+//! - `return: "object"`: one JSON object body, answered with a row as a JSON object.
+//! - One transaction per request: nothing is committed when any step fails.
 
-use crate::mount::{RequestContext, Response};
+mod body;
+mod copy;
+mod object;
+mod rows;
+mod setreplace;
+mod sql;
+mod values;
+
+use crate::body::read_body;
+use crate::mount::{RequestContext, Response, full};
 use crate::view::error::ApiError;
-use crate::view::model::Endpoint;
+use crate::view::model::{Endpoint, MethodObject, Return};
+use body::{BodyFormat, RowReader};
+use http::{HeaderValue, Method, StatusCode, header};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use values::RequestValues;
 
 /// Everything a writing request needs; built by the view dispatcher after path matching and the
 /// precondition.
@@ -18,13 +41,150 @@ pub struct WriteRequest<'a> {
     pub pool: &'a sluice_pg::Pool,
 }
 
+/// Row bodies of at least this many bytes go through COPY (see the module docs).
+static COPY_THRESHOLD: AtomicUsize = AtomicUsize::new(512 * 1024);
+
+/// The body size from which row bodies are written through COPY.
+pub fn copy_threshold() -> usize {
+    COPY_THRESHOLD.load(Ordering::Relaxed)
+}
+
+/// Sets the body size from which row bodies are written through COPY (0: always).
+pub fn set_copy_threshold(bytes: usize) {
+    COPY_THRESHOLD.store(bytes, Ordering::Relaxed);
+}
+
+/// The verb of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verb {
+    Put,
+    Patch,
+    Post,
+}
+
+/// What a row write did: `existing` rows, body rows written, rows deleted.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    pub selected: usize,
+    pub records: usize,
+    pub deleted: usize,
+}
+
 /// Answers a PUT, PATCH or POST on a view endpoint.
 pub async fn handle(request: WriteRequest<'_>) -> Response {
-    // Replaced by the writing half of the gateway (branch views-write).
-    ApiError::new(
-        http::StatusCode::NOT_IMPLEMENTED,
-        "not_implemented",
-        format!("{} on views is not built yet", request.method),
+    match write(request).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
+    let endpoint = request.endpoint;
+    let (verb, methods): (Verb, &[MethodObject]) = match *request.method {
+        Method::PUT => (Verb::Put, &endpoint.put),
+        Method::PATCH => (Verb::Patch, endpoint.patch.as_slice()),
+        Method::POST => (Verb::Post, &endpoint.post),
+        _ => (Verb::Post, &[]),
+    };
+    if methods.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!("{} is not allowed on this endpoint", request.method),
+        ));
+    }
+    let content_length = request
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = read_body(
+        request.body,
+        content_length,
+        request.context.body_limit,
+        request.context.body_timeout,
     )
-    .into_response()
+    .await
+    .map_err(|e| ApiError::new(e.status(), "bad_body", e.to_string()))?;
+    let values = RequestValues {
+        captures: request.captures,
+        headers: request.headers,
+    };
+    let format = BodyFormat::from_headers(request.headers);
+    // Parse before taking a connection: a bad body costs the database nothing.
+    let object_body = match endpoint.returns {
+        Return::Object => Some(body::object_body(&body)?),
+        _ => None,
+    };
+    let small_rows = match &object_body {
+        Some(_) => None,
+        None if use_copy(&body, format, methods) => None,
+        None => {
+            let mut reader = RowReader::new(body.clone(), format)?;
+            let mut rows = Vec::new();
+            while let Some(row) = reader.next_row()? {
+                rows.push(row);
+            }
+            Some(rows)
+        }
+    };
+    let mut conn = request
+        .pool
+        .get()
+        .await
+        .map_err(|e| ApiError::from_pool(&e))?;
+    let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
+    let response = if let Some(object) = &object_body {
+        let answer = object::write(&mut tx, endpoint, methods, verb, object, &values).await?;
+        bytes_response(answer.status, answer.object)
+    } else {
+        let mut total = Counts::default();
+        for (number, method) in methods.iter().enumerate() {
+            let counts = match &small_rows {
+                Some(rows) => rows::write(&mut tx, method, verb, rows, &values).await?,
+                None => copy::write(&mut tx, method, number, verb, &body, format, &values).await?,
+            };
+            total.selected += counts.selected;
+            total.records = total.records.max(counts.records);
+            total.deleted += counts.deleted;
+        }
+        let answer = if verb == Verb::Put && methods.iter().any(|m| m.existing.is_some()) {
+            serde_json::json!({
+                "selected": total.selected,
+                "records": total.records,
+                "deleted": total.deleted,
+            })
+        } else {
+            serde_json::json!({"records": total.records})
+        };
+        let status = if verb == Verb::Post {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        json_response(status, &answer)
+    };
+    tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
+    Ok(response)
+}
+
+/// Whether a row body goes through COPY: large enough, a line format, columns that fit.
+fn use_copy(body: &[u8], format: BodyFormat, methods: &[MethodObject]) -> bool {
+    body.len() >= copy_threshold()
+        && format != BodyFormat::Json
+        && methods.iter().all(copy::supports)
+}
+
+fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    bytes_response(status, value.to_string().into_bytes())
+}
+
+fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }

@@ -1,0 +1,314 @@
+//! The Influx ingest benchmark: points posted as line protocol to Sluice's write API by
+//! concurrent writers, side by side with loading the same rows as CSV with `psql \copy` into
+//! the same table shape; alternating and repeated, medians and the ratio.
+
+use crate::report::{Line, median, print};
+use crate::setup::Target;
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+use clap::Args;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use sluice_influx::{InfluxApi, InfluxConfig};
+use sluice_pg::{Pool, PoolSettings};
+use std::fmt::Write as _;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Options of `sluice-bench influx`.
+#[derive(Debug, Args)]
+pub struct InfluxArgs {
+    /// Server URL (default: DATABASE_URL, else an embedded cluster).
+    #[arg(short = 'd', long)]
+    database: Option<String>,
+    /// Rounds; each runs both contenders once, in alternating order.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Points in all.
+    #[arg(long, default_value_t = 1_000_000)]
+    points: usize,
+    /// Lines per request.
+    #[arg(long, default_value_t = 5_000)]
+    batch: usize,
+    /// Concurrent writers.
+    #[arg(long, default_value_t = 4)]
+    writers: usize,
+    /// Distinct `host` tag values.
+    #[arg(long, default_value_t = 1_000)]
+    hosts: usize,
+    /// Runtime worker threads of the in-process Sluice server and its clients.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+}
+
+/// The Influx database (schema) Sluice writes to, and the schema of psql's table.
+const SLUICE_SCHEMA: &str = "sluice_bench_influx";
+const PSQL_SCHEMA: &str = "sluice_bench_influx_csv";
+/// The first point's time: 2023-11-14 22:13:20 UTC.
+const START_SECONDS: i64 = 1_700_000_000;
+
+/// The benchmark's rows: line protocol batches and the same rows as one CSV file.
+struct Workload {
+    batches: Vec<Bytes>,
+    line_protocol_bytes: usize,
+    csv: tempfile::NamedTempFile,
+}
+
+/// Deterministic values: a xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A percentage with two decimals, as text the parser and psql both read exactly.
+    fn percent(&mut self) -> String {
+        let hundredths = self.next() % 10_000;
+        format!("{}.{:02}", hundredths / 100, hundredths % 100)
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS+00` of a Unix time (days to civil date after Howard Hinnant's method).
+fn utc_text(seconds: i64, out: &mut String) {
+    let days = seconds.div_euclid(86_400);
+    let secs = seconds.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let _ = write!(
+        out,
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}+00",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+}
+
+impl Workload {
+    fn build(args: &InfluxArgs) -> Result<Workload> {
+        use std::io::Write;
+        let regions = ["eu-west-1", "eu-central-1", "us-east-1", "us-west-2"];
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut batches = Vec::new();
+        let mut body = String::new();
+        let mut csv_text = String::new();
+        let mut line_protocol_bytes = 0;
+        for i in 0..args.points {
+            let host = i % args.hosts.max(1);
+            let region = regions[host % regions.len()];
+            // One point per host per second.
+            let seconds = START_SECONDS + (i / args.hosts.max(1)) as i64;
+            let (user, system, idle) = (rng.percent(), rng.percent(), rng.percent());
+            let _ = writeln!(
+                body,
+                "cpu,host=host{host:04},region={region} usage_user={user},usage_system={system},usage_idle={idle} {seconds}000000000"
+            );
+            utc_text(seconds, &mut csv_text);
+            let _ = writeln!(csv_text, ",host{host:04},{region},{user},{system},{idle}");
+            if (i + 1) % args.batch == 0 || i + 1 == args.points {
+                line_protocol_bytes += body.len();
+                batches.push(Bytes::from(std::mem::take(&mut body)));
+            }
+        }
+        let mut csv = tempfile::NamedTempFile::new().context("creating the CSV file")?;
+        csv.write_all(csv_text.as_bytes())?;
+        csv.flush()?;
+        Ok(Workload {
+            batches,
+            line_protocol_bytes,
+            csv,
+        })
+    }
+}
+
+/// Posts every batch through a fresh in-process write API (cold cache, table created by the
+/// first write); returns the seconds from the first request to the last answer.
+fn run_sluice(
+    runtime: &tokio::runtime::Runtime,
+    url: &str,
+    args: &InfluxArgs,
+    work: &Workload,
+) -> Result<f64> {
+    runtime.block_on(async {
+        let mut settings = PoolSettings::new();
+        settings.set_max_size(args.writers.max(1));
+        let pool = Pool::connect(url, settings)?;
+        let api = InfluxApi::new(pool.clone(), InfluxConfig::default());
+        let mut router = sluice_http::Router::new();
+        api.mount_all(&mut router);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(sluice_http::run(
+            listener,
+            router,
+            sluice_http::ServerOptions::default(),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+        let uri: http::Uri = format!("http://{addr}/write?db={SLUICE_SCHEMA}").parse()?;
+        let next = Arc::new(AtomicUsize::new(0));
+        let batches = Arc::new(work.batches.clone());
+        let start = Instant::now();
+        let mut writers = Vec::new();
+        for _ in 0..args.writers.max(1) {
+            let (client, uri, next, batches) =
+                (client.clone(), uri.clone(), next.clone(), batches.clone());
+            writers.push(tokio::spawn(async move {
+                loop {
+                    let Some(body) = batches.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        return Ok::<(), anyhow::Error>(());
+                    };
+                    let request = http::Request::post(uri.clone()).body(Full::new(body.clone()))?;
+                    let response = client.request(request).await?;
+                    let status = response.status();
+                    let text = response.into_body().collect().await?.to_bytes();
+                    if status != http::StatusCode::NO_CONTENT {
+                        bail!(
+                            "the write answered {status}: {}",
+                            String::from_utf8_lossy(&text)
+                        );
+                    }
+                }
+            }));
+        }
+        for writer in writers {
+            writer.await??;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let _ = stop.send(());
+        let _ = server.await;
+        pool.close().await;
+        Ok(secs)
+    })
+}
+
+/// Loads the CSV with `psql \copy` into the table of the same shape; returns wall seconds.
+fn run_psql(target: &Target, work: &Workload) -> Result<f64> {
+    let file = work.csv.path().to_string_lossy().into_owned();
+    let start = Instant::now();
+    let out = Command::new(target.program("psql"))
+        .args([
+            "-X",
+            "-q",
+            "-d",
+            &target.url,
+            "-c",
+            &format!("\\copy {PSQL_SCHEMA}.cpu FROM '{file}' csv"),
+        ])
+        .output()
+        .context("running psql")?;
+    let secs = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        bail!(
+            "psql \\copy failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(secs)
+}
+
+pub fn run(args: InfluxArgs) -> Result<()> {
+    let target = Target::open(args.database.clone())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()?;
+    eprintln!("building {} points ...", args.points);
+    let work = Workload::build(&args)?;
+    println!(
+        "sluice-bench influx: {} points in {}-line batches ({} requests, {:.1} MB of line protocol), \
+         {} writers, {} hosts, {} rounds, server {}, {} cores",
+        args.points,
+        args.batch,
+        work.batches.len(),
+        work.line_protocol_bytes as f64 / 1e6,
+        args.writers,
+        args.hosts,
+        args.rounds,
+        target.psql("SHOW server_version")?,
+        std::thread::available_parallelism().map_or(0, usize::from),
+    );
+    target.psql(&format!(
+        "DROP SCHEMA IF EXISTS {PSQL_SCHEMA} CASCADE; CREATE SCHEMA {PSQL_SCHEMA}; \
+         CREATE TABLE {PSQL_SCHEMA}.cpu (time timestamptz NOT NULL, host text, region text, \
+         usage_user float8, usage_system float8, usage_idle float8)"
+    ))?;
+    let (mut sluice_t, mut psql_t) = (Vec::new(), Vec::new());
+    for round in 0..args.rounds {
+        let mut line = format!("round {}:", round + 1);
+        for turn in 0..2 {
+            if (round + turn) % 2 == 0 {
+                target.psql(&format!("DROP SCHEMA IF EXISTS {SLUICE_SCHEMA} CASCADE"))?;
+                let secs = run_sluice(&runtime, &target.url, &args, &work)?;
+                let rows = target.psql(&format!("SELECT count(*) FROM {SLUICE_SCHEMA}.cpu"))?;
+                if rows != args.points.to_string() {
+                    bail!("sluice wrote {rows} rows, not {}", args.points);
+                }
+                let _ = write!(line, " sluice {secs:.3}s");
+                sluice_t.push(secs);
+            } else {
+                target.psql(&format!("TRUNCATE {PSQL_SCHEMA}.cpu"))?;
+                let secs = run_psql(&target, &work)?;
+                let rows = target.psql(&format!("SELECT count(*) FROM {PSQL_SCHEMA}.cpu"))?;
+                if rows != args.points.to_string() {
+                    bail!("psql loaded {rows} rows, not {}", args.points);
+                }
+                let _ = write!(line, " psql {secs:.3}s");
+                psql_t.push(secs);
+            }
+        }
+        eprintln!("{line}");
+    }
+    // The two tables must hold the same rows.
+    let differ = target.psql(&format!(
+        "SELECT count(*) FROM (SELECT * FROM {SLUICE_SCHEMA}.cpu EXCEPT ALL \
+         SELECT time, host, region, usage_user, usage_system, usage_idle FROM {PSQL_SCHEMA}.cpu) d"
+    ))?;
+    target.psql(&format!(
+        "DROP SCHEMA {SLUICE_SCHEMA} CASCADE; DROP SCHEMA {PSQL_SCHEMA} CASCADE"
+    ))?;
+    let (s, p) = (median(&sluice_t), median(&psql_t));
+    let rate = |secs: f64| args.points as f64 / secs;
+    print(
+        &format!(
+            "{} points `cpu,host=..,region=.. usage_user=..,usage_system=..,usage_idle=.. ts` \
+             ({} hosts), {}-line batches",
+            args.points, args.hosts, args.batch
+        ),
+        &[
+            Line {
+                case: "`psql \\copy ... csv` (one COPY, same table shape)".into(),
+                figure: format!("{:.0} points/s ({p:.3} s)", rate(p)),
+                note: "reference".into(),
+            },
+            Line {
+                case: format!(
+                    "sluice `POST /write` ({} writers, in-process server, {} threads)",
+                    args.writers, args.threads
+                ),
+                figure: format!("{:.0} points/s ({s:.3} s)", rate(s)),
+                note: format!(
+                    "{:.2} x the rate of psql (bar >= 0.7); rows differing from psql's: {differ}",
+                    p / s
+                ),
+            },
+        ],
+    );
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! `sluice serve` as a process: config file plus overrides, ops endpoints, SIGTERM, bad input.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A folder for a test's files, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("sluice-serve-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `sluice serve` with a clean environment (no DATABASE_URL or SLUICE_* from the caller).
+fn serve_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+    command.arg("serve");
+    for (name, _) in std::env::vars() {
+        if name == "DATABASE_URL" || name.starts_with("SLUICE_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("SLUICE_LOG", "warn");
+    command
+}
+
+/// Kills the child if the test fails before it exits.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The address from the child's `sluice: HTTP on http://ADDR` line.
+fn http_address(child: &mut Child) -> String {
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = received
+            .recv_timeout(left)
+            .expect("serve never said where HTTP listens");
+        if let Some(addr) = line.strip_prefix("sluice: HTTP on http://") {
+            return addr.to_string();
+        }
+    }
+}
+
+/// One HTTP/1.1 request with `Connection: close`: the status line and the body.
+fn get(addr: &str, path: &str) -> (String, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+fn wait_with_timeout(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "serve did not exit within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
+    let url = sluice_embedded::test_database().url().to_string();
+    let scratch = Scratch::new("config");
+    // The file's database and listen address are overridden (the file's would fail), and its
+    // pool size by a variable.
+    let config = scratch.write(
+        "sluice.toml",
+        "[database]\nurl = \"postgres://nobody@127.0.0.1:1/none\"\n\
+         [pool]\nsize = 3\n\
+         [http]\nlisten = \"192.0.2.1:80\"\naccess_log = false\n",
+    );
+    let child = serve_command()
+        .arg("--config")
+        .arg(&config)
+        .args(["--http", "127.0.0.1:0"])
+        .env("SLUICE_DATABASE_URL", &url)
+        .env("SLUICE_POOL_SIZE", "4")
+        .env("SLUICE_HTTP_LISTEN", "192.0.2.2:80")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let addr = http_address(&mut running.0);
+
+    let (status, body) = get(&addr, "/-/ready");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    assert_eq!(get(&addr, "/-/live").0, "HTTP/1.1 200 OK");
+    let (status, metrics) = get(&addr, "/-/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        metrics.contains("sluice_pool_max_connections 4\n"),
+        "{metrics}"
+    );
+    assert_eq!(get(&addr, "/nothing").0, "HTTP/1.1 404 Not Found");
+
+    let pid = running.0.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let exit = wait_with_timeout(&mut running.0, Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit} after SIGTERM");
+}
+
+#[test]
+fn a_bad_config_file_stops_serve_naming_the_file_and_key() {
+    let scratch = Scratch::new("bad-config");
+    let config = scratch.write("sluice.toml", "[http]\nbody_limit = \"lots\"\n");
+    let output = serve_command()
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&config.display().to_string()), "{stderr}");
+    assert!(stderr.contains("body_limit"), "{stderr}");
+}

@@ -1,0 +1,277 @@
+//! Request bodies of writes: the format from `Content-Type`, CSJ and JSON Lines rows as JSON
+//! objects with their line numbers, a JSON object or array body, and parse errors with places.
+
+use crate::view::error::ApiError;
+use bytes::Bytes;
+use http::StatusCode;
+use serde_json::{Map, Value};
+
+/// How a body is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFormat {
+    /// A header line of column names, then one line of comma-separated JSON values per row.
+    Csj,
+    /// One JSON object per line.
+    JsonLines,
+    /// One JSON document: an object (one row) or an array of objects (rows).
+    Json,
+}
+
+impl BodyFormat {
+    /// The format `Content-Type` names: `application/json` is JSON, `application/x-ndjson` (and
+    /// `application/jsonl`, `application/json-lines`) JSON Lines; CSJ otherwise (`application/csj`,
+    /// `text/plain`, none).
+    pub fn from_headers(headers: &http::HeaderMap) -> BodyFormat {
+        let Some(value) = headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return BodyFormat::Csj;
+        };
+        let essence = value.split(';').next().unwrap_or("").trim();
+        if essence.eq_ignore_ascii_case("application/json") {
+            BodyFormat::Json
+        } else if [
+            "application/x-ndjson",
+            "application/jsonl",
+            "application/json-lines",
+        ]
+        .iter()
+        .any(|t| essence.eq_ignore_ascii_case(t))
+        {
+            BodyFormat::JsonLines
+        } else {
+            BodyFormat::Csj
+        }
+    }
+}
+
+/// One row of a body: its fields and the line it came from (1-based; 0 for a JSON document).
+#[derive(Debug)]
+pub struct BodyRow {
+    pub fields: Map<String, Value>,
+    pub line: u64,
+}
+
+/// The answer to a body that cannot be parsed: 400 naming the line and column.
+pub fn parse_error(line: u64, column: u64, what: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "bad_body",
+        format!("the request body cannot be parsed: line {line}, column {column}: {what}"),
+    )
+    .with_details(serde_json::json!({"line": line, "column": column}))
+}
+
+fn decode_error(error: &sluice_formats::DecodeError) -> ApiError {
+    parse_error(error.line(), error.column().unwrap_or(1), error)
+}
+
+/// Reads the rows of a CSJ, JSON Lines or JSON body one by one, without holding them all.
+pub struct RowReader {
+    body: Bytes,
+    format: BodyFormat,
+    /// Where the next line starts.
+    pos: usize,
+    /// The number of the line at `pos`.
+    line: u64,
+    /// CSJ: the header's column names.
+    names: Vec<String>,
+    /// CSJ: the line wrapped in brackets so it parses as one JSON array (reused).
+    scratch: Vec<u8>,
+    /// JSON: the rows of the document, in order.
+    document: std::vec::IntoIter<Value>,
+    /// The 0-based index of the next row.
+    index: usize,
+}
+
+impl RowReader {
+    /// Starts reading `body`; a CSJ header or a JSON document is parsed now.
+    pub fn new(body: Bytes, format: BodyFormat) -> Result<RowReader, ApiError> {
+        let mut reader = RowReader {
+            body,
+            format,
+            pos: 0,
+            line: 1,
+            names: Vec::new(),
+            scratch: Vec::new(),
+            document: Vec::new().into_iter(),
+            index: 0,
+        };
+        match format {
+            BodyFormat::Csj => {
+                let header = sluice_formats::decode::CsjHeader::read(&reader.body, true)
+                    .map_err(|e| decode_error(&e))?
+                    .ok_or_else(|| parse_error(1, 1, "no header line"))?;
+                reader.names = header.names;
+                reader.pos = header.consumed;
+                reader.line = header.next_line;
+            }
+            BodyFormat::JsonLines => {}
+            BodyFormat::Json => {
+                let value: Value = serde_json::from_slice(&reader.body)
+                    .map_err(|e| parse_error(e.line() as u64, e.column() as u64, e))?;
+                reader.document = match value {
+                    Value::Array(rows) => rows.into_iter(),
+                    object @ Value::Object(_) => vec![object].into_iter(),
+                    _ => {
+                        return Err(parse_error(
+                            1,
+                            1,
+                            "expected a JSON object or an array of objects",
+                        ));
+                    }
+                };
+            }
+        }
+        Ok(reader)
+    }
+
+    /// The next row, `None` after the last.
+    pub fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
+        if self.format == BodyFormat::Json {
+            return match self.document.next() {
+                None => Ok(None),
+                Some(Value::Object(fields)) => {
+                    self.index += 1;
+                    Ok(Some(BodyRow { fields, line: 0 }))
+                }
+                Some(_) => Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_body",
+                    format!("row {} of the JSON array is not an object", self.index),
+                )
+                .with_details(serde_json::json!({"path": [self.index]}))),
+            };
+        }
+        loop {
+            let body = self.body.clone();
+            let rest = body.get(self.pos..).unwrap_or_default();
+            if rest.is_empty() {
+                return Ok(None);
+            }
+            let (line, advance) = match memchr::memchr(b'\n', rest) {
+                Some(end) => (rest.get(..end).unwrap_or_default(), end + 1),
+                None => (rest, rest.len()),
+            };
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let line_no = self.line;
+            self.pos += advance;
+            self.line += 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let fields = match self.format {
+                BodyFormat::Csj => self.csj_row(line, line_no)?,
+                _ => jsonl_row(line, line_no)?,
+            };
+            self.index += 1;
+            return Ok(Some(BodyRow {
+                fields,
+                line: line_no,
+            }));
+        }
+    }
+
+    fn csj_row(&mut self, line: &[u8], line_no: u64) -> Result<Map<String, Value>, ApiError> {
+        self.scratch.clear();
+        self.scratch.push(b'[');
+        self.scratch.extend_from_slice(line);
+        self.scratch.push(b']');
+        let values: Vec<Value> = serde_json::from_slice(&self.scratch).map_err(|e| {
+            // The opening bracket is not the client's: columns count from the line's start.
+            parse_error(line_no, (e.column() as u64).saturating_sub(1).max(1), e)
+        })?;
+        if values.len() != self.names.len() {
+            return Err(parse_error(
+                line_no,
+                1,
+                format!(
+                    "the row has {} values but the header names {} columns",
+                    values.len(),
+                    self.names.len()
+                ),
+            ));
+        }
+        Ok(self.names.iter().cloned().zip(values).collect())
+    }
+}
+
+fn jsonl_row(line: &[u8], line_no: u64) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(_) => Err(parse_error(line_no, 1, "expected a JSON object")),
+        Err(e) => Err(parse_error(line_no, e.column() as u64, e)),
+    }
+}
+
+/// Parses a JSON object body (`return: "object"` endpoints).
+pub fn object_body(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(_) => Err(parse_error(1, 1, "expected a JSON object")),
+        Err(e) => Err(parse_error(e.line() as u64, e.column() as u64, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(body: &'static str, format: BodyFormat) -> Result<Vec<(u64, Value)>, ApiError> {
+        let mut reader = RowReader::new(Bytes::from_static(body.as_bytes()), format)?;
+        let mut out = Vec::new();
+        while let Some(row) = reader.next_row()? {
+            out.push((row.line, Value::Object(row.fields)));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn csj_rows_with_lines() {
+        let got = rows(
+            "\"a\",\"b\"\n1,\"x\"\n\n2 , {\"k\":[1]}\r\n",
+            BodyFormat::Csj,
+        )
+        .expect("ok");
+        assert_eq!(
+            got,
+            vec![
+                (2, serde_json::json!({"a": 1, "b": "x"})),
+                (4, serde_json::json!({"a": 2, "b": {"k": [1]}})),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = rows("\"a\",\"b\"\n1,\"x\"\n2,x\n", BodyFormat::Csj).expect_err("bad");
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert_eq!(e.details, Some(serde_json::json!({"line": 3, "column": 3})));
+        let e = rows("\"a\",\"b\"\n1\n", BodyFormat::Csj).expect_err("short");
+        assert!(e.message.contains("line 2"), "{}", e.message);
+        let e = rows("{\"a\":1}\n[1]\n", BodyFormat::JsonLines).expect_err("array");
+        assert!(e.message.contains("line 2"), "{}", e.message);
+        let e = rows("1,2", BodyFormat::Csj).expect_err("header");
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn formats_from_content_type() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(BodyFormat::from_headers(&headers), BodyFormat::Csj);
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/x-ndjson; charset=utf-8"),
+        );
+        assert_eq!(BodyFormat::from_headers(&headers), BodyFormat::JsonLines);
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain"),
+        );
+        assert_eq!(BodyFormat::from_headers(&headers), BodyFormat::Csj);
+    }
+}

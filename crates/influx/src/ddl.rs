@@ -1,0 +1,164 @@
+//! Catalog reads and the DDL of first writes: schemas, tables and new columns, under advisory locks.
+
+use crate::plan::{TIME_COLUMN, TablePlan};
+use crate::shape::{ColumnType, TableShape};
+use sluice_pg::Connection;
+use std::fmt::Write;
+
+/// Quotes an identifier for SQL (`my"db` → `"my""db"`).
+pub fn quote_ident(name: &str, out: &mut String) {
+    out.push('"');
+    for c in name.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+/// `"schema"."table"`.
+pub fn qualified(schema: &str, table: &str) -> String {
+    let mut out = String::with_capacity(schema.len() + table.len() + 5);
+    quote_ident(schema, &mut out);
+    out.push('.');
+    quote_ident(table, &mut out);
+    out
+}
+
+/// The advisory lock key of a schema (`table` empty) or a table: a stable 64-bit hash (FNV-1a)
+/// of the names, so every Sluice process takes the same lock for the same table.
+pub fn lock_key(schema: &str, table: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in b"sluice-influx\0"
+        .iter()
+        .chain(schema.as_bytes())
+        .chain(b"\0")
+        .chain(table.as_bytes())
+    {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash as i64
+}
+
+/// Waits for the transaction-scoped advisory lock `key`: first writers of one table take turns,
+/// so the second sees the first's columns instead of failing on a duplicate.
+pub async fn lock(conn: &mut Connection, key: i64) -> sluice_pg::Result<()> {
+    conn.execute("SELECT pg_catalog.pg_advisory_xact_lock($1)", &[&key])
+        .await
+        .map(drop)
+}
+
+/// Creates the schema if it is not there.
+pub async fn create_schema(conn: &mut Connection, schema: &str) -> sluice_pg::Result<()> {
+    let mut sql = String::from("CREATE SCHEMA IF NOT EXISTS ");
+    quote_ident(schema, &mut sql);
+    conn.batch_execute(&sql).await
+}
+
+/// The columns of `schema.table` as the catalog has them now; `None` when there is no table.
+pub async fn read_table(
+    conn: &mut Connection,
+    schema: &str,
+    table: &str,
+) -> sluice_pg::Result<Option<TableShape>> {
+    let rows = conn
+        .query(
+            "SELECT a.attname::text, a.atttypid::int8 \
+             FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             LEFT JOIN pg_catalog.pg_attribute a \
+               ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
+             WHERE n.nspname = $1::text AND c.relname = $2::text",
+            &[&schema, &table],
+        )
+        .await?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let mut shape = TableShape::default();
+    for row in rows.iter() {
+        let name: Option<String> = row.get(0)?;
+        let oid: Option<i64> = row.get(1)?;
+        if let (Some(name), Some(oid)) = (name, oid) {
+            let oid = u32::try_from(oid).unwrap_or(0);
+            shape.columns.insert(name, ColumnType::from_oid(oid));
+        }
+    }
+    Ok(Some(shape))
+}
+
+/// Creates the table or adds the columns it lacks, in one statement round trip; returns the
+/// table's shape afterwards.
+pub async fn extend_table(
+    conn: &mut Connection,
+    schema: &str,
+    plan: &TablePlan<'_>,
+    existing: Option<TableShape>,
+    missing: &[usize],
+) -> sluice_pg::Result<TableShape> {
+    let name = qualified(schema, plan.name);
+    let mut sql = String::new();
+    let mut shape = existing.clone().unwrap_or_default();
+    if existing.is_none() {
+        let _ = write!(sql, "CREATE TABLE IF NOT EXISTS {name} (");
+        quote_ident(TIME_COLUMN, &mut sql);
+        sql.push_str(" timestamptz NOT NULL");
+        for column in &plan.columns {
+            sql.push_str(", ");
+            quote_ident(column.name, &mut sql);
+            sql.push(' ');
+            sql.push_str(column.ty.sql());
+        }
+        sql.push(')');
+        shape
+            .columns
+            .insert(TIME_COLUMN.to_owned(), ColumnType::Timestamp);
+        for column in &plan.columns {
+            shape.columns.insert(column.name.to_owned(), column.ty);
+        }
+    } else {
+        let _ = write!(sql, "ALTER TABLE {name} ");
+        let mut first = true;
+        let lacks_time = TablePlan::lacks_time(&shape);
+        let time = lacks_time.then_some((TIME_COLUMN, ColumnType::Timestamp));
+        let added = time.into_iter().chain(
+            missing
+                .iter()
+                .filter_map(|&i| plan.columns.get(i).map(|c| (c.name, c.ty))),
+        );
+        for (column, ty) in added {
+            if !first {
+                sql.push_str(", ");
+            }
+            first = false;
+            sql.push_str("ADD COLUMN IF NOT EXISTS ");
+            quote_ident(column, &mut sql);
+            sql.push(' ');
+            sql.push_str(ty.sql());
+            shape.columns.insert(column.to_owned(), ty);
+        }
+        if first {
+            return Ok(shape);
+        }
+    }
+    conn.batch_execute(&sql).await?;
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(qualified("my\"db", "cpu load"), "\"my\"\"db\".\"cpu load\"");
+    }
+
+    #[test]
+    fn lock_keys_differ_by_name() {
+        assert_ne!(lock_key("a", "bc"), lock_key("ab", "c"));
+        assert_eq!(lock_key("db", "cpu"), lock_key("db", "cpu"));
+    }
+}

@@ -1,0 +1,242 @@
+//! The InfluxDB write API over PostgreSQL: `/write`, `/api/v2/write`, `/ping`, `/health`, `/query`.
+//!
+//! Mount it on the HTTP server at each of [`PATHS`]:
+//!
+//! ```no_run
+//! # fn demo(pool: sluice_pg::Pool) {
+//! use sluice_influx::{InfluxApi, InfluxConfig};
+//! let api = InfluxApi::new(pool, InfluxConfig::default());
+//! let mut router = sluice_http::Router::new();
+//! api.mount_all(&mut router);
+//! # }
+//! ```
+//!
+//! A database (v1 `db`) or bucket (v2 `bucket`, without a `/retention` suffix) is a PostgreSQL
+//! schema, created on first write; a measurement is a table in it, created on first write with
+//! `time timestamptz`, one `text` column per tag (or one `jsonb` column `tags`, see
+//! [`InfluxConfig::tags_as_jsonb`]) and one column per field typed from its value (`float8`,
+//! `int8`, `numeric` for unsigned, `text`, `boolean`). New tags and fields add columns. Each
+//! request is one transaction of binary COPYs, one per table; 204 only after COMMIT. Times are
+//! kept to the microsecond (PostgreSQL's `timestamptz`), cut towards the past.
+
+mod ddl;
+mod encode;
+mod plan;
+mod query;
+mod reply;
+mod request;
+mod shape;
+mod write;
+
+pub use reply::{ApiError, INFLUXDB_VERSION};
+
+use http::{Method, StatusCode};
+use reply::{json_response, no_content, with_version};
+use request::QueryParams;
+use sluice_http::{Mount, MountFuture, Request, RequestContext, Response, Router, empty};
+use sluice_lineproto::{Options, Precision};
+use std::sync::Arc;
+
+/// The URL prefixes the API answers; mount the same [`InfluxApi`] at each.
+pub const PATHS: &[&str] = &["/write", "/api/v2/write", "/ping", "/health", "/query"];
+
+/// Options of the write API.
+#[derive(Debug, Clone, Default)]
+pub struct InfluxConfig {
+    /// Store all tags of a point in one `jsonb` column named `tags` instead of one `text`
+    /// column per tag (for measurements with many or ever-changing tag keys).
+    pub tags_as_jsonb: bool,
+    /// Accepted tokens. Empty: no authentication. Otherwise every request except `/ping` and
+    /// `/health` must present one, as `Authorization: Token <t>` (or `Bearer`), as the
+    /// password of Basic auth, or as v1's `p` query parameter; 401 without.
+    pub tokens: Vec<String>,
+}
+
+/// The write API: a pool to write with, its options, and the known table shapes.
+pub struct InfluxApi {
+    pool: sluice_pg::Pool,
+    config: InfluxConfig,
+    shapes: shape::ShapeCache,
+}
+
+impl std::fmt::Debug for InfluxApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InfluxApi")
+            .field("tags_as_jsonb", &self.config.tags_as_jsonb)
+            .field("auth", &!self.config.tokens.is_empty())
+            .finish_non_exhaustive()
+    }
+}
+
+impl InfluxApi {
+    /// The API writing through `pool`.
+    pub fn new(pool: sluice_pg::Pool, config: InfluxConfig) -> Arc<InfluxApi> {
+        Arc::new(InfluxApi {
+            pool,
+            config,
+            shapes: shape::ShapeCache::default(),
+        })
+    }
+
+    /// Mounts the API at each of [`PATHS`].
+    pub fn mount_all(self: &Arc<Self>, router: &mut Router) {
+        for path in PATHS {
+            router.mount(path, self.clone());
+        }
+    }
+
+    async fn answer(
+        self: Arc<Self>,
+        request: Request,
+        context: RequestContext,
+    ) -> Result<Response, ApiError> {
+        let path = request.uri().path().trim_end_matches('/').to_owned();
+        let method = request.method().clone();
+        match path.as_str() {
+            "/ping" => match method {
+                Method::GET | Method::HEAD => Ok(ping(&request)),
+                _ => Err(ApiError::MethodNotAllowed),
+            },
+            "/health" => match method {
+                Method::GET | Method::HEAD => Ok(self.health().await),
+                _ => Err(ApiError::MethodNotAllowed),
+            },
+            "/write" | "/api/v2/write" => {
+                if method != Method::POST {
+                    return Err(ApiError::MethodNotAllowed);
+                }
+                let params = QueryParams::parse(request.uri().query());
+                self.authorize(&request, &params)?;
+                let v2 = path != "/write";
+                let schema = database(&params, v2)?;
+                let options = Options::now().with_precision(precision(&params, v2)?);
+                let body = request::body(request, &context).await?;
+                write::write(&self, &schema, &body, options).await?;
+                Ok(no_content())
+            }
+            "/query" => {
+                if method != Method::GET && method != Method::POST {
+                    return Err(ApiError::MethodNotAllowed);
+                }
+                let mut params = QueryParams::parse(request.uri().query());
+                self.authorize(&request, &params)?;
+                if method == Method::POST {
+                    let body = request::body(request, &context).await?;
+                    params.extend_from_form(&body);
+                }
+                let q = params
+                    .get("q")
+                    .ok_or_else(|| ApiError::Invalid("missing required parameter \"q\"".into()))?;
+                let statements = query::parse(q)?;
+                let body = query::run(&self, &statements).await?;
+                Ok(json_response(StatusCode::OK, body))
+            }
+            _ => Err(ApiError::NotFound),
+        }
+    }
+
+    fn authorize(&self, request: &Request, params: &QueryParams) -> Result<(), ApiError> {
+        if self.config.tokens.is_empty() {
+            return Ok(());
+        }
+        match request::presented_secret(request, params) {
+            Some(secret) if request::token_matches(&self.config.tokens, &secret) => Ok(()),
+            _ => Err(ApiError::Unauthorized),
+        }
+    }
+
+    /// 200 when a connection answers, 503 otherwise; InfluxDB 2.x's health body.
+    async fn health(&self) -> Response {
+        let check = async {
+            let mut conn = self.pool.get().await.map_err(reply::from_pool)?;
+            conn.execute("SELECT 1", &[]).await.map_err(reply::from_db)
+        };
+        let (status, state, message) = match check.await {
+            Ok(_) => (
+                StatusCode::OK,
+                "pass",
+                "ready for queries and writes".to_owned(),
+            ),
+            Err(error) => (StatusCode::SERVICE_UNAVAILABLE, "fail", error.to_string()),
+        };
+        let mut body = Vec::new();
+        body.extend_from_slice(b"{\"name\":\"influxdb\",\"message\":");
+        sluice_lineproto::write_json_string(&message, &mut body);
+        body.extend_from_slice(
+            format!(
+                ",\"status\":\"{state}\",\"checks\":[],\"version\":\"{INFLUXDB_VERSION}\",\"commit\":\"sluice\"}}"
+            )
+            .as_bytes(),
+        );
+        json_response(status, body)
+    }
+}
+
+impl Mount for InfluxApi {
+    fn call(self: Arc<Self>, request: Request, context: RequestContext) -> MountFuture {
+        Box::pin(async move {
+            match self.answer(request, context).await {
+                Ok(response) => response,
+                Err(error) => {
+                    if error.status().is_server_error() {
+                        tracing::warn!(%error, "Influx API request failed");
+                    }
+                    error.response()
+                }
+            }
+        })
+    }
+}
+
+/// `/ping`: 204 with the version headers, or 200 with `{"version": ...}` when `verbose=true`.
+fn ping(request: &Request) -> Response {
+    let params = QueryParams::parse(request.uri().query());
+    if params.get("verbose").is_some_and(|v| v == "true") {
+        let body = format!("{{\"version\":\"{INFLUXDB_VERSION}\"}}").into_bytes();
+        return json_response(StatusCode::OK, body);
+    }
+    with_version(StatusCode::NO_CONTENT, empty())
+}
+
+/// The schema a write goes to: v1's `db`, or v2's `bucket` without a `/retention` suffix
+/// (InfluxDB 1.8's v2 compatibility names buckets `database/retention-policy`).
+fn database(params: &QueryParams, v2: bool) -> Result<String, ApiError> {
+    if v2 {
+        let bucket = params
+            .get("bucket")
+            .ok_or_else(|| ApiError::Invalid("bucket is required".into()))?;
+        let name = bucket.split('/').next().unwrap_or(bucket);
+        if name.is_empty() {
+            return Err(ApiError::Invalid(format!("bad bucket name {bucket:?}")));
+        }
+        Ok(name.to_owned())
+    } else {
+        params
+            .get("db")
+            .map(str::to_owned)
+            .ok_or_else(|| ApiError::Invalid("database is required".into()))
+    }
+}
+
+/// The `precision` parameter: v2's `ns us ms s`, and v1's `n u` too (default nanoseconds).
+fn precision(params: &QueryParams, v2: bool) -> Result<Precision, ApiError> {
+    let Some(value) = params.get("precision") else {
+        return Ok(Precision::Nanoseconds);
+    };
+    let accepted = if v2 {
+        matches!(value, "ns" | "us" | "ms" | "s")
+    } else {
+        true
+    };
+    match value.parse::<Precision>() {
+        Ok(precision) if accepted => Ok(precision),
+        _ => Err(ApiError::Invalid(format!(
+            "invalid precision {value:?}: expected {}",
+            if v2 {
+                "ns, us, ms or s"
+            } else {
+                "n, ns, u, us, ms or s"
+            }
+        ))),
+    }
+}

@@ -1,0 +1,173 @@
+//! What the API answers: its error type, mapped to InfluxDB's statuses and JSON error shape.
+
+use http::{HeaderValue, StatusCode, header};
+use sluice_http::{Response, empty, full};
+use sluice_lineproto::write_json_string;
+
+/// The version reported in `X-Influxdb-Version` (clients such as Telegraf only check that the
+/// header is there; 1.8 is the v1 API this speaks).
+pub const INFLUXDB_VERSION: &str = "1.8.10";
+
+/// Seconds a client is asked to wait before retrying when the database is down.
+const RETRY_AFTER_SECONDS: &str = "5";
+
+/// Why a request failed; each variant knows its HTTP status and InfluxDB error code.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Auth is configured and the request carries no accepted token.
+    #[error("unauthorized access")]
+    Unauthorized,
+    /// A bad request other than a parse error (missing database, bad precision, bad gzip).
+    #[error("{0}")]
+    Invalid(String),
+    /// A line of the body is not line protocol.
+    #[error("unable to parse points: {0}")]
+    Parse(#[from] sluice_lineproto::Error),
+    /// A field's value does not fit the column it goes to.
+    #[error(
+        "field type conflict: input field \"{field}\" on measurement \"{measurement}\" is type {given}, already exists as type {existing}"
+    )]
+    TypeConflict {
+        measurement: String,
+        field: String,
+        given: &'static str,
+        existing: &'static str,
+    },
+    /// The body (or its inflated form) is larger than the limit.
+    #[error("request body is larger than the limit of {limit} bytes")]
+    TooLarge { limit: usize },
+    /// The body did not arrive in time.
+    #[error("{0}")]
+    Timeout(String),
+    /// The database cannot be reached (retry later).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// Any other database failure.
+    #[error("database error: {0}")]
+    Database(String),
+    /// No such endpoint.
+    #[error("not found")]
+    NotFound,
+    /// The endpoint exists but not with this method.
+    #[error("method not allowed")]
+    MethodNotAllowed,
+}
+
+impl ApiError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Invalid(_) | ApiError::Parse(_) | ApiError::TypeConflict { .. } => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Database(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
+
+    /// InfluxDB 2.x's error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::Invalid(_) | ApiError::Parse(_) | ApiError::TypeConflict { .. } => "invalid",
+            ApiError::TooLarge { .. } => "request too large",
+            ApiError::Timeout(_) => "request timeout",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Database(_) => "internal error",
+            ApiError::NotFound => "not found",
+            ApiError::MethodNotAllowed => "method not allowed",
+        }
+    }
+
+    /// The response: `{"code": ..., "message": ...}` as InfluxDB 2.x answers, plus `"error"`
+    /// with the same message, which InfluxDB 1.x clients read.
+    pub fn response(&self) -> Response {
+        let message = self.to_string();
+        let mut body = Vec::with_capacity(message.len() * 2 + 48);
+        body.extend_from_slice(b"{\"code\":");
+        write_json_string(self.code(), &mut body);
+        body.extend_from_slice(b",\"message\":");
+        write_json_string(&message, &mut body);
+        body.extend_from_slice(b",\"error\":");
+        write_json_string(&message, &mut body);
+        body.push(b'}');
+        let mut response = json_response(self.status(), body);
+        let headers = response.headers_mut();
+        headers.insert(
+            "X-Platform-Error-Code",
+            HeaderValue::from_static(self.code()),
+        );
+        if let Ok(value) = HeaderValue::from_str(&message) {
+            headers.insert("X-Influxdb-Error", value);
+        }
+        if matches!(self, ApiError::Unavailable(_)) {
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+        }
+        if matches!(self, ApiError::Unauthorized) {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"InfluxDB\""),
+            );
+        }
+        response
+    }
+}
+
+/// A response with InfluxDB's version headers.
+pub fn with_version(status: StatusCode, body: sluice_http::ResponseBody) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        "X-Influxdb-Version",
+        HeaderValue::from_static(INFLUXDB_VERSION),
+    );
+    headers.insert("X-Influxdb-Build", HeaderValue::from_static("OSS"));
+    response
+}
+
+/// A JSON response.
+pub fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = with_version(status, full(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// 204 No Content, what a successful write answers.
+pub fn no_content() -> Response {
+    with_version(StatusCode::NO_CONTENT, empty())
+}
+
+/// Maps a driver error to the API's: connection-level failures are "unavailable" (503).
+pub fn from_db(error: sluice_pg::Error) -> ApiError {
+    use sluice_pg::ErrorKind;
+    let down = matches!(
+        error.kind(),
+        ErrorKind::Closed | ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Auth
+    ) || matches!(
+        error.code(),
+        // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
+        Some("57P01" | "57P02" | "57P03" | "53300")
+    );
+    if down {
+        ApiError::Unavailable(error.to_string())
+    } else {
+        ApiError::Database(error.to_string())
+    }
+}
+
+/// Maps a pool error: no connection means "unavailable" (503).
+pub fn from_pool(error: sluice_pg::PoolError) -> ApiError {
+    ApiError::Unavailable(error.to_string())
+}
