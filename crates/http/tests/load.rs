@@ -219,5 +219,5 @@ fn good_files_load_into_the_model() {
 fn the_films_example_loads() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/films/films.json");
     let view = load_file(&file).expect("the films example loads");
-    assert_eq!(view.endpoints.len(), 4);
+    assert_eq!(view.endpoints.len(), 5);
 }
