@@ -240,6 +240,8 @@ async fn produce(
         Some(head_tx) => {
             let _ = head_tx.send(Ok(Head::Complete(chunk)));
         }
+        // An empty chunk would read as the end of a chunked body: send only what there is.
+        None if chunk.is_empty() => {}
         None => {
             let _ = chunk_tx.send(Ok(chunk)).await;
         }
