@@ -69,3 +69,37 @@ async fn large_body_over_the_threshold() {
         ["note\tnumber 12345 with some padding to pass the threshold"]
     );
 }
+
+/// A bad value deep in a large body fails the COPY mid-stream: 400, nothing committed, and the
+/// server's connections still serve the next request.
+#[tokio::test]
+async fn large_body_failing_mid_copy() {
+    let setup = "CREATE TABLE big (id int PRIMARY KEY, amount int)";
+    let mut e = write_support::endpoint(&[], sluice_http::view::model::Return::Csj);
+    e.patch = Some(write_support::method(
+        "big",
+        vec![write_support::key("id"), write_support::column("amount")],
+    ));
+    let mut s = write_support::start(setup, vec![e]).await;
+    let mut body = String::from("\"id\",\"amount\"\n");
+    for i in 0..60_000 {
+        let amount = if i == 55_000 {
+            "\"many\"".to_owned()
+        } else {
+            i.to_string()
+        };
+        body.push_str(&format!("{i},{amount}\n"));
+    }
+    assert!(body.len() > sluice_http::view::write::copy_threshold());
+    for _ in 0..3 {
+        let r = s.csj("PATCH", "", &body).await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(r.json()["code"], "22P02");
+    }
+    assert_eq!(s.rows("SELECT count(*) FROM big").await, ["0"]);
+    let r = s.csj("PATCH", "", "\"id\",\"amount\"\n1,2\n").await;
+    assert_eq!(
+        (r.status, r.json()),
+        (200, serde_json::json!({"records": 1}))
+    );
+}
