@@ -18,8 +18,7 @@
 //!   it is; an insert takes the column default); JSON `null` is NULL; a column schema is checked
 //!   only when the column has a value. A body that names one key twice in rows with other values
 //!   is refused with 400 `duplicate_key` (which row should win is a guess); rows made only of
-//!   keys may repeat. (The COPY path relies on PostgreSQL for this check, within each shape of
-//!   row.)
+//!   keys may repeat.
 //! - PUT set-replace matches `existing` rows to body rows by column name and as text, so keys
 //!   should be sent as PostgreSQL prints them (`1`, not `01`).
 //! - `return: "object"`, and a POST of one JSON object (`Content-Type: application/json`) on any

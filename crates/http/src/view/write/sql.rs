@@ -194,6 +194,21 @@ pub fn upsert_from_stage(
     sql
 }
 
+/// One row when two staged rows share their key values.
+pub fn repeated_key(stage: &str, keys: &[&str]) -> String {
+    let mut sql = String::from("SELECT 1 FROM ");
+    sql.push_str(stage);
+    sql.push_str(" GROUP BY ");
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        push_quoted(&mut sql, k);
+    }
+    sql.push_str(" HAVING count(*) > 1 LIMIT 1");
+    sql
+}
+
 /// The update pass (PATCH rows missing an `insert: "required"` column): set the non-key values
 /// of the rows whose keys match.
 pub fn update_from_stage(table: &str, stage: &str, mask: u64, values: &[Staged<'_>]) -> String {
