@@ -188,6 +188,17 @@ pub async fn errors_commit_nothing() {
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(r.json()["code"], "duplicate_key");
+    // ... also when the two rows have different columns (JSON Lines).
+    let r = s
+        .send(
+            "PATCH",
+            "",
+            &[("content-type", "application/x-ndjson")],
+            "{\"id\": 5, \"title\": \"A\", \"year\": 1}\n{\"id\": 5, \"year\": 2}\n",
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.json()["code"], "duplicate_key");
     assert_eq!(s.rows("SELECT * FROM films ORDER BY id").await, before);
 }
 

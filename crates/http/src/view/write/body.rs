@@ -5,6 +5,7 @@ use crate::view::error::ApiError;
 use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// How a body is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +50,42 @@ impl BodyFormat {
 /// One row of a body: its fields and the line it came from (1-based; 0 for a JSON document).
 #[derive(Debug)]
 pub struct BodyRow {
-    pub fields: Map<String, Value>,
+    pub fields: Fields,
     pub line: u64,
+}
+
+/// The fields of a row: a JSON object, or a CSJ line's values beside the header's names (so
+/// the names are not copied into every row).
+#[derive(Debug)]
+pub enum Fields {
+    Object(Map<String, Value>),
+    Csj {
+        names: Arc<[String]>,
+        values: Vec<Value>,
+    },
+}
+
+impl Fields {
+    /// The field called `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        match self {
+            Fields::Object(map) => map.get(name),
+            Fields::Csj { names, values } => names
+                .iter()
+                .position(|n| n == name)
+                .and_then(|i| values.get(i)),
+        }
+    }
+
+    /// The row as one JSON object (for a whole-row schema).
+    pub fn to_object(&self) -> Value {
+        match self {
+            Fields::Object(map) => Value::Object(map.clone()),
+            Fields::Csj { names, values } => {
+                Value::Object(names.iter().cloned().zip(values.iter().cloned()).collect())
+            }
+        }
+    }
 }
 
 /// The answer to a body that cannot be parsed: 400 naming the line and column.
@@ -76,7 +111,7 @@ pub struct RowReader {
     /// The number of the line at `pos`.
     line: u64,
     /// CSJ: the header's column names.
-    names: Vec<String>,
+    names: Arc<[String]>,
     /// CSJ: the line wrapped in brackets so it parses as one JSON array (reused).
     scratch: Vec<u8>,
     /// JSON: the rows of the document, in order.
@@ -93,7 +128,7 @@ impl RowReader {
             format,
             pos: 0,
             line: 1,
-            names: Vec::new(),
+            names: Arc::from(Vec::new()),
             scratch: Vec::new(),
             document: Vec::new().into_iter(),
             index: 0,
@@ -103,7 +138,7 @@ impl RowReader {
                 let header = sluice_formats::decode::CsjHeader::read(&reader.body, true)
                     .map_err(|e| decode_error(&e))?
                     .ok_or_else(|| parse_error(1, 1, "no header line"))?;
-                reader.names = header.names;
+                reader.names = header.names.into();
                 reader.pos = header.consumed;
                 reader.line = header.next_line;
             }
@@ -134,7 +169,10 @@ impl RowReader {
                 None => Ok(None),
                 Some(Value::Object(fields)) => {
                     self.index += 1;
-                    Ok(Some(BodyRow { fields, line: 0 }))
+                    Ok(Some(BodyRow {
+                        fields: Fields::Object(fields),
+                        line: 0,
+                    }))
                 }
                 Some(_) => Err(ApiError::new(
                     StatusCode::BAD_REQUEST,
@@ -173,7 +211,7 @@ impl RowReader {
         }
     }
 
-    fn csj_row(&mut self, line: &[u8], line_no: u64) -> Result<Map<String, Value>, ApiError> {
+    fn csj_row(&mut self, line: &[u8], line_no: u64) -> Result<Fields, ApiError> {
         self.scratch.clear();
         self.scratch.push(b'[');
         self.scratch.extend_from_slice(line);
@@ -193,25 +231,28 @@ impl RowReader {
                 ),
             ));
         }
-        Ok(self.names.iter().cloned().zip(values).collect())
+        Ok(Fields::Csj {
+            names: self.names.clone(),
+            values,
+        })
     }
 }
 
-fn jsonl_row(line: &[u8], line_no: u64) -> Result<Map<String, Value>, ApiError> {
+fn jsonl_row(line: &[u8], line_no: u64) -> Result<Fields, ApiError> {
     match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(Value::Object(fields)) => Ok(Fields::Object(fields)),
         Ok(_) => Err(parse_error(line_no, 1, "expected a JSON object")),
         Err(e) => Err(parse_error(line_no, e.column() as u64, e)),
     }
 }
 
 /// Parses a JSON object body (`return: "object"` endpoints).
-pub fn object_body(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+pub fn object_body(body: &[u8]) -> Result<Fields, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Map::new());
+        return Ok(Fields::Object(Map::new()));
     }
     match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(Value::Object(fields)) => Ok(Fields::Object(fields)),
         Ok(_) => Err(parse_error(1, 1, "expected a JSON object")),
         Err(e) => Err(parse_error(e.line() as u64, e.column() as u64, e)),
     }
@@ -225,7 +266,7 @@ mod tests {
         let mut reader = RowReader::new(Bytes::from_static(body.as_bytes()), format)?;
         let mut out = Vec::new();
         while let Some(row) = reader.next_row()? {
-            out.push((row.line, Value::Object(row.fields)));
+            out.push((row.line, row.fields.to_object()));
         }
         Ok(out)
     }

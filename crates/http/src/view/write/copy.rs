@@ -145,6 +145,25 @@ pub async fn write(
             .map(|c| c.name.as_str())
             .collect(),
     };
+    // Rows of different shapes go in different passes, so PostgreSQL cannot see a key repeated
+    // across them: look for one here (as the pipelined path does for every body).
+    let staged_keys: Vec<&str> = method
+        .columns
+        .iter()
+        .zip(&staged)
+        .filter(|(c, s)| c.key && **s)
+        .map(|(c, _)| c.name.as_str())
+        .collect();
+    let has_values = method.columns.iter().any(|c| !c.key);
+    if masks.len() > 1 && has_values && !keys.is_empty() && !staged_keys.is_empty() {
+        let repeated = conn
+            .query(&sql::repeated_key(&stage, &staged_keys), &[])
+            .await
+            .map_err(pg)?;
+        if !repeated.is_empty() {
+            return Err(super::rows::duplicate_key(None));
+        }
+    }
     for &mask in &masks {
         let mut values = Vec::new();
         let mut params: Vec<Option<&str>> = Vec::new();

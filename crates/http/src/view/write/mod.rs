@@ -1,14 +1,35 @@
 //! PUT, PATCH and POST of views: bodies into upserts, set-replace, inserts, in one transaction.
 //!
-//! - Row bodies (`return: "csj"`, the default): CSJ, JSON Lines or a JSON array, by
-//!   `Content-Type`. Bodies under [`copy_threshold`] bytes are written row by row, each row's
-//!   statement prepared and pipelined (a thousand rows per round trip); larger ones are encoded
-//!   chunk by chunk into a COPY to a staging table typed like the target, then written with one
-//!   set-based pass per shape of row. Both paths give the same result: a column whose value is
-//!   absent (missing, or an all-whitespace string) is left out of its row's statement; a body
-//!   that names one key twice (with other values) is refused with 400.
-//! - `return: "object"`: one JSON object body, answered with a row as a JSON object.
+//! - Row bodies (`return: "csj"`, the default): CSJ (`application/csj`, `text/plain`, no
+//!   `Content-Type`), JSON Lines (`application/x-ndjson`) or a JSON array (`application/json`).
+//!   PATCH upserts each row and PUT too, PUT with `existing`/`delete` replacing the set; POST
+//!   inserts each row (201). Answers: `{"records": N}`, for set-replace
+//!   `{"selected": S, "records": R, "deleted": D}`.
+//! - Bodies under [`copy_threshold`] bytes (512 KiB) are written row by row, each row's statement
+//!   prepared and pipelined (a thousand rows per round trip, `existing` in the first). Larger CSJ
+//!   and JSON Lines bodies are read once, checked row by row and encoded in 256 KiB chunks into a
+//!   COPY to a staging table typed like the target's columns (`CREATE TEMP TABLE ... AS SELECT
+//!   ... WITH NO DATA`), then written with one `INSERT ... SELECT ... ON CONFLICT` (or `UPDATE
+//!   ... FROM`) pass per shape of row, captures and headers as parameters; memory is the body
+//!   plus one chunk. A JSON array body is parsed whole, so large bodies should be CSJ or JSON
+//!   Lines.
+//! - Both paths give the same result: a column whose value is absent (not in the row, or an
+//!   all-whitespace string when trimmed) is left out of its row's statement (PATCH leaves it as
+//!   it is; an insert takes the column default); JSON `null` is NULL; a column schema is checked
+//!   only when the column has a value. A body that names one key twice in rows with other values
+//!   is refused with 400 `duplicate_key` (which row should win is a guess); rows made only of
+//!   keys may repeat.
+//! - PUT set-replace matches `existing` rows to body rows by column name and as text, so keys
+//!   should be sent as PostgreSQL prints them (`1`, not `01`).
+//! - `return: "object"`, and a POST of one JSON object (`Content-Type: application/json`) on any
+//!   endpoint: one row, answered with it as a JSON object (PUT, PATCH: the first `returning` row
+//!   or the GET re-run in the transaction; POST: 201 with the first method object's `returning`
+//!   columns, or all). PATCH of a row that does not exist: 404.
 //! - One transaction per request: nothing is committed when any step fails.
+
+// `ApiError` is the answer itself: built once per failed request, never on the row path, so it
+// stays unboxed for plain `?` everywhere.
+#![allow(clippy::result_large_err)]
 
 mod body;
 mod copy;
@@ -112,9 +133,15 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
     };
     let format = BodyFormat::from_headers(request.headers);
     // Parse before taking a connection: a bad body costs the database nothing.
-    let object_body = match endpoint.returns {
-        Return::Object => Some(body::object_body(&body)?),
-        _ => None,
+    // A POST of one JSON object creates one row and answers with it whatever the endpoint's
+    // `return` (the films example's `POST /films`).
+    let single_post = verb == Verb::Post
+        && format == BodyFormat::Json
+        && body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let object_body = if endpoint.returns == Return::Object || single_post {
+        Some(body::object_body(&body)?)
+    } else {
+        None
     };
     let small_rows = match &object_body {
         Some(_) => None,

@@ -3,13 +3,13 @@
 //! inside the transaction).
 
 use super::Verb;
+use super::body::Fields;
 use super::sql::{self, Target};
 use super::values::{Cell, RequestValues, RowPlace, cell_of, row_cells, source_value};
 use crate::view::error::ApiError;
 use crate::view::json::{KindCache, ObjectWriter};
 use crate::view::model::{Endpoint, MethodObject};
 use http::StatusCode;
-use serde_json::{Map, Value};
 use sluice_pg::{Connection, Rows, ToSql};
 use std::sync::OnceLock;
 
@@ -45,7 +45,7 @@ pub async fn write(
     endpoint: &Endpoint,
     methods: &[MethodObject],
     verb: Verb,
-    body: &Map<String, Value>,
+    body: &Fields,
     request: &RequestValues<'_>,
 ) -> Result<Answer, ApiError> {
     let place = RowPlace {
@@ -134,7 +134,7 @@ async fn run(conn: &mut Connection, sql: &str, values: &[Option<&str>]) -> Resul
 async fn rerun_get(
     conn: &mut Connection,
     get: &crate::view::model::Command,
-    body: &Map<String, Value>,
+    body: &Fields,
     request: &RequestValues<'_>,
 ) -> Result<Vec<u8>, ApiError> {
     let mut owned: Vec<Option<String>> = Vec::with_capacity(get.arguments.len());

@@ -170,7 +170,8 @@ pub fn create_stage(stage: &str, table: &str, columns: &[&str]) -> String {
     sql
 }
 
-/// The upsert pass: the staging rows with presence `mask`, in body order, into the table.
+/// The upsert pass: the staging rows with presence `mask` into the table. No ORDER BY: keys are
+/// unique within a body (a repeat fails the upsert), so the order cannot change the result.
 pub fn upsert_from_stage(
     table: &str,
     stage: &str,
@@ -188,11 +189,23 @@ pub fn upsert_from_stage(
         }
         v.push_value(&mut sql);
     }
-    let _ = write!(
-        sql,
-        " FROM {stage} s WHERE s.sluice_mask = {mask} ORDER BY s.sluice_row"
-    );
+    let _ = write!(sql, " FROM {stage} s WHERE s.sluice_mask = {mask}");
     on_conflict(&mut sql, &targets, keys);
+    sql
+}
+
+/// One row when two staged rows share their key values.
+pub fn repeated_key(stage: &str, keys: &[&str]) -> String {
+    let mut sql = String::from("SELECT 1 FROM ");
+    sql.push_str(stage);
+    sql.push_str(" GROUP BY ");
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        push_quoted(&mut sql, k);
+    }
+    sql.push_str(" HAVING count(*) > 1 LIMIT 1");
     sql
 }
 
@@ -275,7 +288,7 @@ mod tests {
         ];
         assert_eq!(
             upsert_from_stage("t", "s0", 3, &values, &["film", "tag"]),
-            r#"INSERT INTO t ("film", "tag", "no""te") SELECT $1, s."tag", s."no""te" FROM s0 s WHERE s.sluice_mask = 3 ORDER BY s.sluice_row ON CONFLICT ("film", "tag") DO UPDATE SET "no""te" = EXCLUDED."no""te""#
+            r#"INSERT INTO t ("film", "tag", "no""te") SELECT $1, s."tag", s."no""te" FROM s0 s WHERE s.sluice_mask = 3 ON CONFLICT ("film", "tag") DO UPDATE SET "no""te" = EXCLUDED."no""te""#
         );
         assert_eq!(
             update_from_stage("t", "s0", 3, &values),

@@ -1,10 +1,11 @@
 //! Column values of a write: each column's value from its source (capture, body field, body
 //! path, header), trimmed, as text for PostgreSQL; key checks and JSON Schema validation.
 
+use super::body::Fields;
 use crate::view::error::ApiError;
 use crate::view::model::{BodyPathElement, Column, MethodObject, Schema, Source};
 use http::StatusCode;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -44,7 +45,7 @@ pub struct RequestValues<'a> {
 /// The JSON value a source names in `row` (the body row, or the whole object body).
 pub fn source_value<'v>(
     source: &Source,
-    row: &'v Map<String, Value>,
+    row: &'v Fields,
     request: &'v RequestValues<'_>,
 ) -> Option<Cow<'v, Value>> {
     match source {
@@ -129,14 +130,13 @@ impl RowPlace {
 /// schema, and that every key column has a value.
 pub fn row_cells<'v>(
     method: &MethodObject,
-    row: &'v Map<String, Value>,
+    row: &'v Fields,
     request: &'v RequestValues<'_>,
     place: RowPlace,
 ) -> Result<RowCells<'v>, ApiError> {
     if let Some(schema) = &method.schema {
         // The row schema sees the row as sent, before trimming.
-        let object = Value::Object(row.clone());
-        check_schema(schema, &object, place, None)?;
+        check_schema(schema, &row.to_object(), place, None)?;
     }
     let mut cells = Vec::with_capacity(method.columns.len());
     for column in &method.columns {

@@ -1,0 +1,1 @@
+\i ../../../../../../examples/films/schema.sql
