@@ -75,7 +75,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("resp", "io_threads", "threads serving Redis connections"),
     ("influx", "enabled", "mount the InfluxDB write API at /"),
-    ("influx", "token", "token Influx clients must send"),
+    (
+        "influx",
+        "token",
+        "tokens Influx clients may send, comma-separated (empty: none)",
+    ),
     ("influx", "tags_as_jsonb", "store tags in one jsonb column"),
     ("runtime", "threads", "worker threads of the main runtime"),
 ];
@@ -293,10 +297,10 @@ pub struct Settings {
 
 /// The Influx gate's settings (the gate reads what it needs).
 #[derive(Debug, Clone, Default)]
-#[allow(dead_code)] // Until the Influx gate is merged, only `enabled` is read.
 pub struct InfluxSettings {
     pub enabled: bool,
-    pub token: Option<String>,
+    /// Accepted tokens (the `token` key, comma-separated); empty: no authentication.
+    pub tokens: Vec<String>,
     pub tags_as_jsonb: bool,
 }
 
@@ -448,7 +452,15 @@ fn settle(layer: Layer) -> Settings {
     };
     let influx = InfluxSettings {
         enabled: layer.influx.enabled.unwrap_or(false),
-        token: layer.influx.token.filter(|t| !t.is_empty()),
+        tokens: layer
+            .influx
+            .token
+            .iter()
+            .flat_map(|t| t.split(','))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
         tags_as_jsonb: layer.influx.tags_as_jsonb.unwrap_or(false),
     };
     // HTTP runs unless the Redis gate was asked for alone (it needs no database).
