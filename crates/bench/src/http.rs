@@ -30,9 +30,9 @@ pub struct HttpArgs {
     /// The sluice binary (default: the one next to this benchmark, from `cargo build --release`).
     #[arg(long)]
     sluice: Option<PathBuf>,
-    /// Port of the HTTP gate under test.
-    #[arg(long, default_value_t = 18080)]
-    port: u16,
+    /// Port of the HTTP gate under test (default: a free one).
+    #[arg(long)]
+    port: Option<u16>,
     /// Connections of the serve pool.
     #[arg(long, default_value_t = 8)]
     pool_size: usize,
@@ -88,6 +88,7 @@ impl Serve {
             .args(["--pool-size", &pool_size.to_string()])
             .env("SLUICE_LOG", "warn")
             .env("SLUICE_HTTP_ACCESS_LOG", "false")
+            .env("RUST_BACKTRACE", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -299,7 +300,7 @@ pub fn run(args: HttpArgs) -> Result<()> {
     for table in [PUT_TABLE, PATCH_TABLE] {
         target.psql(&format!("DROP TABLE IF EXISTS {table}"))?;
         target.psql(&format!(
-            "CREATE TABLE {table} (LIKE pgbench_accounts INCLUDING ALL, PRIMARY KEY (aid))"
+            "CREATE TABLE {table} (LIKE pgbench_accounts); ALTER TABLE {table} ADD PRIMARY KEY (aid)"
         ))?;
     }
     println!(
@@ -310,7 +311,13 @@ pub fn run(args: HttpArgs) -> Result<()> {
         std::thread::available_parallelism().map_or(0, usize::from),
         sluice.display()
     );
-    let serve = Serve::start(&sluice, &target.url, args.port, &views, args.pool_size)?;
+    let port = match args.port {
+        Some(port) => port,
+        None => std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port(),
+    };
+    let serve = Serve::start(&sluice, &target.url, port, &views, args.pool_size)?;
     let result = (|| -> Result<()> {
         point(&target, &serve, &script, &args)?;
         all_rows(&target, &serve, &sluice, &args)?;
