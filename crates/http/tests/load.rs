@@ -219,5 +219,85 @@ fn good_files_load_into_the_model() {
 fn the_films_example_loads() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/films/films.json");
     let view = load_file(&file).expect("the films example loads");
-    assert_eq!(view.endpoints.len(), 4);
+    assert_eq!(view.endpoints.len(), 5);
+}
+
+mod arbitrary {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// JSON values biased towards view-file shapes: keys and strings from the format's words.
+    fn value() -> impl Strategy<Value = Value> {
+        let word = prop::sample::select(vec![
+            "path",
+            "GET",
+            "PUT",
+            "PATCH",
+            "POST",
+            "DELETE",
+            "return",
+            "object",
+            "json-csv",
+            "precondition",
+            "check",
+            "failed",
+            "eq",
+            "or",
+            "and",
+            "match",
+            "header",
+            "sql.exists",
+            "table",
+            "columns",
+            "key",
+            "source",
+            "trim",
+            "schema",
+            "insert",
+            "required",
+            "body",
+            "request",
+            "headers",
+            "/tags",
+            "command",
+            "arguments",
+            "existing",
+            "delete",
+            "returning",
+            "type",
+            "SELECT 1",
+        ])
+        .prop_map(str::to_owned);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-3i64..70000).prop_map(Value::from),
+            word.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((word.clone(), inner), 0..5)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever the file holds, loading answers Ok or a located error, never a panic.
+        #[test]
+        fn loading_never_panics(endpoints in value()) {
+            let text = serde_json::json!({"sql": endpoints}).to_string();
+            if let Err(error) = sluice_http::view::load_slice("p.json", text.as_bytes()) {
+                prop_assert!(error.to_string().starts_with("p.json: "));
+            }
+        }
+
+        #[test]
+        fn bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = sluice_http::view::load_slice("p.json", &bytes);
+        }
+    }
 }

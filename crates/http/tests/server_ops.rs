@@ -120,11 +120,15 @@ async fn bodies_over_the_limit_are_413() {
     let mut client = Client::connect(server.addr).await;
     let fits = bounded(client.send("PUT", "/echo", &[b'x'; 16])).await;
     assert_eq!((fits.status, fits.body.as_str()), (200, "16 bytes"));
-    // Declared too large: answered by the server before the mount reads anything.
+    // Declared too large: the mount's read refuses it before reading (in the mount's own error
+    // shape; here Echo's plain text).
     let declared = bounded(client.send("PUT", "/echo", &[b'x'; 100])).await;
     assert_eq!(declared.status, 413);
-    let error: serde_json::Value = serde_json::from_str(&declared.body).unwrap();
-    assert_eq!(error["code"], "payload_too_large");
+    assert!(
+        declared.body.contains("limit of 16 bytes"),
+        "{}",
+        declared.body
+    );
 
     // Chunked (no Content-Length): the mount's read stops at the limit.
     let mut raw = tokio::net::TcpStream::connect(server.addr).await.unwrap();

@@ -124,6 +124,8 @@ struct MountLine {
     prefix: String,
     file: PathBuf,
     role: Option<String>,
+    /// Connect to a port where no server listens (503 answers).
+    unreachable: bool,
 }
 
 fn parse_mounts(suite: &Path) -> Result<Vec<MountLine>, String> {
@@ -139,9 +141,11 @@ fn parse_mounts(suite: &Path) -> Result<Vec<MountLine>, String> {
             return Err(format!("mounts:{}: expected `/prefix file.json`", i + 1));
         };
         let mut role = None;
+        let mut unreachable = false;
         for setting in words {
             match setting.split_once('=') {
                 Some(("role", name)) => role = Some(name.to_owned()),
+                None if setting == "unreachable" => unreachable = true,
                 _ => return Err(format!("mounts:{}: unknown setting {setting:?}", i + 1)),
             }
         }
@@ -149,6 +153,7 @@ fn parse_mounts(suite: &Path) -> Result<Vec<MountLine>, String> {
             prefix: prefix.to_owned(),
             file: suite.join(file),
             role,
+            unreachable,
         });
     }
     Ok(mounts)
@@ -197,11 +202,13 @@ async fn serve_suite(
     let mut router = Router::new();
     let mut pools = Vec::new();
     for line in parse_mounts(suite)? {
-        let pool = Pool::connect(
-            &url_for(base, dbname, line.role.as_deref()),
-            PoolSettings::default(),
-        )
-        .map_err(|e| format!("pool: {e}"))?;
+        let url = if line.unreachable {
+            "postgres://postgres@127.0.0.1:1/nowhere?connect_timeout=2".to_owned()
+        } else {
+            url_for(base, dbname, line.role.as_deref())
+        };
+        let pool =
+            Pool::connect(&url, PoolSettings::default()).map_err(|e| format!("pool: {e}"))?;
         let mount = ViewMount::load_file(&line.file, pool.clone()).map_err(|e| e.to_string())?;
         router.mount(&line.prefix, Arc::new(mount));
         pools.push(pool);

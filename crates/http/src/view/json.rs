@@ -6,18 +6,39 @@ use sluice_formats::kind::{self, TypeRow};
 use sluice_formats::{ColumnKind, Oid};
 use sluice_pg::{Column, Connection, Row};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Writes rows of one result as JSON objects. The layout (keys, commas, braces of nested
-/// objects) is computed once from the column names, so a row costs no allocation.
+/// objects) is computed once from the column names, so a row costs no allocation; it can be kept
+/// and shared by later results of the same statement.
 #[derive(Debug, Clone)]
 pub struct ObjectWriter {
+    layout: Arc<ObjectLayout>,
+    scratch: Vec<u8>,
+}
+
+/// The fixed parts of the objects of one result's rows.
+#[derive(Debug)]
+pub struct ObjectLayout {
     /// Literal bytes, then the column whose value follows them, in output order.
     steps: Vec<(Vec<u8>, usize)>,
     /// The bytes after the last value (closing braces).
     tail: Vec<u8>,
     kinds: Vec<ColumnKind>,
-    scratch: Vec<u8>,
+    /// The type of each column, to tell whether a later result still fits.
+    oids: Vec<Oid>,
+}
+
+impl ObjectLayout {
+    /// Whether rows with `columns` can be written with this layout.
+    pub fn fits(&self, columns: &[Column]) -> bool {
+        self.oids.len() == columns.len()
+            && self
+                .oids
+                .iter()
+                .zip(columns)
+                .all(|(oid, column)| *oid == column.type_oid())
+    }
 }
 
 /// A node of the nesting tree built from the column names.
@@ -83,6 +104,14 @@ impl ObjectWriter {
     /// `watched__last` becomes `{"watched": {"last": ...}}`; columns sharing a prefix are
     /// gathered in one object where the prefix first appears.
     pub fn new<'n>(names: impl IntoIterator<Item = &'n str>, kinds: Vec<ColumnKind>) -> Self {
+        ObjectWriter::build(names, kinds, Vec::new())
+    }
+
+    fn build<'n>(
+        names: impl IntoIterator<Item = &'n str>,
+        kinds: Vec<ColumnKind>,
+        oids: Vec<Oid>,
+    ) -> Self {
         let names: Vec<&str> = names.into_iter().collect();
         let mut root = Node::default();
         let mut path: Vec<&str> = Vec::new();
@@ -96,31 +125,49 @@ impl ObjectWriter {
         let mut tail = Vec::new();
         root.lay_out(&mut tail, &mut steps);
         ObjectWriter {
-            steps,
-            tail,
-            kinds,
+            layout: Arc::new(ObjectLayout {
+                steps,
+                tail,
+                kinds,
+                oids,
+            }),
             scratch: Vec::new(),
         }
     }
 
     /// A writer for a result's columns, kinds given in the same order.
     pub fn for_columns(columns: &[Column], kinds: Vec<ColumnKind>) -> Self {
-        ObjectWriter::new(columns.iter().map(Column::name), kinds)
+        let oids = columns.iter().map(Column::type_oid).collect();
+        ObjectWriter::build(columns.iter().map(Column::name), kinds, oids)
+    }
+
+    /// A writer with a layout kept from an earlier result.
+    pub fn with_layout(layout: Arc<ObjectLayout>) -> Self {
+        ObjectWriter {
+            layout,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The layout, to keep for later results.
+    pub fn layout(&self) -> &Arc<ObjectLayout> {
+        &self.layout
     }
 
     /// Writes `row` as one JSON object (no newline) at the end of `out`.
     #[inline]
     pub fn write_row(&mut self, row: Row<'_>, out: &mut Vec<u8>) {
-        for (literal, column) in &self.steps {
+        let layout = &*self.layout;
+        for (literal, column) in &layout.steps {
             out.extend_from_slice(literal);
-            let kind = self
+            let kind = layout
                 .kinds
                 .get(*column)
                 .copied()
                 .unwrap_or(ColumnKind::STRING);
             write_json_value(out, kind, row.raw(*column), &mut self.scratch);
         }
-        out.extend_from_slice(&self.tail);
+        out.extend_from_slice(&layout.tail);
     }
 }
 
@@ -227,11 +274,12 @@ mod tests {
         let writer = ObjectWriter::new(names.iter().copied(), kinds);
         (
             writer
+                .layout
                 .steps
                 .iter()
                 .map(|(l, c)| (String::from_utf8_lossy(l).into_owned(), *c))
                 .collect(),
-            String::from_utf8_lossy(&writer.tail).into_owned(),
+            String::from_utf8_lossy(&writer.layout.tail).into_owned(),
         )
     }
 

@@ -6,6 +6,7 @@ use crate::view::model::{
     BodyPathElement, Column, Command, Endpoint, Expr, Failed, MethodObject, PathSegment,
     Precondition, Return, Schema, Source, View,
 };
+use crate::view::order::KeyOrder;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -125,12 +126,49 @@ pub fn load_slice(file: impl AsRef<Path>, text: &[u8]) -> Result<View, ViewError
         column: e.column(),
         message: e.to_string(),
     })?;
-    let endpoints = parse_view(&value).map_err(|(path, problem)| ViewError::Invalid {
+    let mut endpoints = parse_view(&value).map_err(|(path, problem)| ViewError::Invalid {
         file: file.clone(),
         path: path.text(),
         problem,
     })?;
+    let order = KeyOrder::of(text);
+    for endpoint in &mut endpoints {
+        keep_column_order(endpoint, &order);
+    }
     Ok(View { file, endpoints })
+}
+
+/// Puts method objects' columns back in file order (`serde_json::Value` sorts object keys).
+fn keep_column_order(endpoint: &mut Endpoint, order: &KeyOrder) {
+    let base = endpoint.json_path.clone();
+    let sort = |object: &mut MethodObject, path: &str| {
+        if let Some(keys) = order.keys(path) {
+            object
+                .columns
+                .sort_by_key(|c| keys.iter().position(|k| *k == c.name));
+        }
+    };
+    for (method, objects) in [("PUT", &mut endpoint.put), ("POST", &mut endpoint.post)] {
+        let listed = order.keys(&format!("{base}.{method}[0].columns")).is_some();
+        for (i, object) in objects.iter_mut().enumerate() {
+            let path = if listed {
+                format!("{base}.{method}[{i}].columns")
+            } else {
+                format!("{base}.{method}.columns")
+            };
+            sort(object, &path);
+        }
+    }
+    if let Some(object) = &mut endpoint.patch {
+        sort(object, &format!("{base}.PATCH.columns"));
+    }
+    if let Some(Precondition {
+        failed: Failed::View(view),
+        ..
+    }) = &mut endpoint.precondition
+    {
+        keep_column_order(view, order);
+    }
 }
 
 /// A JSON path being walked, built only when an error needs it.

@@ -5,6 +5,7 @@ pub mod json;
 pub mod load;
 pub mod model;
 pub mod mount;
+pub mod order;
 pub mod path;
 pub mod precondition;
 pub mod read;

@@ -9,7 +9,7 @@ use crate::view::load::{ViewError, load_file};
 use crate::view::model::{Endpoint, Failed, Return, Source, View};
 use crate::view::path::{match_path, query_parameter, segments};
 use crate::view::precondition::{EvalError, Facts, holds};
-use crate::view::read::{self, Query};
+use crate::view::read::{self, ObjectGets, Query};
 use crate::view::write::{self, WriteRequest};
 use http::{HeaderValue, Method, StatusCode, header};
 use std::path::Path;
@@ -20,6 +20,7 @@ pub struct ViewMount {
     view: View,
     pool: sluice_pg::Pool,
     kinds: Arc<KindCache>,
+    objects: ObjectGets,
 }
 
 impl ViewMount {
@@ -29,6 +30,7 @@ impl ViewMount {
             view,
             pool,
             kinds: Arc::new(KindCache::new()),
+            objects: ObjectGets::new(),
         }
     }
 
@@ -134,7 +136,9 @@ impl ViewMount {
                         && command.arguments.len() == captures.len(),
                 };
                 match endpoint.returns {
-                    Return::Object => read::get_object(&self.pool, &self.kinds, query).await,
+                    Return::Object => {
+                        read::get_object(&self.pool, &self.kinds, &self.objects, query).await
+                    }
                     returns => {
                         read::get_rows(
                             &self.pool,

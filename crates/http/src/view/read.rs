@@ -3,16 +3,19 @@
 
 use crate::mount::{Response, ResponseBody, full};
 use crate::view::error::ApiError;
-use crate::view::json::{KindCache, ObjectWriter};
+use crate::view::json::{KindCache, ObjectLayout, ObjectWriter};
 use crate::view::model::Return;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format};
+use sluice_pg::pool::Multiplexer;
 use sluice_pg::{Pool, ToSql};
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot};
 
@@ -22,6 +25,9 @@ pub const CHUNK: usize = 64 * 1024;
 /// Chunks waiting for a slow client, beyond the one being encoded: this bounds memory per
 /// response, and a client that reads slowly slows the query down.
 const QUEUED_CHUNKS: usize = 2;
+
+/// A parameter handed to the pipelining mode (another task sends it).
+type OwnedParam = Box<dyn ToSql + Send>;
 
 /// A format a GET answers in, chosen by `Accept`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,6 +240,8 @@ async fn produce(
         Some(head_tx) => {
             let _ = head_tx.send(Ok(Head::Complete(chunk)));
         }
+        // An empty chunk would read as the end of a chunked body: send only what there is.
+        None if chunk.is_empty() => {}
         None => {
             let _ = chunk_tx.send(Ok(chunk)).await;
         }
@@ -340,17 +348,116 @@ impl Body for ChunkBody {
     }
 }
 
-/// A GET of `return: "object"`: exactly one row as a JSON object.
-pub async fn get_object(pool: &Pool, kinds: &KindCache, mut query: Query) -> Response {
+/// What an object GET learnt on its first run: how many parameters its statement takes and how
+/// its rows are laid out.
+#[derive(Debug)]
+struct ObjectPlan {
+    params: usize,
+    layout: Arc<ObjectLayout>,
+}
+
+/// The object GETs of a mount: their plans by SQL, and the pipelining mode they run in once
+/// planned (short independent statements from many requests share round trips).
+#[derive(Default)]
+pub struct ObjectGets {
+    plans: Mutex<HashMap<String, Arc<ObjectPlan>>>,
+    multiplexer: OnceLock<Option<Multiplexer>>,
+}
+
+impl ObjectGets {
+    pub fn new() -> ObjectGets {
+        ObjectGets::default()
+    }
+
+    fn plans(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<ObjectPlan>>> {
+        self.plans
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn plan(&self, sql: &str) -> Option<Arc<ObjectPlan>> {
+        self.plans().get(sql).cloned()
+    }
+
+    fn remember(&self, sql: &str, plan: ObjectPlan) {
+        self.plans().insert(sql.to_owned(), Arc::new(plan));
+    }
+
+    fn forget(&self, sql: &str) {
+        self.plans().remove(sql);
+    }
+
+    /// The pipelining mode over `pool`, started on first use (it needs the runtime).
+    fn multiplexer(&self, pool: &Pool) -> Option<&Multiplexer> {
+        self.multiplexer
+            .get_or_init(|| {
+                pool.multiplexer(pool.settings().max_size())
+                    .inspect_err(|error| {
+                        tracing::warn!(%error, "object GETs run without the pipelining mode")
+                    })
+                    .ok()
+            })
+            .as_ref()
+    }
+}
+
+/// A GET of `return: "object"`: exactly one row as a JSON object. The first run of a statement
+/// prepares it and learns its layout; later runs go through the pipelining mode.
+pub async fn get_object(
+    pool: &Pool,
+    kinds: &KindCache,
+    gets: &ObjectGets,
+    mut query: Query,
+) -> Response {
+    if let (Some(plan), Some(multiplexer)) = (gets.plan(&query.sql), gets.multiplexer(pool)) {
+        let count = if query.captures_only {
+            plan.params.min(query.params.len())
+        } else {
+            query.params.len()
+        };
+        let params: Vec<OwnedParam> = query.params[..count]
+            .iter()
+            .map(|p| Box::new(p.clone()) as OwnedParam)
+            .collect();
+        match multiplexer.query(query.sql.clone(), params).await {
+            Ok(rows) if plan.layout.fits(rows.columns()) => {
+                return match rows.len() {
+                    0 => not_found(),
+                    1 => {
+                        let mut writer = ObjectWriter::with_layout(plan.layout.clone());
+                        let mut body = Vec::with_capacity(256);
+                        if let Some(row) = rows.get(0) {
+                            writer.write_row(row, &mut body);
+                        }
+                        body.push(b'\n');
+                        json_response(StatusCode::OK, body)
+                    }
+                    _ => more_than_one_row().into_response(),
+                };
+            }
+            // The statement's result changed shape (the table was altered): plan it again.
+            Ok(_) => gets.forget(&query.sql),
+            Err(error) => return ApiError::from_pg(&error).into_response(),
+        }
+    }
     let mut conn = match pool.get().await {
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
     };
-    match one_object(&mut conn, kinds, &mut query).await {
+    match one_object(&mut conn, kinds, &mut query, Some(gets)).await {
         Ok(Some(body)) => json_response(StatusCode::OK, body),
         Ok(None) => not_found(),
         Err(error) => error.into_response(),
     }
+}
+
+fn more_than_one_row() -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "more_than_one_row",
+        "the endpoint returns an object but its query returned more than one row",
+    )
+    .with_hint("make the query return at most one row (a key in the WHERE clause)")
 }
 
 /// Runs `query` and writes its only row as an object; `None` when there is no row.
@@ -358,6 +465,7 @@ async fn one_object(
     conn: &mut sluice_pg::Connection,
     kinds: &KindCache,
     query: &mut Query,
+    gets: Option<&ObjectGets>,
 ) -> Result<Option<Vec<u8>>, ApiError> {
     let statement = conn
         .prepare(&query.sql)
@@ -369,6 +477,15 @@ async fn one_object(
         .await
         .map_err(|e| ApiError::from_pg(&e))?;
     let mut writer = ObjectWriter::for_columns(statement.columns(), column_kinds);
+    if let Some(gets) = gets {
+        gets.remember(
+            &query.sql,
+            ObjectPlan {
+                params: statement.param_types().len(),
+                layout: writer.layout().clone(),
+            },
+        );
+    }
     let params = query.params();
     let mut stream = conn
         .query_stream(&query.sql, &params)
@@ -396,12 +513,7 @@ async fn one_object(
         }
     }
     if rows > 1 {
-        return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "more_than_one_row",
-            "the endpoint returns an object but its query returned more than one row",
-        )
-        .with_hint("make the query return at most one row (a key in the WHERE clause)"));
+        return Err(more_than_one_row());
     }
     Ok(body)
 }
@@ -445,13 +557,15 @@ pub async fn delete(pool: &Pool, kinds: &KindCache, mut query: Query, returns: R
             tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
             return Ok((deleted > 0).then(|| b"{}\n".to_vec()));
         }
-        let object = one_object(&mut tx, kinds, &mut query).await.map_err(|e| {
-            if e.code == "more_than_one_row" {
-                more_than_one_deleted(2)
-            } else {
-                e
-            }
-        })?;
+        let object = one_object(&mut tx, kinds, &mut query, None)
+            .await
+            .map_err(|e| {
+                if e.code == "more_than_one_row" {
+                    more_than_one_deleted(2)
+                } else {
+                    e
+                }
+            })?;
         tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
         Ok(object)
     };
