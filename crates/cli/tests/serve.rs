@@ -135,6 +135,7 @@ fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
         .args(["--http", "127.0.0.1:0"])
         .env("SLUICE_DATABASE_URL", &url)
         .env("SLUICE_POOL_SIZE", "4")
+        .env("SLUICE_INFLUX_ENABLED", "true")
         .env("SLUICE_HTTP_LISTEN", "192.0.2.2:80")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -153,6 +154,8 @@ fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
         "{metrics}"
     );
     assert_eq!(get(&addr, "/nothing").0, "HTTP/1.1 404 Not Found");
+    // The Influx API, enabled by a variable.
+    assert_eq!(get(&addr, "/ping").0, "HTTP/1.1 204 No Content");
     // The view from the file, its path relative to the file.
     let (status, body) = get(&addr, "/one");
     assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
