@@ -127,6 +127,30 @@ struct PoolLayer {
     max_lifetime: Option<Span>,
     #[serde(deserialize_with = "lenient")]
     idle_timeout: Option<Span>,
+    #[serde(deserialize_with = "lenient")]
+    reset: Option<ResetMode>,
+}
+
+/// What a connection given back to the pool forgets before its next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResetMode {
+    /// Session state too (settings, temporary tables, listens, advisory locks, held cursors):
+    /// safe for any SQL, at the price of a reset in front of the next statement.
+    Session,
+    /// Only an open transaction (rolled back): for views whose SQL changes no session state.
+    Transaction,
+}
+
+impl FromStr for ResetMode {
+    type Err = String;
+    fn from_str(text: &str) -> Result<ResetMode, String> {
+        match text.trim() {
+            "session" => Ok(ResetMode::Session),
+            "transaction" => Ok(ResetMode::Transaction),
+            other => Err(format!("{other:?} is not session or transaction")),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -435,6 +459,10 @@ fn settle(layer: Layer) -> Settings {
     if let Some(span) = layer.pool.idle_timeout {
         pool.set_idle_timeout(never_if_zero(span));
     }
+    pool.set_reset(match layer.pool.reset.unwrap_or(ResetMode::Session) {
+        ResetMode::Session => sluice_pg::pool::Reset::Session,
+        ResetMode::Transaction => sluice_pg::pool::Reset::TransactionOnly,
+    });
     let defaults = sluice_http::ServerOptions::default();
     let h = &layer.http;
     let server = sluice_http::ServerOptions {
@@ -569,6 +597,7 @@ mod tests {
             "file over default"
         );
         assert_eq!(s.server.body_limit, 1 << 20);
+        assert_eq!(s.pool.reset(), sluice_pg::pool::Reset::Session, "default");
         assert_eq!(s.server.header_timeout, Duration::from_secs(2));
         let defaults = sluice_http::ServerOptions::default();
         assert_eq!(
