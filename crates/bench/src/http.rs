@@ -30,12 +30,15 @@ pub struct HttpArgs {
     /// The sluice binary (default: the one next to this benchmark, from `cargo build --release`).
     #[arg(long)]
     sluice: Option<PathBuf>,
-    /// Port of the HTTP gate under test.
-    #[arg(long, default_value_t = 18080)]
-    port: u16,
+    /// Port of the HTTP gate under test (default: a free one).
+    #[arg(long)]
+    port: Option<u16>,
     /// Connections of the serve pool.
     #[arg(long, default_value_t = 8)]
     pool_size: usize,
+    /// The serve pool's reset (`session`, the default, or `transaction`).
+    #[arg(long, default_value = "session")]
+    pool_reset: String,
     /// Size of the PATCH body in MiB.
     #[arg(long, default_value_t = 100)]
     patch_mib: u64,
@@ -79,15 +82,17 @@ struct Serve {
 }
 
 impl Serve {
-    fn start(sluice: &Path, url: &str, port: u16, views: &Path, pool_size: usize) -> Result<Serve> {
+    fn start(sluice: &Path, url: &str, port: u16, views: &Path, args: &HttpArgs) -> Result<Serve> {
         let child = Command::new(sluice)
             .args(["serve", "-d", url, "--http"])
             .arg(format!("127.0.0.1:{port}"))
             .arg("--views")
             .arg(format!("/bench={}", views.display()))
-            .args(["--pool-size", &pool_size.to_string()])
+            .args(["--pool-size", &args.pool_size.to_string()])
+            .env("SLUICE_POOL_RESET", &args.pool_reset)
             .env("SLUICE_LOG", "warn")
             .env("SLUICE_HTTP_ACCESS_LOG", "false")
+            .env("RUST_BACKTRACE", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -299,7 +304,7 @@ pub fn run(args: HttpArgs) -> Result<()> {
     for table in [PUT_TABLE, PATCH_TABLE] {
         target.psql(&format!("DROP TABLE IF EXISTS {table}"))?;
         target.psql(&format!(
-            "CREATE TABLE {table} (LIKE pgbench_accounts INCLUDING ALL, PRIMARY KEY (aid))"
+            "CREATE TABLE {table} (LIKE pgbench_accounts); ALTER TABLE {table} ADD PRIMARY KEY (aid)"
         ))?;
     }
     println!(
@@ -310,7 +315,13 @@ pub fn run(args: HttpArgs) -> Result<()> {
         std::thread::available_parallelism().map_or(0, usize::from),
         sluice.display()
     );
-    let serve = Serve::start(&sluice, &target.url, args.port, &views, args.pool_size)?;
+    let port = match args.port {
+        Some(port) => port,
+        None => std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port(),
+    };
+    let serve = Serve::start(&sluice, &target.url, port, &views, &args)?;
     let result = (|| -> Result<()> {
         point(&target, &serve, &script, &args)?;
         all_rows(&target, &serve, &sluice, &args)?;
@@ -332,7 +343,11 @@ fn available(serve: &Serve, path: &str) -> bool {
 
 /// (a) One row by key: wrk with 64 connections against pgbench -S -M prepared -c 8 -j 2.
 fn point(target: &Target, serve: &Serve, script: &Path, args: &HttpArgs) -> Result<()> {
-    let title = "GET one account by key (`/bench/accounts/{aid}`, random aid), 64 HTTP connections (wrk -t2 -c64), serve pool of 8";
+    let title = format!(
+        "GET one account by key (`/bench/accounts/{{aid}}`, random aid), 64 HTTP connections (wrk -t2 -c64), serve pool of {}, pool reset {}",
+        args.pool_size, args.pool_reset
+    );
+    let title = title.as_str();
     if !available(serve, "/bench/accounts/1") {
         print_unavailable(title, "the view GET of one object");
         return Ok(());

@@ -75,7 +75,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("resp", "io_threads", "threads serving Redis connections"),
     ("influx", "enabled", "mount the InfluxDB write API at /"),
-    ("influx", "token", "token Influx clients must send"),
+    (
+        "influx",
+        "token",
+        "tokens Influx clients may send, comma-separated (empty: none)",
+    ),
     ("influx", "tags_as_jsonb", "store tags in one jsonb column"),
     ("runtime", "threads", "worker threads of the main runtime"),
 ];
@@ -123,6 +127,30 @@ struct PoolLayer {
     max_lifetime: Option<Span>,
     #[serde(deserialize_with = "lenient")]
     idle_timeout: Option<Span>,
+    #[serde(deserialize_with = "lenient")]
+    reset: Option<ResetMode>,
+}
+
+/// What a connection given back to the pool forgets before its next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResetMode {
+    /// Session state too (settings, temporary tables, listens, advisory locks, held cursors):
+    /// safe for any SQL, at the price of a reset in front of the next statement.
+    Session,
+    /// Only an open transaction (rolled back): for views whose SQL changes no session state.
+    Transaction,
+}
+
+impl FromStr for ResetMode {
+    type Err = String;
+    fn from_str(text: &str) -> Result<ResetMode, String> {
+        match text.trim() {
+            "session" => Ok(ResetMode::Session),
+            "transaction" => Ok(ResetMode::Transaction),
+            other => Err(format!("{other:?} is not session or transaction")),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -293,10 +321,10 @@ pub struct Settings {
 
 /// The Influx gate's settings (the gate reads what it needs).
 #[derive(Debug, Clone, Default)]
-#[allow(dead_code)] // Until the Influx gate is merged, only `enabled` is read.
 pub struct InfluxSettings {
     pub enabled: bool,
-    pub token: Option<String>,
+    /// Accepted tokens (the `token` key, comma-separated); empty: no authentication.
+    pub tokens: Vec<String>,
     pub tags_as_jsonb: bool,
 }
 
@@ -431,6 +459,10 @@ fn settle(layer: Layer) -> Settings {
     if let Some(span) = layer.pool.idle_timeout {
         pool.set_idle_timeout(never_if_zero(span));
     }
+    pool.set_reset(match layer.pool.reset.unwrap_or(ResetMode::Session) {
+        ResetMode::Session => sluice_pg::pool::Reset::Session,
+        ResetMode::Transaction => sluice_pg::pool::Reset::TransactionOnly,
+    });
     let defaults = sluice_http::ServerOptions::default();
     let h = &layer.http;
     let server = sluice_http::ServerOptions {
@@ -448,7 +480,15 @@ fn settle(layer: Layer) -> Settings {
     };
     let influx = InfluxSettings {
         enabled: layer.influx.enabled.unwrap_or(false),
-        token: layer.influx.token.filter(|t| !t.is_empty()),
+        tokens: layer
+            .influx
+            .token
+            .iter()
+            .flat_map(|t| t.split(','))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
         tags_as_jsonb: layer.influx.tags_as_jsonb.unwrap_or(false),
     };
     // HTTP runs unless the Redis gate was asked for alone (it needs no database).
@@ -557,6 +597,7 @@ mod tests {
             "file over default"
         );
         assert_eq!(s.server.body_limit, 1 << 20);
+        assert_eq!(s.pool.reset(), sluice_pg::pool::Reset::Session, "default");
         assert_eq!(s.server.header_timeout, Duration::from_secs(2));
         let defaults = sluice_http::ServerOptions::default();
         assert_eq!(

@@ -4,6 +4,7 @@ use crate::config::{self, Settings};
 use anyhow::{Context, Result};
 use clap::Args;
 use sluice_embedded::{Cluster, ClusterOptions, default_data_dir};
+use sluice_http::view::ViewMount;
 use sluice_http::{Mount, Router};
 use sluice_pg::Pool;
 use std::net::SocketAddr;
@@ -154,31 +155,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
 /// A view file read and checked, waiting for the pool to be mounted.
 struct LoadedView {
     prefix: String,
-    file: PathBuf,
+    view: sluice_http::view::model::View,
 }
 
 /// Reads and checks every view file; the error names the file, the JSON path and the problem.
-// TODO(views-read merge): load with sluice_http::view's loader here.
 fn load_views(settings: &Settings) -> Result<Vec<LoadedView>> {
     settings
         .views
         .iter()
         .map(|(prefix, file)| {
+            let view = sluice_http::view::load_file(file)
+                .with_context(|| format!("loading the view for {prefix}"))?;
             Ok(LoadedView {
                 prefix: prefix.clone(),
-                file: file.clone(),
+                view,
             })
         })
         .collect()
-}
-
-/// The mount answering a view's requests.
-fn view_mount(view: LoadedView, _pool: &Pool) -> Result<Arc<dyn Mount>> {
-    anyhow::bail!(
-        "{}: views are not in this build yet (mounting {})",
-        view.file.display(),
-        view.prefix
-    )
 }
 
 fn start_embedded(settings: &Settings) -> Result<Cluster> {
@@ -231,14 +224,17 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         describe(pool).await?;
         let mut router = Router::new();
         router.database(pool.clone());
-        for view in views {
-            let prefix = view.prefix.clone();
-            router.mount(&prefix, view_mount(view, pool)?);
+        for LoadedView { prefix, view } in views {
+            let mount: Arc<dyn Mount> = Arc::new(ViewMount::new(view, pool.clone()));
+            router.mount(&prefix, mount);
         }
         if settings.influx.enabled {
-            // TODO(influx merge): mount sluice_influx's API at "/" here, built from
-            // settings.influx (token, tags_as_jsonb) and the pool.
-            anyhow::bail!("the Influx gate is not in this build yet ([influx] enabled = true)");
+            let config = sluice_influx::InfluxConfig {
+                tags_as_jsonb: settings.influx.tags_as_jsonb,
+                tokens: settings.influx.tokens.clone(),
+            };
+            sluice_influx::InfluxApi::new(pool.clone(), config).mount_all(&mut router);
+            println!("sluice: InfluxDB write API on /write and /api/v2/write");
         }
         let listener = tokio::net::TcpListener::bind(addr)
             .await

@@ -122,7 +122,12 @@ fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
         "sluice.toml",
         "[database]\nurl = \"postgres://nobody@127.0.0.1:1/none\"\n\
          [pool]\nsize = 3\n\
-         [http]\nlisten = \"192.0.2.1:80\"\naccess_log = false\n",
+         [http]\nlisten = \"192.0.2.1:80\"\naccess_log = false\n\
+         [views]\n\"/one\" = \"one.json\"\n",
+    );
+    scratch.write(
+        "one.json",
+        r#"{"sql": {"path": [], "GET": "SELECT 1 AS one, 'a' AS letter"}}"#,
     );
     let child = serve_command()
         .arg("--config")
@@ -130,6 +135,7 @@ fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
         .args(["--http", "127.0.0.1:0"])
         .env("SLUICE_DATABASE_URL", &url)
         .env("SLUICE_POOL_SIZE", "4")
+        .env("SLUICE_INFLUX_ENABLED", "true")
         .env("SLUICE_HTTP_LISTEN", "192.0.2.2:80")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -148,6 +154,12 @@ fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
         "{metrics}"
     );
     assert_eq!(get(&addr, "/nothing").0, "HTTP/1.1 404 Not Found");
+    // The Influx API, enabled by a variable.
+    assert_eq!(get(&addr, "/ping").0, "HTTP/1.1 204 No Content");
+    // The view from the file, its path relative to the file.
+    let (status, body) = get(&addr, "/one");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    assert!(body.contains("\"a\""), "{body}");
 
     let pid = running.0.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
@@ -169,4 +181,29 @@ fn a_bad_config_file_stops_serve_naming_the_file_and_key() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(&config.display().to_string()), "{stderr}");
     assert!(stderr.contains("body_limit"), "{stderr}");
+}
+
+#[test]
+fn a_bad_view_file_stops_serve_naming_the_file_and_json_path() {
+    let scratch = Scratch::new("bad-view");
+    let view = scratch.write(
+        "films.json",
+        r#"{"sql": [{"path": [], "GET": "SELECT 1"}, {"path": [1, "tags"], "GET": "SELECT 2"}]}"#,
+    );
+    // No database is needed to find out: the views are checked first.
+    let output = serve_command()
+        .args([
+            "-d",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .arg("--views")
+        .arg(format!("/films={}", view.display()))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&view.display().to_string()), "{stderr}");
+    assert!(stderr.contains("$.sql[1].path[1]"), "{stderr}");
 }

@@ -91,3 +91,50 @@ async fn shutdown_finishes_the_request_in_flight_and_closes_the_listener() {
         "the listener is still open after shutdown"
     );
 }
+
+#[tokio::test]
+async fn a_slow_request_body_is_answered_408() {
+    let mut router = Router::new();
+    router.mount("/echo", Arc::new(Echo));
+    let options = ServerOptions {
+        body_timeout: Duration::from_millis(200),
+        ..ServerOptions::default()
+    };
+    let mut server = Server::start(router, options).await;
+    let mut raw = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    // Ten bytes promised, two sent, then silence.
+    raw.write_all(b"PUT /echo HTTP/1.1\r\nhost: t\r\ncontent-length: 10\r\n\r\nab")
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 1024];
+    let n = bounded(raw.read(&mut answer)).await.unwrap();
+    let answer = String::from_utf8_lossy(answer.get(..n).unwrap());
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    server.stop();
+    bounded(server.task).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn without_keep_alive_each_connection_serves_one_request() {
+    let options = ServerOptions {
+        keep_alive: false,
+        ..ServerOptions::default()
+    };
+    let mut server = Server::start(Router::new(), options).await;
+    let mut raw = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    raw.write_all(
+        b"GET /-/live HTTP/1.1\r\nhost: t\r\n\r\nGET /-/live HTTP/1.1\r\nhost: t\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut answer = Vec::new();
+    bounded(raw.read_to_end(&mut answer)).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert_eq!(answer.matches("HTTP/1.1 200").count(), 1, "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    server.stop();
+    bounded(server.task).await.unwrap().unwrap();
+}

@@ -88,7 +88,7 @@ impl Drop for LoggedBody {
                 path = record.uri.path(),
                 status = record.status.as_u16(),
                 bytes = self.bytes,
-                duration_ms = elapsed.as_secs_f64() * 1000.0,
+                duration_ms = %format_args!("{:.3}", elapsed.as_secs_f64() * 1000.0),
                 complete,
                 "request"
             );
