@@ -195,6 +195,27 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
     Ok(response)
 }
 
+/// Parses `body` as a write with this `Content-Type` would, without a database: as one JSON
+/// object, and as rows read in turn. Answers the number of rows (the object parse's error first);
+/// an entry point for the fuzz targets (crates/http/fuzz).
+#[doc(hidden)]
+pub fn parse_body(content_type: Option<&str>, body: bytes::Bytes) -> Result<usize, ApiError> {
+    let mut headers = http::HeaderMap::new();
+    if let Some(value) = content_type.and_then(|t| HeaderValue::from_str(t).ok()) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    let object = body::object_body(&body).map(|_| ());
+    let rows = (|| {
+        let mut reader = RowReader::new(body.clone(), BodyFormat::from_headers(&headers))?;
+        let mut rows = 0;
+        while reader.next_row()?.is_some() {
+            rows += 1;
+        }
+        Ok(rows)
+    })();
+    object.and(rows)
+}
+
 /// Whether a row body goes through COPY: large enough, a line format, columns that fit.
 fn use_copy(body: &[u8], format: BodyFormat, methods: &[MethodObject]) -> bool {
     body.len() >= copy_threshold()
