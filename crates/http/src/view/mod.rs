@@ -1,5 +1,6 @@
 //! Views: REST endpoints declared in Fostgres-style JSON files (see VIEWS.md).
 
+pub mod accept;
 pub mod error;
 pub mod json;
 pub mod load;

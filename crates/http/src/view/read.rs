@@ -2,6 +2,8 @@
 //! json-csv) with backpressure, single objects, and deletes.
 
 use crate::mount::{Response, ResponseBody, full};
+use crate::view::accept;
+pub use crate::view::accept::Negotiated;
 use crate::view::error::ApiError;
 use crate::view::json::{KindCache, ObjectLayout, ObjectWriter};
 use crate::view::model::Return;
@@ -29,46 +31,9 @@ const QUEUED_CHUNKS: usize = 2;
 /// A parameter handed to the pipelining mode (another task sends it).
 type OwnedParam = Box<dyn ToSql + Send>;
 
-/// A format a GET answers in, chosen by `Accept`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated {
-    pub format: Format,
-    pub content_type: &'static str,
-}
-
-/// The format for `accept`: the first media type of the header that Sluice writes, else CSJ as
-/// `text/plain`.
+/// The format for `accept` (see [`crate::view::accept`]); a header that is not text is ignored.
 pub fn negotiate(accept: Option<&HeaderValue>) -> Negotiated {
-    let fallback = Negotiated {
-        format: Format::Csj,
-        content_type: "text/plain; charset=utf-8",
-    };
-    let Some(accept) = accept.and_then(|a| a.to_str().ok()) else {
-        return fallback;
-    };
-    for range in accept.split(',') {
-        let media = range.split(';').next().unwrap_or("").trim();
-        let found = if media.eq_ignore_ascii_case("application/csj") {
-            Some((Format::Csj, "application/csj"))
-        } else if media.eq_ignore_ascii_case("text/csv") {
-            Some((Format::Csv, "text/csv; charset=utf-8"))
-        } else if media.eq_ignore_ascii_case("application/json") {
-            Some((Format::Json, "application/json"))
-        } else if media.eq_ignore_ascii_case("application/x-ndjson")
-            || media.eq_ignore_ascii_case("application/jsonl")
-        {
-            Some((Format::JsonLines, "application/x-ndjson"))
-        } else {
-            None
-        };
-        if let Some((format, content_type)) = found {
-            return Negotiated {
-                format,
-                content_type,
-            };
-        }
-    }
-    fallback
+    accept::negotiate(accept.and_then(|a| a.to_str().ok()))
 }
 
 /// A statement to run and its parameters (text, `None` for NULL).
