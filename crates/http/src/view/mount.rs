@@ -139,6 +139,15 @@ impl ViewMount {
                     Return::Object => {
                         read::get_object(&self.pool, &self.kinds, &self.objects, query).await
                     }
+                    returns if parts.method == Method::HEAD => {
+                        read::head_rows(
+                            &self.pool,
+                            &query,
+                            returns,
+                            parts.headers.get(header::ACCEPT),
+                        )
+                        .await
+                    }
                     returns => {
                         read::get_rows(
                             &self.pool,

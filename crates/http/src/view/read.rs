@@ -111,6 +111,35 @@ pub async fn get_rows(
     response
 }
 
+/// A HEAD of `return: "csj"` or `"json-csv"`: the status and `Content-Type` a GET would answer
+/// with, without running the query. The statement is prepared (described), so an error in it
+/// (an undefined table, a syntax error) answers the status a GET would; errors that depend on
+/// the parameters' values or appear only when it runs (insufficient privilege, bad input) are
+/// not seen, and there is no `Content-Length` (the size is unknown without the rows).
+pub async fn head_rows(
+    pool: &Pool,
+    query: &Query,
+    returns: Return,
+    accept: Option<&HeaderValue>,
+) -> Response {
+    let content_type = match returns {
+        Return::JsonCsv => "application/json",
+        _ => negotiate(accept).content_type,
+    };
+    let mut conn = match pool.get().await {
+        Ok(conn) => conn,
+        Err(error) => return ApiError::from_pool(&error).into_response(),
+    };
+    if let Err(error) = conn.prepare(&query.sql).await {
+        return ApiError::from_pg(&error).into_response();
+    }
+    let mut response = Response::new(crate::mount::empty());
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
 /// The start of an answer.
 enum Head {
     /// The whole body: the result fitted in one chunk.

@@ -21,3 +21,4 @@ INSERT INTO value_types VALUES
     (2, NULL, NULL, 'NaN', '-Infinity', false, E'quote " backslash \\ newline \n tab \t', '"text"', '[]', NULL, '{}', '{}', NULL, NULL);
 CREATE TABLE people (id integer PRIMARY KEY, name text, watched_last date, watched_count integer, city text);
 INSERT INTO people VALUES (1, 'Ada', '2024-01-02', 5, 'London'), (2, 'Alan', NULL, 0, 'Wilmslow'), (3, 'Alan', NULL, 1, 'Princeton');
+CREATE SEQUENCE head_probe;
