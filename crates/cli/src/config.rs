@@ -74,7 +74,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "password Redis clients give with AUTH or HELLO",
     ),
     ("resp", "io_threads", "threads serving Redis connections"),
-    ("influx", "enabled", "mount the InfluxDB write API at /"),
+    (
+        "influx",
+        "enabled",
+        "mount the InfluxDB write API (/write, /api/v2/write, /ping, /health, /query)",
+    ),
     (
         "influx",
         "token",
@@ -479,7 +483,8 @@ fn settle(layer: Layer) -> Settings {
         access_log: h.access_log.unwrap_or(defaults.access_log),
     };
     let influx = InfluxSettings {
-        enabled: layer.influx.enabled.unwrap_or(false),
+        // On by default: Telegraf and InfluxDB clients expect the write API on the HTTP listener.
+        enabled: layer.influx.enabled.unwrap_or(true),
         tokens: layer
             .influx
             .token
@@ -494,7 +499,7 @@ fn settle(layer: Layer) -> Settings {
     // HTTP runs unless the Redis gate was asked for alone (it needs no database).
     let wants_http = h.listen.is_some()
         || !layer.views.is_empty()
-        || influx.enabled
+        || layer.influx.enabled == Some(true)
         || layer.resp.listen.is_none();
     let http = wants_http.then(|| {
         h.listen.unwrap_or_else(|| {
