@@ -236,3 +236,23 @@ fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_body_reads_rows_and_the_object() {
+        let body = |text: &'static str| bytes::Bytes::from_static(text.as_bytes());
+        assert_eq!(
+            parse_body(Some("application/json"), body("{\"a\": 1}")).ok(),
+            Some(1)
+        );
+        // Rows parse, but a CSJ body is not one JSON object: the object's error answers.
+        let error = parse_body(None, body("\"a\"\n1\n2\n")).expect_err("not an object");
+        assert_eq!(error.status, StatusCode::BAD_REQUEST);
+        let error = parse_body(Some("application/x-ndjson"), body("{\"a\":1}\n[2]\n"))
+            .expect_err("not a row");
+        assert!(error.message.contains("line 2"), "{}", error.message);
+    }
+}
