@@ -172,19 +172,7 @@ fn mib(kib: &[f64]) -> String {
 pub fn run(args: ExportArgs) -> Result<()> {
     let target = Target::open(args.database.clone())?;
     target.ensure_pgbench(args.scale)?;
-    let sluice = match &args.sluice {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("no directory of the benchmark executable")?
-            .join("sluice"),
-    };
-    if !sluice.exists() {
-        bail!(
-            "{} not found: build it first with `cargo build --release -p sluice`",
-            sluice.display()
-        );
-    }
+    let sluice = crate::setup::sluice_binary(args.sluice.as_deref())?;
     let url = target.url.as_str();
     println!(
         "sluice-bench export: {} rounds, server {}, {} cores, sluice {}",

@@ -282,19 +282,7 @@ fn timed_digest(program: &Path, args: &[String]) -> Result<(f64, u64, u64)> {
 pub fn run(args: HttpArgs) -> Result<()> {
     let target = Target::open(args.database.clone())?;
     target.ensure_pgbench(args.scale)?;
-    let sluice = match &args.sluice {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("no directory of the benchmark executable")?
-            .join("sluice"),
-    };
-    if !sluice.exists() {
-        bail!(
-            "{} not found: build it first with `cargo build --release -p sluice`",
-            sluice.display()
-        );
-    }
+    let sluice = crate::setup::sluice_binary(args.sluice.as_deref())?;
     let dir = std::env::current_dir()?.join("target/sluice-bench/http");
     std::fs::create_dir_all(&dir)?;
     let views = dir.join("accounts.json");

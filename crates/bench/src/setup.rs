@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use sluice_embedded::{Cluster, ClusterOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The server under test and where its tools are.
@@ -97,4 +97,22 @@ impl Target {
         self.psql("VACUUM ANALYZE pgbench_accounts")?;
         Ok(())
     }
+}
+
+/// The `sluice` binary to measure: the one given, else the one built beside this benchmark.
+pub fn sluice_binary(given: Option<&Path>) -> Result<PathBuf> {
+    let sluice = match given {
+        Some(path) => path.to_path_buf(),
+        None => std::env::current_exe()?
+            .parent()
+            .context("no directory of the benchmark executable")?
+            .join("sluice"),
+    };
+    if !sluice.exists() {
+        bail!(
+            "{} not found: build it first with `cargo build --release -p sluice`",
+            sluice.display()
+        );
+    }
+    Ok(sluice)
 }

@@ -4,7 +4,7 @@ use bytes::{BufMut, BytesMut};
 use sluice_lineproto::{FieldValue, Tag};
 
 /// The signature, flags and header extension length that start binary COPY data.
-pub const COPY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+pub const COPY_HEADER: &[u8] = sluice_pg::BINARY_HEADER;
 
 /// The trailer that ends binary COPY data.
 pub const COPY_TRAILER: i16 = -1;

@@ -255,8 +255,9 @@ pub struct BinaryCopyWriter<'c> {
     buf: BytesMut,
 }
 
-/// The signature, flags and header extension length of binary COPY data.
-const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+/// The signature, flags and header extension length of binary COPY data (public for callers
+/// that encode rows themselves, e.g. the Influx write API).
+pub const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
 
 impl<'c> BinaryCopyWriter<'c> {
     /// Wraps a `COPY table (cols) FROM STDIN (FORMAT binary)`; `types` are the columns' types.

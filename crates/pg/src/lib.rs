@@ -24,7 +24,7 @@ pub mod types;
 
 pub use config::Config;
 pub use conn::{CancelToken, Connection, Notification};
-pub use copy::{BinaryCopyWriter, CopyIn, CopyOut};
+pub use copy::{BINARY_HEADER, BinaryCopyWriter, CopyIn, CopyOut};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity};
 pub use pipeline::{Pipeline, SyncMode};
 pub use pool::{Pool, PoolError, PoolErrorKind, PoolSettings, PooledConnection};
