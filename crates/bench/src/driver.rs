@@ -1,6 +1,7 @@
 //! The driver benchmark: bulk read, point selects and pipelining, each side by side.
 
 use crate::report::{Line, field, median, print};
+use crate::runs::{RunArgs, WorkerArgs, child};
 use crate::setup::Target;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -10,19 +11,8 @@ use std::time::Instant;
 /// Options of `sluice-bench driver`.
 #[derive(Debug, Args)]
 pub struct DriverArgs {
-    /// Server URL (default: DATABASE_URL, else an embedded cluster). Use the same transport for
-    /// all: a host/port for TCP, a socket directory for unix sockets.
-    #[arg(short = 'd', long)]
-    database: Option<String>,
-    /// Rounds per case; each round runs every contender once, in rotating order.
-    #[arg(long, default_value_t = 5)]
-    rounds: usize,
-    /// Seconds per point-select run.
-    #[arg(long, default_value_t = 5)]
-    seconds: u64,
-    /// pgbench scale (20 gives 2,000,000 accounts).
-    #[arg(long, default_value_t = 20)]
-    scale: u32,
+    #[command(flatten)]
+    run: RunArgs,
     /// Which cases to run (all by default).
     #[arg(long, value_enum)]
     only: Vec<Case>,
@@ -35,36 +25,8 @@ enum Case {
     Pipeline,
 }
 
-/// Options of one child-process run.
-#[derive(Debug, Args)]
-pub struct WorkerArgs {
-    /// What to run: bulk-sluice, bulk-tokio, point-sluice, point-tokio, pipeline-sluice.
-    kind: String,
-    /// Server URL.
-    url: String,
-    /// Seconds (point selects) or repetitions (pipelines).
-    #[arg(default_value_t = 5)]
-    amount: u64,
-}
-
 pub fn worker(args: WorkerArgs) -> Result<()> {
     crate::peers::run_worker(&args.kind, &args.url, args.amount)
-}
-
-/// Runs the benchmark binary itself as a child; returns its stdout and wall time in seconds.
-fn child(kind: &str, url: &str, amount: u64) -> Result<(String, f64)> {
-    let exe = std::env::current_exe()?;
-    let start = Instant::now();
-    let out = Command::new(exe)
-        .args(["worker", kind, url, &amount.to_string()])
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("running worker {kind}"))?;
-    let secs = start.elapsed().as_secs_f64();
-    if !out.status.success() {
-        bail!("worker {kind} failed");
-    }
-    Ok((String::from_utf8_lossy(&out.stdout).into_owned(), secs))
 }
 
 /// Runs an external command with stdout to /dev/null; returns its wall time in seconds.
@@ -83,8 +45,8 @@ fn timed(program: &std::path::Path, args: &[&str]) -> Result<f64> {
 }
 
 pub fn run(args: DriverArgs) -> Result<()> {
-    let target = Target::open(args.database.clone())?;
-    target.ensure_pgbench(args.scale)?;
+    let target = Target::open(args.run.database.clone())?;
+    target.ensure_pgbench(args.run.scale)?;
     let cases = if args.only.is_empty() {
         vec![Case::Bulk, Case::Point, Case::Pipeline]
     } else {
@@ -92,7 +54,7 @@ pub fn run(args: DriverArgs) -> Result<()> {
     };
     println!(
         "sluice-bench driver: {} rounds, server {}, {} cores",
-        args.rounds,
+        args.run.rounds,
         target.psql("SHOW server_version")?,
         std::thread::available_parallelism().map_or(0, usize::from)
     );
@@ -111,17 +73,17 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
     let copy = "COPY (SELECT * FROM pgbench_accounts) TO STDOUT";
     let (mut t_copy, mut t_sluice, mut t_tokio, mut rss_sluice, mut rss_tokio) =
         (vec![], vec![], vec![], vec![], vec![]);
-    for round in 0..args.rounds {
+    for round in 0..args.run.rounds {
         for turn in 0..3 {
             match (round + turn) % 3 {
                 0 => t_copy.push(timed(&psql, &["-X", "-d", &target.url, "-c", copy])?),
                 1 => {
-                    let (out, secs) = child("bulk-sluice", &target.url, 0)?;
+                    let (out, secs) = child("worker", "bulk-sluice", &target.url, 0)?;
                     t_sluice.push(secs);
                     rss_sluice.push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
                 }
                 _ => {
-                    let (out, secs) = child("bulk-tokio", &target.url, 0)?;
+                    let (out, secs) = child("worker", "bulk-tokio", &target.url, 0)?;
                     t_tokio.push(secs);
                     rss_tokio.push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
                 }
@@ -165,9 +127,9 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
 
 fn point(target: &Target, args: &DriverArgs) -> Result<()> {
     let pgbench = target.program("pgbench");
-    let secs = args.seconds.to_string();
+    let secs = args.run.seconds.to_string();
     let (mut p, mut s, mut t) = (vec![], vec![], vec![]);
-    for round in 0..args.rounds {
+    for round in 0..args.run.rounds {
         for turn in 0..3 {
             match (round + turn) % 3 {
                 0 => {
@@ -197,12 +159,18 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
                     p.push(tps);
                 }
                 1 => s.push(
-                    field(&child("point-sluice", &target.url, args.seconds)?.0, "tps")
-                        .unwrap_or(f64::NAN),
+                    field(
+                        &child("worker", "point-sluice", &target.url, args.run.seconds)?.0,
+                        "tps",
+                    )
+                    .unwrap_or(f64::NAN),
                 ),
                 _ => t.push(
-                    field(&child("point-tokio", &target.url, args.seconds)?.0, "tps")
-                        .unwrap_or(f64::NAN),
+                    field(
+                        &child("worker", "point-tokio", &target.url, args.run.seconds)?.0,
+                        "tps",
+                    )
+                    .unwrap_or(f64::NAN),
                 ),
             }
         }
@@ -244,11 +212,11 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
 
 fn pipeline(target: &Target, args: &DriverArgs) -> Result<()> {
     let (mut seq, mut pipe, mut tokio_pipe) = (vec![], vec![], vec![]);
-    for round in 0..args.rounds {
-        let (out, _) = child("pipeline-sluice", &target.url, 20)?;
+    for round in 0..args.run.rounds {
+        let (out, _) = child("worker", "pipeline-sluice", &target.url, 20)?;
         seq.push(field(&out, "sequential_ms").unwrap_or(f64::NAN));
         pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
-        let (out, _) = child("pipeline-tokio", &target.url, 20)?;
+        let (out, _) = child("worker", "pipeline-tokio", &target.url, 20)?;
         tokio_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
         eprintln!(
             "pipeline round {}: sequential {:.2} ms, pipelined {:.2} ms, tokio-postgres pipelined {:.2} ms",

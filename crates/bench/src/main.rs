@@ -7,6 +7,7 @@ mod influx;
 mod peers;
 mod pool;
 mod report;
+mod runs;
 mod setup;
 
 use clap::{Parser, Subcommand};
@@ -34,10 +35,10 @@ enum Command {
     Pool(pool::PoolArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
     #[command(hide = true)]
-    Worker(driver::WorkerArgs),
+    Worker(runs::WorkerArgs),
     /// One measured pool run in a child process.
     #[command(hide = true)]
-    PoolWorker(pool::PoolWorkerArgs),
+    PoolWorker(runs::WorkerArgs),
 }
 
 fn main() -> anyhow::Result<()> {

@@ -1,26 +1,11 @@
 //! The measured work, run in a child process: sluice-pg and tokio-postgres doing the same thing.
 
+use crate::runs::{Keys, POINT_SQL, timed_tasks};
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
 use futures_util::future::join_all;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-
-const POINT_SQL: &str = "SELECT abalance FROM pgbench_accounts WHERE aid = $1";
-const ACCOUNTS: u64 = 2_000_000;
-
-/// A small xorshift generator: random keys without a dependency.
-struct Keys(u64);
-
-impl Keys {
-    fn next(&mut self) -> i32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % ACCOUNTS) as i32 + 1
-    }
-}
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -109,62 +94,13 @@ async fn bulk_tokio(url: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs `tasks` copies of `work` until `seconds` pass; each counts its queries.
-async fn timed_tasks<F, Fut>(tasks: u64, seconds: u64, work: F) -> Result<f64>
-where
-    F: Fn(u64, Arc<AtomicBool>, Arc<AtomicU64>) -> Fut,
-    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
-{
-    let stop = Arc::new(AtomicBool::new(false));
-    let count = Arc::new(AtomicU64::new(0));
-    let mut handles = Vec::new();
-    let mut second_thread = Vec::new();
-    let per_thread = std::env::var("SLUICE_BENCH_PER_THREAD").is_ok();
-    for t in 0..tasks {
-        let fut = work(t, stop.clone(), count.clone());
-        if per_thread && t % 2 == 1 {
-            second_thread.push(fut);
-        } else {
-            handles.push(tokio::spawn(fut));
-        }
-    }
-    if !second_thread.is_empty() {
-        // Half the tasks on a second thread with a current-thread runtime of its own: two
-        // threads, each polling its own connections (the shape of pgbench -j 2).
-        handles.push(tokio::task::spawn_blocking(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            rt.block_on(async move {
-                let tasks: Vec<_> = second_thread.into_iter().map(tokio::spawn).collect();
-                for t in tasks {
-                    t.await.context("task panicked")??;
-                }
-                Ok(())
-            })
-        }));
-    }
-    // Warm up (connections, preparation), then measure.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let start_count = count.load(Ordering::Relaxed);
-    let start = Instant::now();
-    tokio::time::sleep(Duration::from_secs(seconds)).await;
-    let done = count.load(Ordering::Relaxed) - start_count;
-    let elapsed = start.elapsed().as_secs_f64();
-    stop.store(true, Ordering::Relaxed);
-    for h in handles {
-        h.await.context("task panicked")??;
-    }
-    Ok(done as f64 / elapsed)
-}
-
 async fn point_sluice(url: &str, seconds: u64) -> Result<()> {
     let url = url.to_owned();
     let tps = timed_tasks(8, seconds, move |t, stop, count| {
         let url = url.clone();
         async move {
             let mut conn = sluice_pg::Connection::connect(&url).await?;
-            let mut keys = Keys(0x9e37_79b9_7f4a_7c15 ^ (t + 1));
+            let mut keys = Keys::new(t);
             while !stop.load(Ordering::Relaxed) {
                 let aid = keys.next();
                 let row = conn.query_one(POINT_SQL, &[&aid]).await?;
@@ -187,7 +123,7 @@ async fn point_tokio(url: &str, seconds: u64) -> Result<()> {
             let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await?;
             tokio::spawn(connection);
             let statement = client.prepare(POINT_SQL).await?;
-            let mut keys = Keys(0x9e37_79b9_7f4a_7c15 ^ (t + 1));
+            let mut keys = Keys::new(t);
             while !stop.load(Ordering::Relaxed) {
                 let aid = keys.next();
                 let row = client.query_one(&statement, &[&aid]).await?;
@@ -205,7 +141,7 @@ async fn point_tokio(url: &str, seconds: u64) -> Result<()> {
 /// Median of `reps` timings of 1,000 point selects, one at a time and as one pipeline.
 async fn pipeline_sluice(url: &str, reps: u64) -> Result<()> {
     let mut conn = sluice_pg::Connection::connect(url).await?;
-    let mut keys = Keys(42);
+    let mut keys = Keys::new(42);
     let (mut seq, mut pipe) = (Vec::new(), Vec::new());
     for rep in 0..=reps {
         let start = Instant::now();
@@ -243,7 +179,7 @@ async fn pipeline_tokio(url: &str, reps: u64) -> Result<()> {
     let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
     tokio::spawn(connection);
     let statement = client.prepare(POINT_SQL).await?;
-    let mut keys = Keys(42);
+    let mut keys = Keys::new(42);
     let mut pipe = Vec::new();
     for rep in 0..=reps {
         let aids: Vec<i32> = (0..1000).map(|_| keys.next()).collect();

@@ -2,33 +2,19 @@
 //! connections, deadpool-postgres and bb8 (over tokio-postgres), and the pipelining mode.
 
 use crate::report::{Line, field, median, print};
+use crate::runs::{Keys, POINT_SQL, RunArgs, WorkerArgs, child, timed_tasks};
 use crate::setup::Target;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use sluice_pg::pool::{Pool, PoolSettings, Reset};
-use std::future::Future;
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-const POINT_SQL: &str = "SELECT abalance FROM pgbench_accounts WHERE aid = $1";
+use std::sync::atomic::Ordering;
 
 /// Options of `sluice-bench pool`.
 #[derive(Debug, Args)]
 pub struct PoolArgs {
-    /// Server URL (default: DATABASE_URL, else an embedded cluster).
-    #[arg(short = 'd', long)]
-    database: Option<String>,
-    /// Rounds per case; each round runs every contender once, in rotating order.
-    #[arg(long, default_value_t = 5)]
-    rounds: usize,
-    /// Seconds per run.
-    #[arg(long, default_value_t = 5)]
-    seconds: u64,
-    /// pgbench scale (20 gives 2,000,000 accounts).
-    #[arg(long, default_value_t = 20)]
-    scale: u32,
+    #[command(flatten)]
+    run: RunArgs,
     /// Which cases to run (all by default).
     #[arg(long, value_enum)]
     only: Vec<Case>,
@@ -42,21 +28,9 @@ enum Case {
     Pipelining,
 }
 
-/// Options of one child-process run.
-#[derive(Debug, Args)]
-pub struct PoolWorkerArgs {
-    /// dedicated, sluice, sluice-txonly, deadpool, bb8, plain-256, mux-256.
-    kind: String,
-    /// Server URL.
-    url: String,
-    /// Seconds to measure.
-    #[arg(default_value_t = 5)]
-    seconds: u64,
-}
-
 pub fn run(args: PoolArgs) -> Result<()> {
-    let target = Target::open(args.database.clone())?;
-    target.ensure_pgbench(args.scale)?;
+    let target = Target::open(args.run.database.clone())?;
+    target.ensure_pgbench(args.run.scale)?;
     let cases = if args.only.is_empty() {
         vec![Case::Point, Case::Pipelining]
     } else {
@@ -64,8 +38,8 @@ pub fn run(args: PoolArgs) -> Result<()> {
     };
     println!(
         "sluice-bench pool: {} rounds of {} s, server {}, {} cores",
-        args.rounds,
-        args.seconds,
+        args.run.rounds,
+        args.run.seconds,
         target.psql("SHOW server_version")?,
         std::thread::available_parallelism().map_or(0, usize::from)
     );
@@ -81,11 +55,11 @@ pub fn run(args: PoolArgs) -> Result<()> {
 /// Runs every contender once per round, rotating who goes first; returns tps per contender.
 fn rounds(target: &Target, args: &PoolArgs, kinds: &[&str]) -> Result<Vec<Vec<f64>>> {
     let mut tps = vec![Vec::new(); kinds.len()];
-    for round in 0..args.rounds {
+    for round in 0..args.run.rounds {
         let mut line = format!("round {}:", round + 1);
         for turn in 0..kinds.len() {
             let i = (round + turn) % kinds.len();
-            let out = child(kinds[i], &target.url, args.seconds)?;
+            let (out, _) = child("pool-worker", kinds[i], &target.url, args.run.seconds)?;
             let figure = field(&out, "tps").unwrap_or(f64::NAN);
             tps[i].push(figure);
         }
@@ -172,25 +146,12 @@ fn pipelining(target: &Target, args: &PoolArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs the benchmark binary itself as a child and returns its stdout.
-fn child(kind: &str, url: &str, seconds: u64) -> Result<String> {
-    let out = Command::new(std::env::current_exe()?)
-        .args(["pool-worker", kind, url, &seconds.to_string()])
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("running pool worker {kind}"))?;
-    if !out.status.success() {
-        bail!("pool worker {kind} failed");
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-pub fn worker(args: PoolWorkerArgs) -> Result<()> {
+pub fn worker(args: WorkerArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let (url, secs) = (args.url.as_str(), args.seconds);
+    let (url, secs) = (args.url.as_str(), args.amount);
     let tps = runtime.block_on(async {
         match args.kind.as_str() {
             "dedicated" => dedicated(url, secs).await,
@@ -207,49 +168,9 @@ pub fn worker(args: PoolWorkerArgs) -> Result<()> {
     Ok(())
 }
 
-/// Random account keys without a dependency (xorshift).
-struct Keys(u64);
-
-impl Keys {
-    fn new(task: u64) -> Keys {
-        Keys(0x9e37_79b9_7f4a_7c15 ^ (task + 1).wrapping_mul(0x2545_f491_4f6c_dd1d))
-    }
-
-    fn next(&mut self) -> i32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % 2_000_000) as i32 + 1
-    }
-}
-
-/// Runs `tasks` copies of `work` (each loops until told to stop, counting its queries); returns
-/// queries per second over `seconds` after a warm-up.
-async fn timed<F, Fut>(tasks: u64, seconds: u64, work: F) -> Result<f64>
-where
-    F: Fn(u64, Arc<AtomicBool>, Arc<AtomicU64>) -> Fut,
-    Fut: Future<Output = Result<()>> + Send + 'static,
-{
-    let stop = Arc::new(AtomicBool::new(false));
-    let count = Arc::new(AtomicU64::new(0));
-    let handles: Vec<_> = (0..tasks)
-        .map(|t| tokio::spawn(work(t, stop.clone(), count.clone())))
-        .collect();
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    let (start_count, start) = (count.load(Ordering::Relaxed), Instant::now());
-    tokio::time::sleep(Duration::from_secs(seconds)).await;
-    let done = count.load(Ordering::Relaxed) - start_count;
-    let elapsed = start.elapsed().as_secs_f64();
-    stop.store(true, Ordering::Relaxed);
-    for h in handles {
-        h.await.context("task panicked")??;
-    }
-    Ok(done as f64 / elapsed)
-}
-
 async fn dedicated(url: &str, seconds: u64) -> Result<f64> {
     let url = url.to_owned();
-    timed(8, seconds, move |t, stop, count| {
+    timed_tasks(8, seconds, move |t, stop, count| {
         let url = url.clone();
         async move {
             let mut conn = sluice_pg::Connection::connect(&url).await?;
@@ -270,7 +191,7 @@ async fn sluice(url: &str, seconds: u64, tasks: u64, reset: Reset) -> Result<f64
     let mut settings = PoolSettings::new();
     settings.set_max_size(8).set_reset(reset);
     let pool = Pool::connect(url, settings)?;
-    timed(tasks, seconds, move |t, stop, count| {
+    timed_tasks(tasks, seconds, move |t, stop, count| {
         let pool = pool.clone();
         async move {
             let mut keys = Keys::new(t);
@@ -293,7 +214,7 @@ async fn multiplexed(url: &str, seconds: u64, tasks: u64) -> Result<f64> {
     settings.set_max_size(8).set_reset(Reset::TransactionOnly);
     let pool = Pool::connect(url, settings)?;
     let mux = pool.multiplexer(8)?;
-    timed(tasks, seconds, move |t, stop, count| {
+    timed_tasks(tasks, seconds, move |t, stop, count| {
         let mux = mux.clone();
         async move {
             let mut keys = Keys::new(t);
@@ -318,7 +239,7 @@ async fn deadpool(url: &str, seconds: u64) -> Result<f64> {
         recycling_method: RecyclingMethod::Fast,
     });
     let pool = config.create_pool(Some(Runtime::Tokio1), tokio_postgres::NoTls)?;
-    timed(64, seconds, move |t, stop, count| {
+    timed_tasks(64, seconds, move |t, stop, count| {
         let pool = pool.clone();
         async move {
             let mut keys = Keys::new(t);
@@ -342,7 +263,7 @@ async fn bb8(url: &str, seconds: u64) -> Result<f64> {
     let manager =
         bb8_postgres::PostgresConnectionManager::new_from_stringlike(url, tokio_postgres::NoTls)?;
     let pool = bb8::Pool::builder().max_size(8).build(manager).await?;
-    timed(64, seconds, move |t, stop, count| {
+    timed_tasks(64, seconds, move |t, stop, count| {
         let pool = pool.clone();
         async move {
             let mut keys = Keys::new(t);
