@@ -33,19 +33,22 @@
 
 mod body;
 mod copy;
+mod lines;
 mod object;
 mod rows;
 mod setreplace;
 mod sql;
+mod stream;
 mod values;
 
-use crate::body::read_body;
+use crate::body::BodyReader;
 use crate::mount::{RequestContext, Response, full};
 use crate::view::error::ApiError;
 use crate::view::model::{Endpoint, MethodObject, Return};
 use body::{BodyFormat, RowReader};
 use http::{HeaderValue, Method, StatusCode, header};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use stream::{RowSource, StreamRows, body_error};
 use values::RequestValues;
 
 /// Everything a writing request needs; built by the view dispatcher after path matching and the
@@ -119,19 +122,45 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let body = read_body(
-        request.body,
-        content_length,
-        request.context.body_limit,
-        request.context.body_timeout,
-    )
-    .await
-    .map_err(|e| ApiError::new(e.status(), "bad_body", e.to_string()))?;
     let values = RequestValues {
         captures: request.captures,
         headers: request.headers,
     };
     let format = BodyFormat::from_headers(request.headers);
+    let mut reader = BodyReader::new(
+        request.body,
+        content_length,
+        request.context.body_limit,
+        request.context.body_timeout,
+    )
+    .map_err(body_error)?;
+    let streamable = endpoint.returns != Return::Object
+        && format != BodyFormat::Json
+        && methods.len() == 1
+        && methods.iter().all(copy::supports);
+    let threshold = copy_threshold();
+    let mut read_ahead = Vec::new();
+    if streamable {
+        // Without a Content-Length, read up to the threshold to learn which path fits.
+        let large = loop {
+            match content_length {
+                Some(length) => break length >= threshold as u64,
+                None if reader.read() >= threshold => break true,
+                None => match reader.frame().await.map_err(body_error)? {
+                    Some(frame) => read_ahead.push(frame),
+                    None => break false,
+                },
+            }
+        };
+        if large {
+            let rows = StreamRows::new(reader, read_ahead, format);
+            return streamed(request.pool, methods, verb, rows, &values).await;
+        }
+    }
+    let body = reader
+        .collect(read_ahead, content_length)
+        .await
+        .map_err(body_error)?;
     // Parse before taking a connection: a bad body costs the database nothing.
     // A POST of one JSON object creates one row and answers with it whatever the endpoint's
     // `return` (the films example's `POST /films`).
@@ -169,30 +198,74 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         for (number, method) in methods.iter().enumerate() {
             let counts = match &small_rows {
                 Some(rows) => rows::write(&mut tx, method, verb, rows, &values).await?,
-                None => copy::write(&mut tx, method, number, verb, &body, format, &values).await?,
+                None => {
+                    let mut rows = RowSource::Held(RowReader::new(body.clone(), format)?);
+                    copy::write(&mut tx, method, number, verb, &mut rows, &values).await?
+                }
             };
             total.selected += counts.selected;
             total.records = total.records.max(counts.records);
             total.deleted += counts.deleted;
         }
-        let answer = if verb == Verb::Put && methods.iter().any(|m| m.existing.is_some()) {
-            serde_json::json!({
-                "selected": total.selected,
-                "records": total.records,
-                "deleted": total.deleted,
-            })
-        } else {
-            serde_json::json!({"records": total.records})
-        };
-        let status = if verb == Verb::Post {
-            StatusCode::CREATED
-        } else {
-            StatusCode::OK
-        };
-        json_response(status, &answer)
+        rows_response(verb, methods, total)
     };
     tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
     Ok(response)
+}
+
+/// Writes a body streamed into COPY through its one method object, in one transaction. On an
+/// error the transaction is rolled back and the connection given back before the rest of the
+/// body is read and dropped, so the client, still sending, gets the answer.
+async fn streamed(
+    pool: &sluice_pg::Pool,
+    methods: &[MethodObject],
+    verb: Verb,
+    rows: StreamRows,
+    values: &RequestValues<'_>,
+) -> Result<Response, ApiError> {
+    let mut source = RowSource::Streamed(rows);
+    let written = async {
+        let mut conn = pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+        let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
+        let mut total = Counts::default();
+        for method in methods {
+            let counts = copy::write(&mut tx, method, 0, verb, &mut source, values).await?;
+            total.selected += counts.selected;
+            total.records = total.records.max(counts.records);
+            total.deleted += counts.deleted;
+        }
+        tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
+        Ok(total)
+    }
+    .await;
+    match written {
+        Ok(total) => Ok(rows_response(verb, methods, total)),
+        Err(error) => {
+            if let RowSource::Streamed(rows) = &mut source {
+                rows.discard_rest().await;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The answer to a row write: `{"records": N}`, for set-replace with `selected` and `deleted`.
+fn rows_response(verb: Verb, methods: &[MethodObject], total: Counts) -> Response {
+    let answer = if verb == Verb::Put && methods.iter().any(|m| m.existing.is_some()) {
+        serde_json::json!({
+            "selected": total.selected,
+            "records": total.records,
+            "deleted": total.deleted,
+        })
+    } else {
+        serde_json::json!({"records": total.records})
+    };
+    let status = if verb == Verb::Post {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    json_response(status, &answer)
 }
 
 /// Parses `body` as a write with this `Content-Type` would, without a database: as one JSON
