@@ -289,6 +289,23 @@ pub fn parse_body(content_type: Option<&str>, body: bytes::Bytes) -> Result<usiz
     object.and(rows)
 }
 
+/// Whether the rows of a CSJ or JSON Lines `body` (or its error) are the same read whole and
+/// fed in the frames the offsets `cuts` make (a JSON body is never streamed: `true`); an entry
+/// point for the fuzz targets (crates/http/fuzz).
+#[doc(hidden)]
+pub fn frames_agree(content_type: Option<&str>, body: bytes::Bytes, cuts: &[usize]) -> bool {
+    let mut headers = http::HeaderMap::new();
+    if let Some(value) = content_type.and_then(|t| HeaderValue::from_str(t).ok()) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    let format = BodyFormat::from_headers(&headers);
+    if format == BodyFormat::Json {
+        return true;
+    }
+    let (whole, framed) = stream::rows_whole_and_framed(format, &body, cuts);
+    whole == framed
+}
+
 /// Whether a row body goes through COPY: large enough, a line format, columns that fit.
 fn use_copy(body: &[u8], format: BodyFormat, methods: &[MethodObject]) -> bool {
     body.len() >= copy_threshold()
