@@ -5,14 +5,32 @@
 //!   PATCH upserts each row and PUT too, PUT with `existing`/`delete` replacing the set; POST
 //!   inserts each row (201). Answers: `{"records": N}`, for set-replace
 //!   `{"selected": S, "records": R, "deleted": D}`.
-//! - Bodies under [`copy_threshold`] bytes (512 KiB) are written row by row, each row's statement
-//!   prepared and pipelined (a thousand rows per round trip, `existing` in the first). Larger CSJ
-//!   and JSON Lines bodies are read once, checked row by row and encoded in 256 KiB chunks into a
-//!   COPY to a staging table typed like the target's columns (`CREATE TEMP TABLE ... AS SELECT
-//!   ... WITH NO DATA`), then written with one `INSERT ... SELECT ... ON CONFLICT` (or `UPDATE
-//!   ... FROM`) pass per shape of row, captures and headers as parameters; memory is the body
-//!   plus one chunk. A JSON array body is parsed whole, so large bodies should be CSJ or JSON
-//!   Lines.
+//! - Bodies under [`copy_threshold`] bytes (512 KiB) are read whole and written row by row, each
+//!   row's statement prepared and pipelined (a thousand rows per round trip, `existing` in the
+//!   first). Larger CSJ and JSON Lines bodies are checked row by row and encoded in 256 KiB
+//!   chunks into a COPY to a staging table typed like the target's columns (`CREATE TEMP TABLE
+//!   ... AS SELECT ... WITH NO DATA`), then written with one `INSERT ... SELECT ... ON CONFLICT`
+//!   (or `UPDATE ... FROM`) pass per shape of row, captures and headers as parameters (copy.rs).
+//! - Those large bodies are streamed: rows are parsed from the frames as hyper hands them over
+//!   (a row cut by a frame boundary waits in a carry buffer for its end: lines.rs, stream.rs)
+//!   and go into the COPY while the client still sends, so memory is one COPY chunk, one frame
+//!   and the longest row, whatever the body's size. The path is chosen by size: from
+//!   `Content-Length`, or, for a chunked body, by reading frames up to the threshold (a body
+//!   that ends before it takes the pipelined path, which needs it whole; a longer one streams
+//!   on from the frames read so far) — so a chunked body takes the same path as the same bytes
+//!   with a length, and small chunked writes keep the faster path.
+//! - Streaming holds a pool connection (and the transaction) while the body arrives; the body
+//!   limit (413) and the body timeout (408, per frame) apply mid-stream, and any error aborts
+//!   the COPY and rolls back. On an error the connection is given back first, then the rest of
+//!   the body is read and dropped (within the limit and timeout) so a client still sending gets
+//!   the answer; after a 413 or 408 nothing more is read.
+//! - Bodies held whole, not streamed: JSON (`application/json`: one document, parsed whole and
+//!   written row by row whatever its size, so large bodies should be CSJ or JSON Lines),
+//!   `return: "object"` endpoints, and a PUT with several method objects (a COPY fills one
+//!   staging table, and each object's `existing` must see the objects before it applied, so
+//!   each object's COPY reads the rows again from the buffer; memory is the body plus one
+//!   chunk). A method object with more columns than the COPY path's presence
+//!   mask holds (62, copy.rs) is written row by row, body held whole.
 //! - Both paths give the same result: a column whose value is absent (not in the row, or an
 //!   all-whitespace string when trimmed) is left out of its row's statement (PATCH leaves it as
 //!   it is; an insert takes the column default); JSON `null` is NULL; a column schema is checked
