@@ -42,7 +42,13 @@ pub struct HttpArgs {
     /// Size of the PATCH body in MiB.
     #[arg(long, default_value_t = 100)]
     patch_mib: u64,
+    /// The cases to run, comma-separated: point (GET by key), all (GET all rows), put, patch.
+    #[arg(long, value_delimiter = ',', default_value = "point,all,put,patch")]
+    cases: Vec<String>,
 }
+
+/// The names `--cases` takes.
+const CASES: [&str; 4] = ["point", "all", "put", "patch"];
 
 /// Tables the write cases fill (dropped at the end).
 const PUT_TABLE: &str = "sluice_bench_http_put";
@@ -280,6 +286,13 @@ fn timed_digest(program: &Path, args: &[String]) -> Result<(f64, u64, u64)> {
 }
 
 pub fn run(args: HttpArgs) -> Result<()> {
+    if let Some(unknown) = args.cases.iter().find(|c| !CASES.contains(&c.as_str())) {
+        bail!(
+            "unknown case {unknown:?} in --cases (known: {})",
+            CASES.join(", ")
+        );
+    }
+    let runs = |case: &str| args.cases.iter().any(|c| c == case);
     let target = Target::open(args.database.clone())?;
     target.ensure_pgbench(args.scale)?;
     let sluice = crate::setup::sluice_binary(args.sluice.as_deref())?;
@@ -311,10 +324,18 @@ pub fn run(args: HttpArgs) -> Result<()> {
     };
     let serve = Serve::start(&sluice, &target.url, port, &views, &args)?;
     let result = (|| -> Result<()> {
-        point(&target, &serve, &script, &args)?;
-        all_rows(&target, &serve, &sluice, &args)?;
-        put(&target, &serve, &sluice, &dir, &args)?;
-        patch(&target, &serve, &sluice, &dir, &args)?;
+        if runs("point") {
+            point(&target, &serve, &script, &args)?;
+        }
+        if runs("all") {
+            all_rows(&target, &serve, &sluice, &args)?;
+        }
+        if runs("put") {
+            put(&target, &serve, &sluice, &dir, &args)?;
+        }
+        if runs("patch") {
+            patch(&target, &serve, &sluice, &dir, &args)?;
+        }
         Ok(())
     })();
     drop(serve);

@@ -121,6 +121,13 @@ impl DecodeError {
     pub fn detail_text(&self) -> Option<&str> {
         self.detail.as_deref()
     }
+
+    /// The same error on line `line`: for a caller that parses one line of a larger input at
+    /// a time (the line numbers are the caller's).
+    pub fn on_line(mut self, line: u64) -> DecodeError {
+        self.line = line;
+        self
+    }
 }
 
 impl fmt::Display for DecodeError {

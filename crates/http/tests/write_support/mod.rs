@@ -181,6 +181,61 @@ impl Server {
         }
     }
 
+    /// Sends one request whose body goes out as `frames`, one chunk each, without a
+    /// `Content-Length` (chunked). With `hold_open` the body is not ended after the last frame:
+    /// the server must answer before the end of the body.
+    pub async fn send_frames(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        frames: Vec<Bytes>,
+        hold_open: bool,
+    ) -> Reply {
+        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1);
+        tokio::spawn(async move {
+            for frame in frames {
+                if tx.send(frame).await.is_err() {
+                    return; // The server stopped reading.
+                }
+            }
+            if hold_open {
+                tx.closed().await;
+            }
+        });
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(format!("/v{path}"))
+            .header("host", "localhost");
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let request = builder.body(Frames(rx)).unwrap();
+        let answer = async {
+            let response = sender.send_request(request).await.unwrap();
+            let status = response.status().as_u16();
+            let content_type = response
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            Reply {
+                status,
+                content_type,
+                body: String::from_utf8(body.to_vec()).unwrap(),
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), answer)
+            .await
+            .expect("no answer within 60 s")
+    }
+
     /// A CSJ body.
     pub async fn csj(&self, method: &str, path: &str, body: &str) -> Reply {
         self.send(
@@ -219,6 +274,23 @@ impl Server {
                     .join("|")
             })
             .collect()
+    }
+}
+
+/// A request body of frames from a channel, of unknown length.
+struct Frames(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl http_body::Body for Frames {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|frame| frame.map(|data| Ok(http_body::Frame::data(data))))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Request bodies of writes: the format from `Content-Type`, CSJ and JSON Lines rows as JSON
 //! objects with their line numbers, a JSON object or array body, and parse errors with places.
 
+use super::lines::LineSplitter;
 use crate::view::error::ApiError;
 use bytes::Bytes;
 use http::StatusCode;
@@ -102,18 +103,80 @@ fn decode_error(error: &sluice_formats::DecodeError) -> ApiError {
     parse_error(error.line(), error.column().unwrap_or(1), error)
 }
 
-/// Reads the rows of a CSJ, JSON Lines or JSON body one by one, without holding them all.
-pub struct RowReader {
-    body: Bytes,
+/// Turns the lines of a CSJ or JSON Lines body into rows, whether the body is held whole or
+/// arrives in frames: the CSJ header first, blank lines skipped, rows numbered by line.
+#[derive(Debug)]
+pub struct LineRows {
     format: BodyFormat,
-    /// Where the next line starts.
-    pos: usize,
-    /// The number of the line at `pos`.
-    line: u64,
-    /// CSJ: the header's column names.
-    names: Arc<[String]>,
+    /// CSJ: the header's column names, once read.
+    names: Option<Arc<[String]>>,
     /// CSJ: the line wrapped in brackets so it parses as one JSON array (reused).
     scratch: Vec<u8>,
+}
+
+impl LineRows {
+    /// For a CSJ or JSON Lines body (a JSON body has no lines: every line is a JSON Lines row).
+    pub fn new(format: BodyFormat) -> LineRows {
+        LineRows {
+            format,
+            names: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Whether the next line is a CSJ header still to read.
+    pub fn wants_header(&self) -> bool {
+        self.format == BodyFormat::Csj && self.names.is_none()
+    }
+
+    /// The row of line number `line_no` (without its `\n`); `None` for a blank line or the CSJ
+    /// header.
+    pub fn row(&mut self, line: &[u8], line_no: u64) -> Result<Option<BodyRow>, ApiError> {
+        if self.wants_header() {
+            // Blank as the CSJ decoder sees it before a header.
+            if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+                return Ok(None);
+            }
+            // The decoder takes the line with its `\r` (it strips one itself).
+            let header = sluice_formats::decode::CsjHeader::read(line, true)
+                .map_err(|e| decode_error(&e.on_line(line_no)))?
+                .ok_or_else(|| parse_error(line_no, 1, "no header line"))?;
+            self.names = Some(header.names.into());
+            return Ok(None);
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let fields = match &self.names {
+            Some(names) => csj_row(&mut self.scratch, names, line, line_no)?,
+            None => jsonl_row(line, line_no)?,
+        };
+        Ok(Some(BodyRow {
+            fields,
+            line: line_no,
+        }))
+    }
+
+    /// At the end of the body, whose last line was `next_line - 1`: a CSJ body needs its header.
+    pub fn end(&self, next_line: u64) -> Result<(), ApiError> {
+        if !self.wants_header() {
+            return Ok(());
+        }
+        match sluice_formats::decode::CsjHeader::read(b"", true) {
+            Err(e) => Err(decode_error(&e.on_line(next_line))),
+            Ok(_) => Err(parse_error(next_line, 1, "no header line")),
+        }
+    }
+}
+
+/// Reads the rows of a CSJ, JSON Lines or JSON body held whole one by one, without holding
+/// them all.
+pub struct RowReader {
+    format: BodyFormat,
+    /// CSJ, JSON Lines: the body as one frame.
+    lines: LineSplitter,
+    rows: LineRows,
     /// JSON: the rows of the document, in order.
     document: std::vec::IntoIter<Value>,
     /// The 0-based index of the next row.
@@ -124,27 +187,27 @@ impl RowReader {
     /// Starts reading `body`; a CSJ header or a JSON document is parsed now.
     pub fn new(body: Bytes, format: BodyFormat) -> Result<RowReader, ApiError> {
         let mut reader = RowReader {
-            body,
             format,
-            pos: 0,
-            line: 1,
-            names: Arc::from(Vec::new()),
-            scratch: Vec::new(),
+            lines: LineSplitter::new(),
+            rows: LineRows::new(format),
             document: Vec::new().into_iter(),
             index: 0,
         };
         match format {
-            BodyFormat::Csj => {
-                let header = sluice_formats::decode::CsjHeader::read(&reader.body, true)
-                    .map_err(|e| decode_error(&e))?
-                    .ok_or_else(|| parse_error(1, 1, "no header line"))?;
-                reader.names = header.names.into();
-                reader.pos = header.consumed;
-                reader.line = header.next_line;
+            BodyFormat::Csj | BodyFormat::JsonLines => {
+                reader.lines.push(body);
+                reader.lines.finish();
+                while reader.rows.wants_header() {
+                    let Some((line, line_no)) = reader.lines.next_line() else {
+                        reader.rows.end(reader.lines.line_number())?;
+                        break;
+                    };
+                    // Nothing before the header is a row.
+                    reader.rows.row(line, line_no)?;
+                }
             }
-            BodyFormat::JsonLines => {}
             BodyFormat::Json => {
-                let value: Value = serde_json::from_slice(&reader.body)
+                let value: Value = serde_json::from_slice(&body)
                     .map_err(|e| parse_error(e.line() as u64, e.column() as u64, e))?;
                 reader.document = match value {
                     Value::Array(rows) => rows.into_iter(),
@@ -182,60 +245,45 @@ impl RowReader {
                 .with_details(serde_json::json!({"path": [self.index]}))),
             };
         }
-        loop {
-            let body = self.body.clone();
-            let rest = body.get(self.pos..).unwrap_or_default();
-            if rest.is_empty() {
-                return Ok(None);
+        while let Some((line, line_no)) = self.lines.next_line() {
+            if let Some(row) = self.rows.row(line, line_no)? {
+                self.index += 1;
+                return Ok(Some(row));
             }
-            let (line, advance) = match memchr::memchr(b'\n', rest) {
-                Some(end) => (rest.get(..end).unwrap_or_default(), end + 1),
-                None => (rest, rest.len()),
-            };
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let line_no = self.line;
-            self.pos += advance;
-            self.line += 1;
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let fields = match self.format {
-                BodyFormat::Csj => self.csj_row(line, line_no)?,
-                _ => jsonl_row(line, line_no)?,
-            };
-            self.index += 1;
-            return Ok(Some(BodyRow {
-                fields,
-                line: line_no,
-            }));
         }
+        Ok(None)
     }
+}
 
-    fn csj_row(&mut self, line: &[u8], line_no: u64) -> Result<Fields, ApiError> {
-        self.scratch.clear();
-        self.scratch.push(b'[');
-        self.scratch.extend_from_slice(line);
-        self.scratch.push(b']');
-        let values: Vec<Value> = serde_json::from_slice(&self.scratch).map_err(|e| {
-            // The opening bracket is not the client's: columns count from the line's start.
-            parse_error(line_no, (e.column() as u64).saturating_sub(1).max(1), e)
-        })?;
-        if values.len() != self.names.len() {
-            return Err(parse_error(
-                line_no,
-                1,
-                format!(
-                    "the row has {} values but the header names {} columns",
-                    values.len(),
-                    self.names.len()
-                ),
-            ));
-        }
-        Ok(Fields::Csj {
-            names: self.names.clone(),
-            values,
-        })
+fn csj_row(
+    scratch: &mut Vec<u8>,
+    names: &Arc<[String]>,
+    line: &[u8],
+    line_no: u64,
+) -> Result<Fields, ApiError> {
+    scratch.clear();
+    scratch.push(b'[');
+    scratch.extend_from_slice(line);
+    scratch.push(b']');
+    let values: Vec<Value> = serde_json::from_slice(scratch).map_err(|e| {
+        // The opening bracket is not the client's: columns count from the line's start.
+        parse_error(line_no, (e.column() as u64).saturating_sub(1).max(1), e)
+    })?;
+    if values.len() != names.len() {
+        return Err(parse_error(
+            line_no,
+            1,
+            format!(
+                "the row has {} values but the header names {} columns",
+                values.len(),
+                names.len()
+            ),
+        ));
     }
+    Ok(Fields::Csj {
+        names: names.clone(),
+        values,
+    })
 }
 
 fn jsonl_row(line: &[u8], line_no: u64) -> Result<Fields, ApiError> {

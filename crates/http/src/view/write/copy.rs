@@ -1,16 +1,16 @@
 //! Writes of large row bodies: rows checked and encoded in chunks into a COPY to a staging table
 //! typed like the target, then one upsert (or update) pass per shape of row, and for PUT the
-//! set-replace deletes; memory stays at the body plus one chunk.
+//! set-replace deletes. The rows come from a [`RowSource`]: streamed from the request as it
+//! arrives (memory: one chunk, one frame, the longest row) or read from a body held whole.
 
-use super::body::{BodyFormat, RowReader};
 use super::rows::duplicate_in_statement;
 use super::setreplace::Existing;
 use super::sql::{self, Staged, Target};
+use super::stream::RowSource;
 use super::values::{Cell, RequestValues, RowPlace, row_cells};
 use super::{Counts, Verb};
 use crate::view::error::ApiError;
 use crate::view::model::{MethodObject, Source};
-use bytes::Bytes;
 use sluice_pg::{Connection, ToSql};
 use std::collections::BTreeSet;
 
@@ -25,14 +25,13 @@ pub fn supports(method: &MethodObject) -> bool {
     method.columns.len() <= MAX_COLUMNS
 }
 
-/// Writes the rows of `body` through one method object with COPY and set-based passes.
+/// Writes the rows of `rows` through one method object with COPY and set-based passes.
 pub async fn write(
     conn: &mut Connection,
     method: &MethodObject,
     stage_number: usize,
     verb: Verb,
-    body: &Bytes,
-    format: BodyFormat,
+    rows: &mut RowSource,
     request: &RequestValues<'_>,
 ) -> Result<Counts, ApiError> {
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e);
@@ -70,13 +69,12 @@ pub async fn write(
         .copy_in(&format!("COPY {stage} FROM STDIN"))
         .await
         .map_err(pg)?;
-    let mut reader = RowReader::new(body.clone(), format)?;
     let mut masks = BTreeSet::new();
     let mut constants: Option<Vec<Cell<'static>>> = None;
     let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK + 4096);
     let mut records = 0usize;
     let encoded: Result<(), ApiError> = async {
-        while let Some(row) = reader.next_row()? {
+        while let Some(row) = rows.next_row().await? {
             let place = RowPlace {
                 index: Some(records),
                 line: row.line,

@@ -5,14 +5,32 @@
 //!   PATCH upserts each row and PUT too, PUT with `existing`/`delete` replacing the set; POST
 //!   inserts each row (201). Answers: `{"records": N}`, for set-replace
 //!   `{"selected": S, "records": R, "deleted": D}`.
-//! - Bodies under [`copy_threshold`] bytes (512 KiB) are written row by row, each row's statement
-//!   prepared and pipelined (a thousand rows per round trip, `existing` in the first). Larger CSJ
-//!   and JSON Lines bodies are read once, checked row by row and encoded in 256 KiB chunks into a
-//!   COPY to a staging table typed like the target's columns (`CREATE TEMP TABLE ... AS SELECT
-//!   ... WITH NO DATA`), then written with one `INSERT ... SELECT ... ON CONFLICT` (or `UPDATE
-//!   ... FROM`) pass per shape of row, captures and headers as parameters; memory is the body
-//!   plus one chunk. A JSON array body is parsed whole, so large bodies should be CSJ or JSON
-//!   Lines.
+//! - Bodies under [`copy_threshold`] bytes (512 KiB) are read whole and written row by row, each
+//!   row's statement prepared and pipelined (a thousand rows per round trip, `existing` in the
+//!   first). Larger CSJ and JSON Lines bodies are checked row by row and encoded in 256 KiB
+//!   chunks into a COPY to a staging table typed like the target's columns (`CREATE TEMP TABLE
+//!   ... AS SELECT ... WITH NO DATA`), then written with one `INSERT ... SELECT ... ON CONFLICT`
+//!   (or `UPDATE ... FROM`) pass per shape of row, captures and headers as parameters (copy.rs).
+//! - Those large bodies are streamed: rows are parsed from the frames as hyper hands them over
+//!   (a row cut by a frame boundary waits in a carry buffer for its end: lines.rs, stream.rs)
+//!   and go into the COPY while the client still sends, so memory is one COPY chunk, one frame
+//!   and the longest row, whatever the body's size. The path is chosen by size: from
+//!   `Content-Length`, or, for a chunked body, by reading frames up to the threshold (a body
+//!   that ends before it takes the pipelined path, which needs it whole; a longer one streams
+//!   on from the frames read so far) — so a chunked body takes the same path as the same bytes
+//!   with a length, and small chunked writes keep the faster path.
+//! - Streaming holds a pool connection (and the transaction) while the body arrives; the body
+//!   limit (413) and the body timeout (408, per frame) apply mid-stream, and any error aborts
+//!   the COPY and rolls back. On an error the connection is given back first, then the rest of
+//!   the body is read and dropped (within the limit and timeout) so a client still sending gets
+//!   the answer; after a 413 or 408 nothing more is read.
+//! - Bodies held whole, not streamed: JSON (`application/json`: one document, parsed whole and
+//!   written row by row whatever its size, so large bodies should be CSJ or JSON Lines),
+//!   `return: "object"` endpoints, and a PUT with several method objects (a COPY fills one
+//!   staging table, and each object's `existing` must see the objects before it applied, so
+//!   each object's COPY reads the rows again from the buffer; memory is the body plus one
+//!   chunk). A method object with more columns than the COPY path's presence
+//!   mask holds (62, copy.rs) is written row by row, body held whole.
 //! - Both paths give the same result: a column whose value is absent (not in the row, or an
 //!   all-whitespace string when trimmed) is left out of its row's statement (PATCH leaves it as
 //!   it is; an insert takes the column default); JSON `null` is NULL; a column schema is checked
@@ -33,19 +51,22 @@
 
 mod body;
 mod copy;
+mod lines;
 mod object;
 mod rows;
 mod setreplace;
 mod sql;
+mod stream;
 mod values;
 
-use crate::body::read_body;
+use crate::body::BodyReader;
 use crate::mount::{RequestContext, Response, full};
 use crate::view::error::ApiError;
 use crate::view::model::{Endpoint, MethodObject, Return};
 use body::{BodyFormat, RowReader};
 use http::{HeaderValue, Method, StatusCode, header};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use stream::{RowSource, StreamRows, body_error};
 use values::RequestValues;
 
 /// Everything a writing request needs; built by the view dispatcher after path matching and the
@@ -119,19 +140,45 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let body = read_body(
-        request.body,
-        content_length,
-        request.context.body_limit,
-        request.context.body_timeout,
-    )
-    .await
-    .map_err(|e| ApiError::new(e.status(), "bad_body", e.to_string()))?;
     let values = RequestValues {
         captures: request.captures,
         headers: request.headers,
     };
     let format = BodyFormat::from_headers(request.headers);
+    let mut reader = BodyReader::new(
+        request.body,
+        content_length,
+        request.context.body_limit,
+        request.context.body_timeout,
+    )
+    .map_err(body_error)?;
+    let streamable = endpoint.returns != Return::Object
+        && format != BodyFormat::Json
+        && methods.len() == 1
+        && methods.iter().all(copy::supports);
+    let threshold = copy_threshold();
+    let mut read_ahead = Vec::new();
+    if streamable {
+        // Without a Content-Length, read up to the threshold to learn which path fits.
+        let large = loop {
+            match content_length {
+                Some(length) => break length >= threshold as u64,
+                None if reader.read() >= threshold => break true,
+                None => match reader.frame().await.map_err(body_error)? {
+                    Some(frame) => read_ahead.push(frame),
+                    None => break false,
+                },
+            }
+        };
+        if large {
+            let rows = StreamRows::new(reader, read_ahead, format);
+            return streamed(request.pool, methods, verb, rows, &values).await;
+        }
+    }
+    let body = reader
+        .collect(read_ahead, content_length)
+        .await
+        .map_err(body_error)?;
     // Parse before taking a connection: a bad body costs the database nothing.
     // A POST of one JSON object creates one row and answers with it whatever the endpoint's
     // `return` (the films example's `POST /films`).
@@ -169,30 +216,74 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         for (number, method) in methods.iter().enumerate() {
             let counts = match &small_rows {
                 Some(rows) => rows::write(&mut tx, method, verb, rows, &values).await?,
-                None => copy::write(&mut tx, method, number, verb, &body, format, &values).await?,
+                None => {
+                    let mut rows = RowSource::Held(RowReader::new(body.clone(), format)?);
+                    copy::write(&mut tx, method, number, verb, &mut rows, &values).await?
+                }
             };
             total.selected += counts.selected;
             total.records = total.records.max(counts.records);
             total.deleted += counts.deleted;
         }
-        let answer = if verb == Verb::Put && methods.iter().any(|m| m.existing.is_some()) {
-            serde_json::json!({
-                "selected": total.selected,
-                "records": total.records,
-                "deleted": total.deleted,
-            })
-        } else {
-            serde_json::json!({"records": total.records})
-        };
-        let status = if verb == Verb::Post {
-            StatusCode::CREATED
-        } else {
-            StatusCode::OK
-        };
-        json_response(status, &answer)
+        rows_response(verb, methods, total)
     };
     tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
     Ok(response)
+}
+
+/// Writes a body streamed into COPY through its one method object, in one transaction. On an
+/// error the transaction is rolled back and the connection given back before the rest of the
+/// body is read and dropped, so the client, still sending, gets the answer.
+async fn streamed(
+    pool: &sluice_pg::Pool,
+    methods: &[MethodObject],
+    verb: Verb,
+    rows: StreamRows,
+    values: &RequestValues<'_>,
+) -> Result<Response, ApiError> {
+    let mut source = RowSource::Streamed(rows);
+    let written = async {
+        let mut conn = pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+        let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
+        let mut total = Counts::default();
+        for method in methods {
+            let counts = copy::write(&mut tx, method, 0, verb, &mut source, values).await?;
+            total.selected += counts.selected;
+            total.records = total.records.max(counts.records);
+            total.deleted += counts.deleted;
+        }
+        tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
+        Ok(total)
+    }
+    .await;
+    match written {
+        Ok(total) => Ok(rows_response(verb, methods, total)),
+        Err(error) => {
+            if let RowSource::Streamed(rows) = &mut source {
+                rows.discard_rest().await;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The answer to a row write: `{"records": N}`, for set-replace with `selected` and `deleted`.
+fn rows_response(verb: Verb, methods: &[MethodObject], total: Counts) -> Response {
+    let answer = if verb == Verb::Put && methods.iter().any(|m| m.existing.is_some()) {
+        serde_json::json!({
+            "selected": total.selected,
+            "records": total.records,
+            "deleted": total.deleted,
+        })
+    } else {
+        serde_json::json!({"records": total.records})
+    };
+    let status = if verb == Verb::Post {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    json_response(status, &answer)
 }
 
 /// Parses `body` as a write with this `Content-Type` would, without a database: as one JSON
@@ -214,6 +305,23 @@ pub fn parse_body(content_type: Option<&str>, body: bytes::Bytes) -> Result<usiz
         Ok(rows)
     })();
     object.and(rows)
+}
+
+/// Whether the rows of a CSJ or JSON Lines `body` (or its error) are the same read whole and
+/// fed in the frames the offsets `cuts` make (a JSON body is never streamed: `true`); an entry
+/// point for the fuzz targets (crates/http/fuzz).
+#[doc(hidden)]
+pub fn frames_agree(content_type: Option<&str>, body: bytes::Bytes, cuts: &[usize]) -> bool {
+    let mut headers = http::HeaderMap::new();
+    if let Some(value) = content_type.and_then(|t| HeaderValue::from_str(t).ok()) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    let format = BodyFormat::from_headers(&headers);
+    if format == BodyFormat::Json {
+        return true;
+    }
+    let (whole, framed) = stream::rows_whole_and_framed(format, &body, cuts);
+    whole == framed
 }
 
 /// Whether a row body goes through COPY: large enough, a line format, columns that fit.

@@ -1,0 +1,241 @@
+//! Where the rows of a COPY write come from: a body held whole, or a CSJ / JSON Lines body read
+//! frame by frame as it arrives, so only a frame and a cut line are held.
+
+use super::body::{BodyFormat, BodyRow, LineRows, RowReader};
+use super::lines::LineSplitter;
+use crate::body::{BodyError, BodyReader};
+use crate::view::error::ApiError;
+use bytes::Bytes;
+
+/// The answer to a body that could not be read (413, 408, 400).
+pub fn body_error(error: BodyError) -> ApiError {
+    ApiError::new(error.status(), "bad_body", error.to_string())
+}
+
+/// What [`FramedRows::next`] has.
+#[derive(Debug)]
+pub enum Next {
+    Row(BodyRow),
+    /// The next frame is needed (or `finish`).
+    More,
+    End,
+}
+
+/// The rows of a CSJ or JSON Lines body fed frame by frame (sans-I/O): a row cut by a frame
+/// boundary comes when its end arrives, with the number of its line in the whole body.
+#[derive(Debug)]
+pub struct FramedRows {
+    lines: LineSplitter,
+    rows: LineRows,
+}
+
+impl FramedRows {
+    pub fn new(format: BodyFormat) -> FramedRows {
+        FramedRows {
+            lines: LineSplitter::new(),
+            rows: LineRows::new(format),
+        }
+    }
+
+    /// Feeds the next frame, once `next` answered `More`.
+    pub fn push(&mut self, frame: Bytes) {
+        self.lines.push(frame);
+    }
+
+    /// Marks the end of the body, once `next` answered `More`.
+    pub fn finish(&mut self) {
+        self.lines.finish();
+    }
+
+    /// The next row of what was fed.
+    pub fn next(&mut self) -> Result<Next, ApiError> {
+        while let Some((line, line_no)) = self.lines.next_line() {
+            if let Some(row) = self.rows.row(line, line_no)? {
+                return Ok(Next::Row(row));
+            }
+        }
+        if self.lines.finished() {
+            self.rows.end(self.lines.line_number())?;
+            return Ok(Next::End);
+        }
+        Ok(Next::More)
+    }
+}
+
+/// The rows of a CSJ or JSON Lines body, parsed as its frames arrive.
+pub struct StreamRows {
+    reader: BodyReader,
+    /// Frames read before the body was found large enough to stream; split first.
+    read_ahead: std::vec::IntoIter<Bytes>,
+    rows: FramedRows,
+}
+
+impl StreamRows {
+    /// Rows of the frames `read_ahead`, then of the rest of `reader`.
+    pub fn new(reader: BodyReader, read_ahead: Vec<Bytes>, format: BodyFormat) -> StreamRows {
+        StreamRows {
+            reader,
+            read_ahead: read_ahead.into_iter(),
+            rows: FramedRows::new(format),
+        }
+    }
+
+    /// The next row, `None` after the last; reads frames as needed (within the body limit and
+    /// the timeout of the request).
+    pub async fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
+        loop {
+            match self.rows.next()? {
+                Next::Row(row) => return Ok(Some(row)),
+                Next::End => return Ok(None),
+                Next::More => {}
+            }
+            let frame = match self.read_ahead.next() {
+                Some(frame) => Some(frame),
+                None => self.reader.frame().await.map_err(body_error)?,
+            };
+            match frame {
+                Some(frame) => self.rows.push(frame),
+                None => self.rows.finish(),
+            }
+        }
+    }
+
+    /// Reads and drops what is left of the body (see [`BodyReader::discard_rest`]).
+    pub async fn discard_rest(&mut self) {
+        self.read_ahead = Vec::new().into_iter();
+        self.reader.discard_rest().await;
+    }
+}
+
+/// The rows a COPY write encodes.
+pub enum RowSource {
+    /// A body held whole.
+    Held(RowReader),
+    /// A body read as it arrives.
+    Streamed(StreamRows),
+}
+
+impl RowSource {
+    /// The next row, `None` after the last.
+    pub async fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
+        match self {
+            RowSource::Held(reader) => reader.next_row(),
+            RowSource::Streamed(rows) => rows.next_row().await,
+        }
+    }
+}
+
+/// The rows of `body` (or the error) as `(line, row as a JSON object)`, read whole or fed in the
+/// frames the `cuts` (offsets into `body`) make: the two must agree. An entry point for the
+/// property test and the fuzz target `write_frames`.
+pub fn rows_whole_and_framed(
+    format: BodyFormat,
+    body: &Bytes,
+    cuts: &[usize],
+) -> (RowsOrError, RowsOrError) {
+    let whole = (|| {
+        let mut reader = RowReader::new(body.clone(), format)?;
+        let mut rows = Vec::new();
+        while let Some(row) = reader.next_row()? {
+            rows.push((row.line, row.fields.to_object()));
+        }
+        Ok(rows)
+    })();
+    let framed = (|| {
+        let mut rows = Vec::new();
+        let mut framed = FramedRows::new(format);
+        let mut cuts: Vec<usize> = cuts.iter().map(|&c| c.min(body.len())).collect();
+        cuts.sort_unstable();
+        cuts.push(body.len());
+        let mut start = 0;
+        let mut frames = cuts.into_iter();
+        loop {
+            match framed.next()? {
+                Next::Row(row) => rows.push((row.line, row.fields.to_object())),
+                Next::End => return Ok(rows),
+                Next::More => match frames.next() {
+                    Some(end) => {
+                        framed.push(body.slice(start..end));
+                        start = end;
+                    }
+                    None => framed.finish(),
+                },
+            }
+        }
+    })();
+    (whole.map_err(describe), framed.map_err(describe))
+}
+
+/// Rows as `(line, object)`, or an error as `(status, code, message)`.
+pub type RowsOrError = Result<Vec<(u64, serde_json::Value)>, (u16, String, String)>;
+
+fn describe(error: ApiError) -> (u16, String, String) {
+    (error.status.as_u16(), error.code.to_string(), error.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => (any::<i32>(), "[a-z ,\\\"\t]{0,12}")
+                .prop_map(|(n, s)| format!("{n},{}", serde_json::Value::from(s))),
+            1 => Just(String::new()),
+            1 => Just(String::from("  \r")),
+            1 => "[ -~]{0,10}",
+        ]
+    }
+
+    proptest! {
+        /// Frame boundaries anywhere give the rows (or the error, at the same place) of the
+        /// whole body, for CSJ and JSON Lines.
+        #[test]
+        fn frames_do_not_change_rows_or_errors(
+            lines in proptest::collection::vec(line(), 0..30),
+            crlf in any::<bool>(),
+            cuts in proptest::collection::vec(0usize..600, 0..25),
+        ) {
+            let end = if crlf { "\r\n" } else { "\n" };
+            let csj = format!("\"a\",\"b\"{end}{}", lines.join(end));
+            let (whole, framed) =
+                rows_whole_and_framed(BodyFormat::Csj, &Bytes::from(csj), &cuts);
+            prop_assert_eq!(whole, framed);
+            let jsonl: Vec<String> = lines
+                .iter()
+                .map(|l| match l.split_once(',') {
+                    Some((a, b)) if !a.is_empty() => format!("{{\"a\":{a},\"b\":{b}}}"),
+                    _ => l.clone(),
+                })
+                .collect();
+            let jsonl = Bytes::from(jsonl.join(end));
+            let (whole, framed) = rows_whole_and_framed(BodyFormat::JsonLines, &jsonl, &cuts);
+            prop_assert_eq!(whole, framed);
+        }
+    }
+
+    #[test]
+    fn a_cut_row_has_its_line() {
+        let body = Bytes::from_static(b"\n\"a\"\r\n1\n\n22\n3x\n");
+        let (whole, framed) = rows_whole_and_framed(BodyFormat::Csj, &body, &[7, 8, 12]);
+        assert_eq!(whole, framed);
+        let error = framed.expect_err("3x is not a value");
+        assert_eq!(error.0, 400);
+        assert!(error.2.contains("line 6, column 2"), "{}", error.2);
+        let (whole, framed) = rows_whole_and_framed(BodyFormat::Csj, &body, &[]);
+        assert_eq!(whole, framed);
+        let body = Bytes::from_static(b"\"a\"\n1\n22");
+        let (_, framed) = rows_whole_and_framed(BodyFormat::Csj, &body, &[9]);
+        let expected = vec![
+            (2, serde_json::json!({"a": 1})),
+            (3, serde_json::json!({"a": 22})),
+        ];
+        assert_eq!(framed, Ok(expected));
+        // No header: the error names the line after the last.
+        let (whole, framed) =
+            rows_whole_and_framed(BodyFormat::Csj, &Bytes::from_static(b"\n \n"), &[1]);
+        assert_eq!(whole, framed);
+        assert!(framed.expect_err("no header").2.contains("line 3"));
+    }
+}
