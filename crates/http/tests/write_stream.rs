@@ -276,3 +276,80 @@ async fn a_body_that_stalls_mid_stream_is_answered_408_and_nothing_is_committed(
     assert_eq!(r.status, 408, "{}", r.body);
     assert_eq!(s.rows("SELECT * FROM items ORDER BY id").await, before);
 }
+
+const PAIRS: &str = "CREATE TABLE names (id int PRIMARY KEY, title text NOT NULL);
+    CREATE TABLE counts (id int PRIMARY KEY, n int NOT NULL);
+    INSERT INTO counts SELECT i, 0 FROM generate_series(100000, 100099) i;";
+
+/// One PUT through two method objects: `names` upserted, `counts` set-replaced.
+fn pairs_endpoint() -> Endpoint {
+    let mut e = endpoint(&[], Return::Csj);
+    let names = method("names", vec![key("id"), column("title")]);
+    let mut counts = method("counts", vec![key("id"), column("n")]);
+    counts.existing = Some("SELECT id FROM counts".into());
+    counts.delete = Some("DELETE FROM counts WHERE id=$1".into());
+    e.put = vec![names, counts];
+    e
+}
+
+#[tokio::test]
+async fn a_large_body_for_several_method_objects_is_spooled_and_written_by_each() {
+    streaming();
+    let mut s = start(PAIRS, vec![pairs_endpoint()]).await;
+    const ROWS: usize = 10_000;
+    let body = |bad: Option<usize>| {
+        let mut body = String::from("\"id\",\"title\",\"n\"\n");
+        for i in 0..ROWS {
+            match bad {
+                Some(at) if at == i => body.push_str(&format!("{i},\"name {i}\",\"many\"\n")),
+                _ => body.push_str(&format!("{i},\"name {i}\",{i}\n")),
+            }
+        }
+        body
+    };
+    // A bad `n` in the last row fails the second object's COPY: nothing of the first stays.
+    let bad = body(Some(ROWS - 1));
+    assert!(bad.len() > THRESHOLD);
+    let r = s
+        .send_frames(
+            "PUT",
+            "/",
+            &[("content-type", "application/csj")],
+            small_frames(bad.as_bytes()),
+            false,
+        )
+        .await;
+    assert_eq!(
+        (r.status, &r.json()["code"]),
+        (400, &json!("22P02")),
+        "{}",
+        r.body
+    );
+    assert_eq!(s.rows("SELECT count(*) FROM names").await, ["0"]);
+    assert_eq!(s.rows("SELECT count(*) FROM counts").await, ["100"]);
+    let good = body(None);
+    let r = s
+        .send_frames(
+            "PUT",
+            "/",
+            &[("content-type", "application/csj")],
+            small_frames(good.as_bytes()),
+            false,
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.json()),
+        (
+            200,
+            json!({"selected": 100, "records": ROWS, "deleted": 100})
+        )
+    );
+    assert_eq!(
+        s.rows(
+            "SELECT count(*), count(*) FILTER (WHERE title = 'name ' || id),
+                (SELECT count(*) FROM counts WHERE n = id) FROM names"
+        )
+        .await,
+        [format!("{ROWS}|{ROWS}|{ROWS}")]
+    );
+}

@@ -1,7 +1,7 @@
 //! Writes of large row bodies: rows checked and encoded in chunks into a COPY to a staging table
 //! typed like the target, then one upsert (or update) pass per shape of row, and for PUT the
 //! set-replace deletes. The rows come from a [`RowSource`]: streamed from the request as it
-//! arrives (memory: one chunk, one frame, the longest row) or read from a body held whole.
+//! arrives (memory: one chunk, one frame, the longest row) or read back from a spooled body.
 
 use super::rows::duplicate_in_statement;
 use super::setreplace::Existing;

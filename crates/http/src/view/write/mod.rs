@@ -24,13 +24,14 @@
 //!   the COPY and rolls back. On an error the connection is given back first, then the rest of
 //!   the body is read and dropped (within the limit and timeout) so a client still sending gets
 //!   the answer; after a 413 or 408 nothing more is read.
+//! - A large body for several method objects is spooled as it arrives to an unlinked temporary
+//!   file (spool.rs), then read back frame by frame for each object in turn (each object's
+//!   `existing` must see what the objects before it wrote, so each gets its own COPY pass):
+//!   memory stays bounded there too, the body is on disk for the request's duration.
 //! - Bodies held whole, not streamed: JSON (`application/json`: one document, parsed whole and
-//!   written row by row whatever its size, so large bodies should be CSJ or JSON Lines),
-//!   `return: "object"` endpoints, and a PUT with several method objects (a COPY fills one
-//!   staging table, and each object's `existing` must see the objects before it applied, so
-//!   each object's COPY reads the rows again from the buffer; memory is the body plus one
-//!   chunk). A method object with more columns than the COPY path's presence
-//!   mask holds (62, copy.rs) is written row by row, body held whole.
+//!   written row by row whatever its size, so large bodies should be CSJ or JSON Lines) and
+//!   `return: "object"` endpoints. A method object with more columns than the COPY path's
+//!   presence mask holds (62, copy.rs) is written row by row, body held whole.
 //! - Both paths give the same result: a column whose value is absent (not in the row, or an
 //!   all-whitespace string when trimmed) is left out of its row's statement (PATCH leaves it as
 //!   it is; an insert takes the column default); JSON `null` is NULL; a column schema is checked
@@ -55,6 +56,7 @@ mod lines;
 mod object;
 mod rows;
 mod setreplace;
+mod spool;
 mod sql;
 mod stream;
 mod values;
@@ -65,6 +67,7 @@ use crate::view::error::ApiError;
 use crate::view::model::{Endpoint, MethodObject, Return};
 use body::{BodyFormat, RowReader};
 use http::{HeaderValue, Method, StatusCode, header};
+use spool::SpooledRows;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use stream::{RowSource, StreamRows, body_error};
 use values::RequestValues;
@@ -154,7 +157,6 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
     .map_err(body_error)?;
     let streamable = endpoint.returns != Return::Object
         && format != BodyFormat::Json
-        && methods.len() == 1
         && methods.iter().all(copy::supports);
     let threshold = copy_threshold();
     let mut read_ahead = Vec::new();
@@ -170,9 +172,13 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
                 },
             }
         };
-        if large {
+        if large && methods.len() == 1 {
             let rows = StreamRows::new(reader, read_ahead, format);
             return streamed(request.pool, methods, verb, rows, &values).await;
+        }
+        if large {
+            let rows = SpooledRows::spool(&mut reader, read_ahead, format).await?;
+            return spooled(request.pool, methods, verb, rows, &values).await;
         }
     }
     let body = reader
@@ -190,18 +196,14 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
     } else {
         None
     };
-    let small_rows = match &object_body {
-        Some(_) => None,
-        None if use_copy(&body, format, methods) => None,
-        None => {
-            let mut reader = RowReader::new(body.clone(), format)?;
-            let mut rows = Vec::new();
-            while let Some(row) = reader.next_row()? {
-                rows.push(row);
-            }
-            Some(rows)
+    // Bodies that reach here are small (large line bodies stream above) or JSON.
+    let mut small_rows = Vec::new();
+    if object_body.is_none() {
+        let mut reader = RowReader::new(body.clone(), format)?;
+        while let Some(row) = reader.next_row()? {
+            small_rows.push(row);
         }
-    };
+    }
     let mut conn = request
         .pool
         .get()
@@ -213,14 +215,8 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         bytes_response(answer.status, answer.object)
     } else {
         let mut total = Counts::default();
-        for (number, method) in methods.iter().enumerate() {
-            let counts = match &small_rows {
-                Some(rows) => rows::write(&mut tx, method, verb, rows, &values).await?,
-                None => {
-                    let mut rows = RowSource::Held(RowReader::new(body.clone(), format)?);
-                    copy::write(&mut tx, method, number, verb, &mut rows, &values).await?
-                }
-            };
+        for method in methods {
+            let counts = rows::write(&mut tx, method, verb, &small_rows, &values).await?;
             total.selected += counts.selected;
             total.records = total.records.max(counts.records);
             total.deleted += counts.deleted;
@@ -265,6 +261,32 @@ async fn streamed(
             Err(error)
         }
     }
+}
+
+/// Writes a spooled body through each of several method objects in turn (each one's `existing`
+/// sees what the ones before it wrote), in one transaction.
+async fn spooled(
+    pool: &sluice_pg::Pool,
+    methods: &[MethodObject],
+    verb: Verb,
+    rows: SpooledRows,
+    values: &RequestValues<'_>,
+) -> Result<Response, ApiError> {
+    let mut conn = pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+    let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
+    let mut source = RowSource::Spooled(rows);
+    let mut total = Counts::default();
+    for (number, method) in methods.iter().enumerate() {
+        if let RowSource::Spooled(rows) = &mut source {
+            rows.rewind().await?;
+        }
+        let counts = copy::write(&mut tx, method, number, verb, &mut source, values).await?;
+        total.selected += counts.selected;
+        total.records = total.records.max(counts.records);
+        total.deleted += counts.deleted;
+    }
+    tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
+    Ok(rows_response(verb, methods, total))
 }
 
 /// The answer to a row write: `{"records": N}`, for set-replace with `selected` and `deleted`.
@@ -322,13 +344,6 @@ pub fn frames_agree(content_type: Option<&str>, body: bytes::Bytes, cuts: &[usiz
     }
     let (whole, framed) = stream::rows_whole_and_framed(format, &body, cuts);
     whole == framed
-}
-
-/// Whether a row body goes through COPY: large enough, a line format, columns that fit.
-fn use_copy(body: &[u8], format: BodyFormat, methods: &[MethodObject]) -> bool {
-    body.len() >= copy_threshold()
-        && format != BodyFormat::Json
-        && methods.iter().all(copy::supports)
 }
 
 fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {

@@ -109,18 +109,18 @@ impl StreamRows {
 
 /// The rows a COPY write encodes.
 pub enum RowSource {
-    /// A body held whole.
-    Held(RowReader),
     /// A body read as it arrives.
     Streamed(StreamRows),
+    /// A body spooled to a temporary file (several method objects).
+    Spooled(super::spool::SpooledRows),
 }
 
 impl RowSource {
     /// The next row, `None` after the last.
     pub async fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
         match self {
-            RowSource::Held(reader) => reader.next_row(),
             RowSource::Streamed(rows) => rows.next_row().await,
+            RowSource::Spooled(rows) => rows.next_row().await,
         }
     }
 }
