@@ -14,20 +14,8 @@ N=${N:-50000}          # requests per test without pipelining
 NP=${NP:-200000}       # requests per test with -P 16
 CLIENTS=${CLIENTS:-50}
 TESTS=${TESTS:-ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset}
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-
-for tool in redis-server redis-benchmark redis-cli; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed" >&2; exit 0; }
-done
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-cargo build --release -q -p sluice --manifest-path "$ROOT/Cargo.toml"
-SLUICE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice"
-
-SP=$(free_port); RP=$(free_port)
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh" redis-server redis-benchmark redis-cli
 # SLUICE_ARGS: extra `sluice serve` options, e.g. "--threads 1 --resp-io-threads 2".
 read -r -a EXTRA <<<"${SLUICE_ARGS:-}"
 [[ -n "${THREADS:-}" ]] && EXTRA+=(--threads "$THREADS")

@@ -6,17 +6,8 @@
 set -euo pipefail
 
 KEYS=${KEYS:-1000000}
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-for tool in redis-server redis-cli python3; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed" >&2; exit 0; }
-done
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-cargo build --release -q -p sluice --manifest-path "$ROOT/Cargo.toml"
-SLUICE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice"
-
-SP=$(free_port); RP=$(free_port)
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh" redis-server redis-cli
 SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$SP" &
 SLUICE_PID=$!
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning >/dev/null &

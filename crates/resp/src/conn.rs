@@ -277,13 +277,10 @@ fn encode_push(out: &mut Out, msg: &PushMsg) {
 fn cleanup(shared: &Shared, session: &mut Session) {
     shared.clients.lock().remove(&session.id);
     if session.subscriptions() > 0 {
-        let mut hub = shared.hub.lock();
-        for channel in session.channels.drain() {
-            hub.unsubscribe(&channel, session.id);
-        }
-        for pattern in session.patterns.drain() {
-            hub.punsubscribe(&pattern, session.id);
-        }
+        shared
+            .hub
+            .lock()
+            .leave(session.id, &mut session.channels, &mut session.patterns);
     }
     if !session.watched.is_empty() {
         shared

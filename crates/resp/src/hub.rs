@@ -1,6 +1,6 @@
 //! Pub/sub hub: channel and pattern subscribers, message fan-out to connection queues.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 use std::sync::Arc;
@@ -83,35 +83,41 @@ pub struct Hub {
 }
 
 impl Hub {
-    pub fn subscribe(&mut self, channel: &[u8], client: u64, tx: &PushQueue) {
-        self.channels
-            .entry(channel.into())
+    /// The subscribers by pattern when `pattern`, else by channel.
+    fn table(&mut self, pattern: bool) -> &mut HashMap<Key, Subscribers> {
+        if pattern {
+            &mut self.patterns
+        } else {
+            &mut self.channels
+        }
+    }
+
+    /// Adds `client` to the subscribers of a channel, or of a pattern when `pattern`.
+    pub fn subscribe(&mut self, pattern: bool, name: &[u8], client: u64, tx: &PushQueue) {
+        self.table(pattern)
+            .entry(name.into())
             .or_default()
             .insert(client, tx.clone());
     }
 
-    pub fn unsubscribe(&mut self, channel: &[u8], client: u64) {
-        if let Some(subs) = self.channels.get_mut(channel) {
+    /// Removes `client` from a channel (a pattern when `pattern`), and the name once unused.
+    pub fn unsubscribe(&mut self, pattern: bool, name: &[u8], client: u64) {
+        let table = self.table(pattern);
+        if let Some(subs) = table.get_mut(name) {
             subs.remove(&client);
             if subs.is_empty() {
-                self.channels.remove(channel);
+                table.remove(name);
             }
         }
     }
 
-    pub fn psubscribe(&mut self, pattern: &[u8], client: u64, tx: &PushQueue) {
-        self.patterns
-            .entry(pattern.into())
-            .or_default()
-            .insert(client, tx.clone());
-    }
-
-    pub fn punsubscribe(&mut self, pattern: &[u8], client: u64) {
-        if let Some(subs) = self.patterns.get_mut(pattern) {
-            subs.remove(&client);
-            if subs.is_empty() {
-                self.patterns.remove(pattern);
-            }
+    /// Removes `client` from all its `channels` and `patterns`, emptying both (RESET, disconnect).
+    pub fn leave(&mut self, client: u64, channels: &mut HashSet<Key>, patterns: &mut HashSet<Key>) {
+        for name in channels.drain() {
+            self.unsubscribe(false, &name, client);
+        }
+        for name in patterns.drain() {
+            self.unsubscribe(true, &name, client);
         }
     }
 

@@ -144,6 +144,15 @@ impl Session {
         }
     }
 
+    /// The subscribed patterns when `pattern`, else the channels.
+    pub fn names(&mut self, pattern: bool) -> &mut HashSet<Key> {
+        if pattern {
+            &mut self.patterns
+        } else {
+            &mut self.channels
+        }
+    }
+
     /// Channels plus patterns subscribed.
     pub fn subscriptions(&self) -> usize {
         self.channels.len() + self.patterns.len()

@@ -1,8 +1,12 @@
 //! Hash commands: HSET/HGET and friends, counters, HRANDFIELD, HSCAN.
 
+use super::common::{
+    empty_or_null, per_member, random_count, random_reply, remove_each, typed, value_or,
+};
 use super::keys::{scan_opts, scan_reply, small_scan};
-use super::{Args, Cx, WRONGTYPE, float_arg, int_arg};
-use crate::engine::{Hash, Key, WrongType};
+use super::{Args, Cx, float_arg, int_arg};
+use crate::engine::{Db, Hash, Key};
+use crate::reply::Out;
 
 /// Up to this size removals keep insertion order, as Redis's listpack-encoded hashes do.
 const ORDERED_UP_TO: usize = 128;
@@ -15,37 +19,6 @@ fn remove_field(hash: &mut Hash, field: &[u8]) -> bool {
     }
 }
 
-/// The hash at `key` for writing, created when missing; replies WRONGTYPE itself.
-macro_rules! hash_or_new {
-    ($cx:expr, $store:expr, $db:expr, $key:expr) => {
-        match $store.db($db).hash_or_new($key) {
-            Ok(h) => h,
-            Err(WrongType) => {
-                $cx.out.error(WRONGTYPE);
-                return;
-            }
-        }
-    };
-}
-
-/// The hash at `key` for reading; `$missing` runs when it does not exist.
-macro_rules! hash_or {
-    ($cx:expr, $key:expr, $missing:expr) => {{
-        let db = $cx.db();
-        match $cx.store.get().db(db).hash($key) {
-            Ok(Some(h)) => h,
-            Ok(None) => {
-                $missing;
-                return;
-            }
-            Err(WrongType) => {
-                $cx.out.error(WRONGTYPE);
-                return;
-            }
-        }
-    }};
-}
-
 fn hset_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, name: &str) -> Option<i64> {
     if args.len() % 2 != 0 {
         cx.out.error(&format!(
@@ -56,13 +29,7 @@ fn hset_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, name: &str) -> Option<i64>
     let db = cx.db();
     let key = args.get(1);
     let store = cx.store.get();
-    let hash = match store.db(db).hash_or_new(key) {
-        Ok(h) => h,
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return None;
-        }
-    };
+    let hash = typed(cx.out, store.db(db).hash_or_new(key))?;
     let mut added = 0;
     let mut i = 2;
     while i + 1 < args.len() {
@@ -96,7 +63,9 @@ pub fn hsetnx(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let db = cx.db();
     let key = args.get(1);
     let store = cx.store.get();
-    let hash = hash_or_new!(cx, store, db, key);
+    let Some(hash) = typed(cx.out, store.db(db).hash_or_new(key)) else {
+        return;
+    };
     if hash.contains_key(args.get(2)) {
         cx.out.int(0);
     } else {
@@ -107,7 +76,7 @@ pub fn hsetnx(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn hget(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.null());
+    let hash = value_or!(cx, hash, args.get(1), cx.out.null());
     match hash.get(args.get(2)) {
         Some(v) => cx.out.bulk(v),
         None => cx.out.null(),
@@ -115,66 +84,41 @@ pub fn hget(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn hmget(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let n = args.len() - 2;
-    let hash = hash_or!(cx, args.get(1), {
-        cx.out.array(n);
-        for _ in 0..n {
-            cx.out.null();
-        }
-    });
-    cx.out.array(n);
-    for field in args.from(2) {
-        match hash.get(field) {
-            Some(v) => cx.out.bulk(v),
-            None => cx.out.null(),
-        }
-    }
+    let db = cx.db();
+    let Some(hash) = typed(cx.out, cx.store.get().db(db).hash(args.get(1))) else {
+        return;
+    };
+    let value = |out: &mut Out, v: Option<&Key>| match v {
+        Some(v) => out.bulk(v),
+        None => out.null(),
+    };
+    per_member(cx.out, args, hash.as_deref(), |h, f| h.get(f), value);
 }
 
 pub fn hdel(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let d = store.db(db);
-    let hash = match d.hash(key) {
-        Ok(Some(h)) => h,
-        Ok(None) => {
-            cx.out.int(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
-    let removed = args.from(2).filter(|f| remove_field(hash, f)).count();
-    d.remove_if_empty(key);
-    if removed > 0 {
-        store.touch(db, key);
-    }
-    cx.out.int(removed as i64);
+    remove_each(cx, args, Db::hash, remove_field);
 }
 
 pub fn hexists(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.int(0));
+    let hash = value_or!(cx, hash, args.get(1), cx.out.int(0));
     let found = hash.contains_key(args.get(2));
     cx.out.int(i64::from(found));
 }
 
 pub fn hlen(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.int(0));
+    let hash = value_or!(cx, hash, args.get(1), cx.out.int(0));
     let n = hash.len();
     cx.out.int(n as i64);
 }
 
 pub fn hstrlen(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.int(0));
+    let hash = value_or!(cx, hash, args.get(1), cx.out.int(0));
     let n = hash.get(args.get(2)).map_or(0, |v| v.len());
     cx.out.int(n as i64);
 }
 
 pub fn hkeys(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.array(0));
+    let hash = value_or!(cx, hash, args.get(1), cx.out.array(0));
     cx.out.array(hash.len());
     for k in hash.keys() {
         cx.out.bulk(k);
@@ -182,7 +126,7 @@ pub fn hkeys(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn hvals(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.array(0));
+    let hash = value_or!(cx, hash, args.get(1), cx.out.array(0));
     cx.out.array(hash.len());
     for v in hash.values() {
         cx.out.bulk(v);
@@ -190,7 +134,7 @@ pub fn hvals(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn hgetall(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let hash = hash_or!(cx, args.get(1), cx.out.map(0));
+    let hash = value_or!(cx, hash, args.get(1), cx.out.map(0));
     cx.out.map(hash.len());
     for (k, v) in hash {
         cx.out.bulk(k);
@@ -198,32 +142,41 @@ pub fn hgetall(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
 }
 
-pub fn hincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let Some(delta) = int_arg(cx.out, args.get(3)) else {
-        return;
-    };
+/// How HINCRBY or HINCRBYFLOAT reads a field and words a field it cannot read.
+struct Number<T> {
+    parse: fn(&[u8]) -> Option<T>,
+    not_number: &'static str,
+}
+
+/// HINCRBY and HINCRBYFLOAT on field `args[2]`: `step` turns the field's current value (zero
+/// when unset) into the new value's text and what `reply` answers with, or the error to reply.
+fn incr_field<T: Default, R>(
+    cx: &mut Cx<'_, '_>,
+    args: &Args<'_>,
+    number: Number<T>,
+    step: impl FnOnce(T) -> Result<(Key, R), &'static str>,
+    reply: fn(&mut Out, &Key, R),
+) {
     let db = cx.db();
     let key = args.get(1);
     let store = cx.store.get();
-    let hash = hash_or_new!(cx, store, db, key);
-    let field = args.get(2);
-    let current = match hash.get(field) {
-        None => 0,
-        Some(v) => match crate::num::parse_i64(v) {
-            Some(n) => n,
-            None => {
-                cx.out.error("ERR hash value is not an integer");
-                store.db(db).remove_if_empty(key);
-                return;
-            }
-        },
-    };
-    let Some(next) = current.checked_add(delta) else {
-        cx.out.error("ERR increment or decrement would overflow");
-        store.db(db).remove_if_empty(key);
+    let Some(hash) = typed(cx.out, store.db(db).hash_or_new(key)) else {
         return;
     };
-    let text: Key = itoa::Buffer::new().format(next).as_bytes().into();
+    let field = args.get(2);
+    let current = match hash.get(field) {
+        None => Ok(T::default()),
+        Some(v) => (number.parse)(v).ok_or(number.not_number),
+    };
+    let (text, answer) = match current.and_then(step) {
+        Ok(next) => next,
+        Err(message) => {
+            cx.out.error(message);
+            store.db(db).remove_if_empty(key);
+            return;
+        }
+    };
+    reply(cx.out, &text, answer);
     match hash.get_mut(field) {
         Some(slot) => *slot = text,
         None => {
@@ -231,120 +184,62 @@ pub fn hincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
     }
     store.touch(db, key);
-    cx.out.int(next);
+}
+
+pub fn hincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let Some(delta) = int_arg(cx.out, args.get(3)) else {
+        return;
+    };
+    let number = Number {
+        parse: crate::num::parse_i64,
+        not_number: "ERR hash value is not an integer",
+    };
+    let step = |current: i64| {
+        let next = current
+            .checked_add(delta)
+            .ok_or("ERR increment or decrement would overflow")?;
+        Ok((itoa::Buffer::new().format(next).as_bytes().into(), next))
+    };
+    incr_field(cx, args, number, step, |out, _, next| out.int(next));
 }
 
 pub fn hincrbyfloat(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some(delta) = float_arg(cx.out, args.get(3)) else {
         return;
     };
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let hash = hash_or_new!(cx, store, db, key);
-    let field = args.get(2);
-    let current = match hash.get(field) {
-        None => 0.0,
-        Some(v) => match crate::num::parse_f64(v) {
-            Some(n) => n,
-            None => {
-                cx.out.error("ERR hash value is not a float");
-                store.db(db).remove_if_empty(key);
-                return;
-            }
-        },
+    let number = Number {
+        parse: crate::num::parse_f64,
+        not_number: "ERR hash value is not a float",
     };
-    let next = current + delta;
-    if !next.is_finite() {
-        cx.out.error("ERR increment would produce NaN or Infinity");
-        store.db(db).remove_if_empty(key);
-        return;
-    }
-    let mut text = Vec::with_capacity(24);
-    crate::num::push_human(&mut text, next);
-    cx.out.bulk(&text);
-    match hash.get_mut(field) {
-        Some(slot) => *slot = text.into(),
-        None => {
-            hash.insert(field.into(), text.into());
+    let step = |current: f64| {
+        let next = current + delta;
+        if !next.is_finite() {
+            return Err("ERR increment would produce NaN or Infinity");
         }
-    }
-    store.touch(db, key);
+        let mut text = Vec::with_capacity(24);
+        crate::num::push_human(&mut text, next);
+        Ok((text.into(), ()))
+    };
+    incr_field(cx, args, number, step, |out, text, ()| out.bulk(text));
 }
 
 pub fn hrandfield(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let (count, with_values) = match args.len() {
-        2 => (None, false),
-        3 | 4 => {
-            if args.len() == 4 && !args.is(3, "withvalues") {
-                cx.out.error(super::SYNTAX);
-                return;
-            }
-            let Some(n) = int_arg(cx.out, args.get(2)) else {
-                return;
-            };
-            if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n) {
-                cx.out.error("ERR value is out of range");
-                return;
-            }
-            (Some(n), args.len() == 4)
-        }
-        _ => {
-            cx.out.error(super::SYNTAX);
-            return;
-        }
-    };
-    let resp3 = cx.out.resp3;
-    let hash = hash_or!(
-        cx,
-        args.get(1),
-        if count.is_some() {
-            cx.out.array(0)
-        } else {
-            cx.out.null()
-        }
-    );
-    let len = hash.len();
-    let Some(count) = count else {
-        if let Some((k, _)) = hash.get_index(crate::engine::random_index(len)) {
-            cx.out.bulk(k);
-        }
+    let Some((count, with_values)) = random_count(cx.out, args, "withvalues") else {
         return;
     };
-    let picks: Vec<usize> = if count >= 0 {
-        let n = (count as usize).min(len);
-        let mut idx: Vec<usize> = (0..len).collect();
-        fastrand::shuffle(&mut idx);
-        idx.truncate(n);
-        idx
-    } else {
-        (0..count.unsigned_abs())
-            .map(|_| crate::engine::random_index(len))
-            .collect()
-    };
-    if with_values && resp3 {
-        cx.out.array(picks.len());
-    } else {
-        cx.out.array(picks.len() * if with_values { 2 } else { 1 });
-    }
-    for i in picks {
-        if let Some((k, v)) = hash.get_index(i) {
-            if with_values && resp3 {
-                cx.out.array(2);
-            }
-            cx.out.bulk(k);
-            if with_values {
-                cx.out.bulk(v);
-            }
-        }
-    }
+    let counted = count.is_some();
+    let hash = value_or!(cx, hash, args.get(1), empty_or_null(cx.out, counted));
+    let entry = |i| hash.get_index(i).map(|(k, v)| (&k[..], v));
+    random_reply(cx.out, count, hash.len(), with_values, entry, |out, v| {
+        out.bulk(v)
+    });
 }
 
 pub fn hscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some((cursor, opts)) = scan_opts(cx, args, 2, false) else {
         return;
     };
-    let hash = hash_or!(cx, args.get(1), scan_reply(cx.out, 0, &[]));
+    let hash = value_or!(cx, hash, args.get(1), scan_reply(cx.out, 0, &[]));
     let mut items: Vec<&[u8]> = Vec::new();
     let next = small_scan(hash.len(), cursor, opts.count, |i| {
         if let Some((k, v)) = hash.get_index(i)

@@ -1,7 +1,7 @@
 //! Generic key commands: DEL, EXISTS, TYPE, KEYS, SCAN, RENAME, COPY, MOVE, expiry and TTLs.
 
 use super::{Args, Cx, NO_KEY, SYNTAX, int_arg};
-use crate::engine::{Entry, Value, now_ms};
+use crate::engine::{Entry, Store, Value, now_ms};
 use crate::reply::Aggregate;
 
 pub fn del(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -146,6 +146,21 @@ pub fn scan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     scan_reply(cx.out, next, &refs);
 }
 
+/// Moves the entry at `from` (database, key) to `to` (RENAME, MOVE), with its expiry; a moved
+/// list wakes clients blocked on its new name.
+fn transfer(store: &mut Store, from: (usize, &[u8]), to: (usize, &[u8])) {
+    let Some(entry) = store.db(from.0).remove(from.1) else {
+        return;
+    };
+    let is_list = matches!(entry.value, Value::List(_));
+    store.db(to.0).insert_entry(to.1, entry);
+    store.touch(from.0, from.1);
+    store.touch(to.0, to.1);
+    if is_list {
+        store.list_pushed(to.0, to.1);
+    }
+}
+
 fn rename_impl(cx: &mut Cx<'_, '_>, args: &Args<'_>, nx: bool) {
     let db = cx.db();
     let (src, dst) = (args.get(1), args.get(2));
@@ -166,16 +181,7 @@ fn rename_impl(cx: &mut Cx<'_, '_>, args: &Args<'_>, nx: bool) {
         cx.out.int(0);
         return;
     }
-    let Some(entry) = store.db(db).remove(src) else {
-        return;
-    };
-    let is_list = matches!(entry.value, Value::List(_));
-    store.db(db).insert_entry(dst, entry);
-    store.touch(db, src);
-    store.touch(db, dst);
-    if is_list {
-        store.list_pushed(db, dst);
-    }
+    transfer(store, (db, src), (db, dst));
     if nx { cx.out.int(1) } else { cx.out.ok() }
 }
 
@@ -264,16 +270,7 @@ pub fn move_(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         cx.out.int(0);
         return;
     }
-    let Some(entry) = store.db(db).remove(key) else {
-        return;
-    };
-    let is_list = matches!(entry.value, Value::List(_));
-    store.db(target).insert_entry(key, entry);
-    store.touch(db, key);
-    store.touch(target, key);
-    if is_list {
-        store.list_pushed(target, key);
-    }
+    transfer(store, (db, key), (target, key));
     cx.out.int(1);
 }
 

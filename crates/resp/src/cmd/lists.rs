@@ -5,8 +5,12 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use super::{Args, Cx, NO_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, int_arg, positive_arg};
-use crate::engine::{BlockOp, Key, WrongType};
+use super::common::{
+    empty_or_null, found_or, index_pair, pop_command, pop_elements, typed, value_or,
+};
+use super::{Args, Cx, NO_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, int_arg};
+use crate::engine::{BlockOp, Db, Key, WrongType};
+use crate::reply::Out;
 use crate::session::{Action, BlockKind, BlockWait};
 
 fn push(cx: &mut Cx<'_, '_>, args: &Args<'_>, left: bool, only_existing: bool) {
@@ -15,25 +19,12 @@ fn push(cx: &mut Cx<'_, '_>, args: &Args<'_>, left: bool, only_existing: bool) {
     let store = cx.store.get();
     let d = store.db(db);
     let list = if only_existing {
-        match d.list(key) {
-            Ok(Some(l)) => l,
-            Ok(None) => {
-                cx.out.int(0);
-                return;
-            }
-            Err(WrongType) => {
-                cx.out.error(WRONGTYPE);
-                return;
-            }
-        }
+        found_or!(cx.out, d.list(key), cx.out.int(0))
     } else {
-        match d.list_or_new(key) {
-            Ok(l) => l,
-            Err(WrongType) => {
-                cx.out.error(WRONGTYPE);
-                return;
-            }
-        }
+        let Some(list) = typed(cx.out, d.list_or_new(key)) else {
+            return;
+        };
+        list
     };
     for element in args.from(2) {
         if left {
@@ -65,71 +56,22 @@ pub fn rpushx(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 fn pop(cx: &mut Cx<'_, '_>, args: &Args<'_>, left: bool) {
-    if args.len() > 3 {
-        let name = if left { "lpop" } else { "rpop" };
-        cx.out.error(&format!(
-            "ERR wrong number of arguments for '{name}' command"
-        ));
-        return;
-    }
-    let count = if args.len() == 3 {
-        match positive_arg(cx.out, args.get(2)) {
-            Some(n) => Some(n),
-            None => return,
-        }
+    let too_many = if left {
+        "ERR wrong number of arguments for 'lpop' command"
     } else {
-        None
+        "ERR wrong number of arguments for 'rpop' command"
     };
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let d = store.db(db);
-    let list = match d.list(key) {
-        Ok(Some(l)) => l,
-        Ok(None) => {
-            if count.is_some() {
-                cx.out.null_array()
-            } else {
-                cx.out.null()
-            }
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
+    let missing = |out: &mut Out, counted: bool| {
+        if counted {
+            out.null_array()
+        } else {
+            out.null()
         }
     };
-    match count {
-        None => {
-            let Some(v) = (if left {
-                list.pop_front()
-            } else {
-                list.pop_back()
-            }) else {
-                return;
-            };
-            cx.out.bulk(&v);
-        }
-        Some(0) => {
-            cx.out.array(0);
-            return;
-        }
-        Some(n) => {
-            let n = n.min(list.len());
-            cx.out.array(n);
-            for _ in 0..n {
-                if let Some(v) = if left {
-                    list.pop_front()
-                } else {
-                    list.pop_back()
-                } {
-                    cx.out.bulk(&v);
-                }
-            }
-        }
-    }
-    d.remove_if_empty(key);
-    store.touch(db, key);
+    pop_command(cx, args, too_many, Db::list, missing, |out, list, count| {
+        let take = |l: &mut VecDeque<Key>| if left { l.pop_front() } else { l.pop_back() };
+        pop_elements(out, list, count, list.len(), Out::array, take)
+    });
 }
 
 pub fn lpop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -138,15 +80,6 @@ pub fn lpop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 
 pub fn rpop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     pop(cx, args, false);
-}
-
-/// The list at `key` for reading; replies WRONGTYPE (Err) itself.
-fn read_list<'d>(
-    cx: &'d mut Cx<'_, '_>,
-    key: &[u8],
-) -> Result<Option<&'d mut VecDeque<Key>>, WrongType> {
-    let db = cx.db();
-    cx.store.get().db(db).list(key)
 }
 
 pub fn llen(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -177,24 +110,10 @@ pub fn clamp_range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> 
 }
 
 pub fn lrange(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let Some(start) = int_arg(cx.out, args.get(2)) else {
+    let Some((start, stop)) = index_pair(cx.out, args) else {
         return;
     };
-    let Some(stop) = int_arg(cx.out, args.get(3)) else {
-        return;
-    };
-    let db = cx.db();
-    let list = match cx.store.get().db(db).list(args.get(1)) {
-        Ok(Some(l)) => l,
-        Ok(None) => {
-            cx.out.array(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
+    let list = value_or!(cx, list, args.get(1), cx.out.array(0));
     match clamp_range(start, stop, list.len()) {
         None => cx.out.array(0),
         Some((a, b)) => {
@@ -216,19 +135,10 @@ pub fn lindex(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some(index) = int_arg(cx.out, args.get(2)) else {
         return;
     };
-    let out_ptr = args.get(1);
-    match read_list(cx, out_ptr) {
-        Ok(Some(list)) => {
-            let v = position(index, list.len())
-                .and_then(|i| list.get(i))
-                .cloned();
-            match v {
-                Some(v) => cx.out.bulk(&v),
-                None => cx.out.null(),
-            }
-        }
-        Ok(None) => cx.out.null(),
-        Err(WrongType) => cx.out.error(WRONGTYPE),
+    let list = value_or!(cx, list, args.get(1), cx.out.null());
+    match position(index, list.len()).and_then(|i| list.get(i)) {
+        Some(v) => cx.out.bulk(v),
+        None => cx.out.null(),
     }
 }
 
@@ -265,17 +175,7 @@ pub fn linsert(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let db = cx.db();
     let key = args.get(1);
     let store = cx.store.get();
-    let list = match store.db(db).list(key) {
-        Ok(Some(l)) => l,
-        Ok(None) => {
-            cx.out.int(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
+    let list = found_or!(cx.out, store.db(db).list(key), cx.out.int(0));
     let pivot = args.get(3);
     let Some(at) = list.iter().position(|e| &e[..] == pivot) else {
         cx.out.int(-1);
@@ -297,17 +197,7 @@ pub fn lrem(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let target = args.get(3);
     let store = cx.store.get();
     let d = store.db(db);
-    let list = match d.list(key) {
-        Ok(Some(l)) => l,
-        Ok(None) => {
-            cx.out.int(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
+    let list = found_or!(cx.out, d.list(key), cx.out.int(0));
     let limit = if count == 0 {
         usize::MAX
     } else {
@@ -342,10 +232,7 @@ pub fn lrem(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn ltrim(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let Some(start) = int_arg(cx.out, args.get(2)) else {
-        return;
-    };
-    let Some(stop) = int_arg(cx.out, args.get(3)) else {
+    let Some((start, stop)) = index_pair(cx.out, args) else {
         return;
     };
     let db = cx.db();
@@ -417,21 +304,12 @@ pub fn lpos(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         i += 2;
     }
     let target = args.get(2);
-    let list = match read_list(cx, args.get(1)) {
-        Ok(Some(l)) => l,
-        Ok(None) => {
-            if count.is_some() {
-                cx.out.array(0)
-            } else {
-                cx.out.null()
-            }
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
+    let list = value_or!(
+        cx,
+        list,
+        args.get(1),
+        empty_or_null(cx.out, count.is_some())
+    );
     let len = list.len();
     let scan_limit = if maxlen == 0 {
         len

@@ -28,78 +28,72 @@ fn publish_counts(cx: &mut Cx<'_, '_>) {
         .store(cx.session.patterns.len(), Ordering::Relaxed);
 }
 
-pub fn subscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    for channel in args.from(1) {
-        if cx.session.channels.insert(channel.into()) {
+/// The confirmation kind of a (un)subscribe: `name` or with a `p` before it for patterns.
+fn kind(pattern: bool, name: &'static [u8], pname: &'static [u8]) -> &'static [u8] {
+    if pattern { pname } else { name }
+}
+
+/// SUBSCRIBE, or PSUBSCRIBE when `pattern`.
+fn subscribe_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, pattern: bool) {
+    let kind = kind(pattern, b"subscribe", b"psubscribe");
+    for name in args.from(1) {
+        if cx.session.names(pattern).insert(name.into()) {
             cx.shared
                 .hub
                 .lock()
-                .subscribe(channel, cx.session.id, &cx.session.push_tx);
+                .subscribe(pattern, name, cx.session.id, &cx.session.push_tx);
         }
-        confirm(cx, b"subscribe", Some(channel));
+        confirm(cx, kind, Some(name));
     }
     publish_counts(cx);
+}
+
+/// UNSUBSCRIBE, or PUNSUBSCRIBE when `pattern`: the names given, or all of them.
+fn unsubscribe_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, pattern: bool) {
+    let kind = kind(pattern, b"unsubscribe", b"punsubscribe");
+    let names: Vec<Key> = if args.len() > 1 {
+        args.from(1).map(Key::from).collect()
+    } else {
+        cx.session.names(pattern).iter().cloned().collect()
+    };
+    if names.is_empty() {
+        confirm(cx, kind, None);
+    }
+    for name in names {
+        if cx.session.names(pattern).remove(&name) {
+            cx.shared
+                .hub
+                .lock()
+                .unsubscribe(pattern, &name, cx.session.id);
+        }
+        confirm(cx, kind, Some(&name));
+    }
+    publish_counts(cx);
+}
+
+pub fn subscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    subscribe_generic(cx, args, false);
 }
 
 pub fn psubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    for pattern in args.from(1) {
-        if cx.session.patterns.insert(pattern.into()) {
-            cx.shared
-                .hub
-                .lock()
-                .psubscribe(pattern, cx.session.id, &cx.session.push_tx);
-        }
-        confirm(cx, b"psubscribe", Some(pattern));
-    }
-    publish_counts(cx);
+    subscribe_generic(cx, args, true);
 }
 
 pub fn unsubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let names: Vec<Key> = if args.len() > 1 {
-        args.from(1).map(Key::from).collect()
-    } else {
-        cx.session.channels.iter().cloned().collect()
-    };
-    if names.is_empty() {
-        confirm(cx, b"unsubscribe", None);
-    }
-    for name in names {
-        if cx.session.channels.remove(&name) {
-            cx.shared.hub.lock().unsubscribe(&name, cx.session.id);
-        }
-        confirm(cx, b"unsubscribe", Some(&name));
-    }
-    publish_counts(cx);
+    unsubscribe_generic(cx, args, false);
 }
 
 pub fn punsubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let names: Vec<Key> = if args.len() > 1 {
-        args.from(1).map(Key::from).collect()
-    } else {
-        cx.session.patterns.iter().cloned().collect()
-    };
-    if names.is_empty() {
-        confirm(cx, b"punsubscribe", None);
-    }
-    for name in names {
-        if cx.session.patterns.remove(&name) {
-            cx.shared.hub.lock().punsubscribe(&name, cx.session.id);
-        }
-        confirm(cx, b"punsubscribe", Some(&name));
-    }
-    publish_counts(cx);
+    unsubscribe_generic(cx, args, true);
 }
 
 /// Drops every subscription without replying (RESET).
 pub fn unsubscribe_all(cx: &mut Cx<'_, '_>) {
-    let mut hub = cx.shared.hub.lock();
-    for c in cx.session.channels.drain() {
-        hub.unsubscribe(&c, cx.session.id);
-    }
-    for p in cx.session.patterns.drain() {
-        hub.punsubscribe(&p, cx.session.id);
-    }
-    drop(hub);
+    let session = &mut *cx.session;
+    cx.shared
+        .hub
+        .lock()
+        .leave(session.id, &mut session.channels, &mut session.patterns);
     publish_counts(cx);
 }
 

@@ -1,36 +1,20 @@
 //! Set commands: SADD/SREM, membership, SPOP/SRANDMEMBER, SMOVE, algebra and STORE forms, SSCAN.
 
+use super::common::{
+    empty_or_null, optional_count, per_member, pop_command, pop_elements, random_reply,
+    remove_each, typed, value_or,
+};
 use super::keys::{scan_opts, scan_reply, small_scan};
-use super::{Args, Cx, WRONGTYPE, int_arg, positive_arg};
-use crate::engine::{Key, Set, Value, WrongType};
-
-macro_rules! set_or {
-    ($cx:expr, $key:expr, $missing:expr) => {{
-        let db = $cx.db();
-        match $cx.store.get().db(db).set_value($key) {
-            Ok(Some(s)) => s,
-            Ok(None) => {
-                $missing;
-                return;
-            }
-            Err(WrongType) => {
-                $cx.out.error(WRONGTYPE);
-                return;
-            }
-        }
-    }};
-}
+use super::{Args, Cx, SYNTAX, WRONGTYPE, int_arg};
+use crate::engine::{Db, Key, Set, Value, WrongType};
+use crate::reply::Out;
 
 pub fn sadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let db = cx.db();
     let key = args.get(1);
     let store = cx.store.get();
-    let set = match store.db(db).set_or_new(key) {
-        Ok(s) => s,
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
+    let Some(set) = typed(cx.out, store.db(db).set_or_new(key)) else {
+        return;
     };
     let mut added = 0;
     for member in args.from(2) {
@@ -46,47 +30,24 @@ pub fn sadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn srem(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let d = store.db(db);
-    let set = match d.set_value(key) {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            cx.out.int(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
-    let removed = args.from(2).filter(|m| set.swap_remove(*m)).count();
-    d.remove_if_empty(key);
-    if removed > 0 {
-        store.touch(db, key);
-    }
-    cx.out.int(removed as i64);
+    remove_each(cx, args, Db::set_value, |set, m| set.swap_remove(m));
 }
 
 pub fn sismember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let set = set_or!(cx, args.get(1), cx.out.int(0));
+    let set = value_or!(cx, set_value, args.get(1), cx.out.int(0));
     let found = set.contains(args.get(2));
     cx.out.int(i64::from(found));
 }
 
 pub fn smismember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let n = args.len() - 2;
-    let set = set_or!(cx, args.get(1), {
-        cx.out.array(n);
-        for _ in 0..n {
-            cx.out.int(0);
-        }
+    let db = cx.db();
+    let Some(set) = typed(cx.out, cx.store.get().db(db).set_value(args.get(1))) else {
+        return;
+    };
+    let found = |s: &Set, m: &[u8]| s.contains(m).then_some(());
+    per_member(cx.out, args, set.as_deref(), found, |out, v| {
+        out.int(i64::from(v.is_some()))
     });
-    cx.out.array(n);
-    for m in args.from(2) {
-        cx.out.int(i64::from(set.contains(m)));
-    }
 }
 
 /// Largest set Redis keeps as an intset (set-max-intset-entries).
@@ -108,7 +69,7 @@ fn reply_order<'s>(members: impl Iterator<Item = &'s Key>, len: usize) -> Vec<&'
 }
 
 pub fn smembers(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let set = set_or!(cx, args.get(1), cx.out.set(0));
+    let set = value_or!(cx, set_value, args.get(1), cx.out.set(0));
     cx.out.set(set.len());
     for m in reply_order(set.iter(), set.len()) {
         cx.out.bulk(m);
@@ -116,121 +77,40 @@ pub fn smembers(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn scard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let set = set_or!(cx, args.get(1), cx.out.int(0));
+    let set = value_or!(cx, set_value, args.get(1), cx.out.int(0));
     let n = set.len();
     cx.out.int(n as i64);
 }
 
 pub fn spop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.len() > 3 {
-        cx.out.error(super::SYNTAX);
-        return;
-    }
-    let count = if args.len() == 3 {
-        match positive_arg(cx.out, args.get(2)) {
-            Some(n) => Some(n),
-            None => return,
-        }
-    } else {
-        None
+    let missing = |out: &mut Out, counted: bool| {
+        if counted { out.set(0) } else { out.null() }
     };
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let d = store.db(db);
-    let set = match d.set_value(key) {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            if count.is_some() {
-                cx.out.set(0)
-            } else {
-                cx.out.null()
-            }
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
-    match count {
-        None => {
-            let Some(m) = set.swap_remove_index(crate::engine::random_index(set.len())) else {
-                return;
-            };
-            cx.out.bulk(&m);
-        }
-        Some(n) => {
-            let n = n.min(set.len());
-            cx.out.set(n);
-            for _ in 0..n {
-                if let Some(m) = set.swap_remove_index(crate::engine::random_index(set.len())) {
-                    cx.out.bulk(&m);
-                }
-            }
-            if n == 0 {
-                return;
-            }
-        }
-    }
-    d.remove_if_empty(key);
-    store.touch(db, key);
+    pop_command(
+        cx,
+        args,
+        SYNTAX,
+        Db::set_value,
+        missing,
+        |out, set, count| {
+            let take = |s: &mut Set| s.swap_remove_index(crate::engine::random_index(s.len()));
+            pop_elements(out, set, count, set.len(), Out::set, take)
+        },
+    );
 }
 
 pub fn srandmember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.len() > 3 {
-        cx.out.error(super::SYNTAX);
+    let Some(count) = optional_count(cx.out, args, SYNTAX, int_arg) else {
+        return;
+    };
+    let counted = count.is_some();
+    let set = value_or!(cx, set_value, args.get(1), empty_or_null(cx.out, counted));
+    if count.is_some_and(|n| n < -(i64::MAX / 2)) {
+        cx.out.error("ERR value is out of range");
         return;
     }
-    let count = if args.len() == 3 {
-        match int_arg(cx.out, args.get(2)) {
-            Some(n) => Some(n),
-            None => return,
-        }
-    } else {
-        None
-    };
-    let set = set_or!(
-        cx,
-        args.get(1),
-        if count.is_some() {
-            cx.out.array(0)
-        } else {
-            cx.out.null()
-        }
-    );
-    let len = set.len();
-    match count {
-        None => {
-            if let Some(m) = set.get_index(crate::engine::random_index(len)) {
-                cx.out.bulk(m);
-            }
-        }
-        Some(n) if n >= 0 => {
-            let mut idx: Vec<usize> = (0..len).collect();
-            fastrand::shuffle(&mut idx);
-            idx.truncate((n as usize).min(len));
-            cx.out.array(idx.len());
-            for i in idx {
-                if let Some(m) = set.get_index(i) {
-                    cx.out.bulk(m);
-                }
-            }
-        }
-        Some(n) => {
-            if n < -(i64::MAX / 2) {
-                cx.out.error("ERR value is out of range");
-                return;
-            }
-            let n = n.unsigned_abs() as usize;
-            cx.out.array(n);
-            for _ in 0..n {
-                if let Some(m) = set.get_index(crate::engine::random_index(len)) {
-                    cx.out.bulk(m);
-                }
-            }
-        }
-    }
+    let entry = |i| set.get_index(i).map(|m| (&m[..], ()));
+    random_reply(cx.out, count, set.len(), false, entry, |_, ()| {});
 }
 
 pub fn smove(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -400,7 +280,7 @@ pub fn sintercard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             }
             i += 2;
         } else {
-            cx.out.error(super::SYNTAX);
+            cx.out.error(SYNTAX);
             return;
         }
     }
@@ -415,7 +295,7 @@ pub fn sscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some((cursor, opts)) = scan_opts(cx, args, 2, false) else {
         return;
     };
-    let set = set_or!(cx, args.get(1), scan_reply(cx.out, 0, &[]));
+    let set = value_or!(cx, set_value, args.get(1), scan_reply(cx.out, 0, &[]));
     let mut items: Vec<&[u8]> = Vec::new();
     let matching = |m: &[u8]| {
         opts.pattern

@@ -1,5 +1,6 @@
 //! String commands: GET, SET and its variants, MGET/MSET, APPEND, ranges, counters.
 
+use super::common::typed;
 use super::{Args, Cx, NOT_INTEGER, SYNTAX, WRONGTYPE, float_arg, int_arg};
 use crate::engine::{Entry, Value, WrongType, now_ms};
 
@@ -404,13 +405,10 @@ pub fn setrange(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let offset = offset as usize;
     let db = cx.db();
     let store = cx.store.get();
-    let exists = match store.db(db).string(key) {
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-        Ok(v) => v.map(|v| v.len()),
+    let Some(exists) = typed(cx.out, store.db(db).string(key)) else {
+        return;
     };
+    let exists = exists.map(|v| v.len());
     if patch.is_empty() {
         cx.out.int(exists.unwrap_or(0) as i64);
         return;
@@ -502,19 +500,12 @@ pub fn incrbyfloat(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let key = args.get(1);
     let db = cx.db();
     let store = cx.store.get();
-    let current = match store.db(db).string(key) {
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-        Ok(None) => 0.0,
-        Ok(Some(v)) => match crate::num::parse_f64(v) {
-            Some(f) => f,
-            None => {
-                cx.out.error(super::NOT_FLOAT);
-                return;
-            }
-        },
+    let Some(current) = typed(cx.out, store.db(db).string(key)) else {
+        return;
+    };
+    let Some(current) = current.map_or(Some(0.0), |v| crate::num::parse_f64(v)) else {
+        cx.out.error(super::NOT_FLOAT);
+        return;
     };
     let next = current + delta;
     if !next.is_finite() {

@@ -1,27 +1,14 @@
 //! Sorted-set commands: ZADD/ZINCRBY, scores, ranks, the ZRANGE family, pops and removals, ZSCAN.
 
+use super::common::{
+    empty_or_null, index_pair, members_reply, per_member, pop_command, random_count, random_reply,
+    remove_each, typed, value_or,
+};
 use super::keys::{scan_opts, scan_reply, small_scan};
 use super::lists::clamp_range;
-use super::{Args, Cx, SYNTAX, WRONGTYPE, float_arg, int_arg, positive_arg};
-use crate::engine::{LexBound, ScoreBound, WrongType, ZSet};
+use super::{Args, Cx, SYNTAX, WRONGTYPE, float_arg, int_arg};
+use crate::engine::{Db, LexBound, ScoreBound, WrongType};
 use crate::reply::Out;
-
-macro_rules! zset_or {
-    ($cx:expr, $key:expr, $missing:expr) => {{
-        let db = $cx.db();
-        match $cx.store.get().db(db).zset($key) {
-            Ok(Some(z)) => z,
-            Ok(None) => {
-                $missing;
-                return;
-            }
-            Err(WrongType) => {
-                $cx.out.error(WRONGTYPE);
-                return;
-            }
-        }
-    }};
-}
 
 fn parse_score_bound(arg: &[u8]) -> Option<ScoreBound> {
     let (exclusive, text) = match arg.split_first() {
@@ -187,12 +174,8 @@ pub fn zincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let db = cx.db();
     let key = args.get(1);
     let store = cx.store.get();
-    let zset = match store.db(db).zset_or_new(key) {
-        Ok(z) => z,
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
+    let Some(zset) = typed(cx.out, store.db(db).zset_or_new(key)) else {
+        return;
     };
     let member = args.get(3);
     let new = zset.score(member).unwrap_or(0.0) + delta;
@@ -207,31 +190,11 @@ pub fn zincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn zrem(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let d = store.db(db);
-    let zset = match d.zset(key) {
-        Ok(Some(z)) => z,
-        Ok(None) => {
-            cx.out.int(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
-    let removed = args.from(2).filter(|m| zset.remove(m).is_some()).count();
-    d.remove_if_empty(key);
-    if removed > 0 {
-        store.touch(db, key);
-    }
-    cx.out.int(removed as i64);
+    remove_each(cx, args, Db::zset, |zset, m| zset.remove(m).is_some());
 }
 
 pub fn zscore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let zset = zset_or!(cx, args.get(1), cx.out.null());
+    let zset = value_or!(cx, zset, args.get(1), cx.out.null());
     match zset.score(args.get(2)) {
         Some(s) => cx.out.double(s),
         None => cx.out.null(),
@@ -239,24 +202,19 @@ pub fn zscore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn zmscore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let n = args.len() - 2;
-    let zset = zset_or!(cx, args.get(1), {
-        cx.out.array(n);
-        for _ in 0..n {
-            cx.out.null();
-        }
-    });
-    cx.out.array(n);
-    for m in args.from(2) {
-        match zset.score(m) {
-            Some(s) => cx.out.double(s),
-            None => cx.out.null(),
-        }
-    }
+    let db = cx.db();
+    let Some(zset) = typed(cx.out, cx.store.get().db(db).zset(args.get(1))) else {
+        return;
+    };
+    let value = |out: &mut Out, v: Option<f64>| match v {
+        Some(s) => out.double(s),
+        None => out.null(),
+    };
+    per_member(cx.out, args, zset.as_deref(), |z, m| z.score(m), value);
 }
 
 pub fn zcard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let zset = zset_or!(cx, args.get(1), cx.out.int(0));
+    let zset = value_or!(cx, zset, args.get(1), cx.out.int(0));
     let n = zset.len();
     cx.out.int(n as i64);
 }
@@ -265,7 +223,7 @@ pub fn zcount(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some((min, max)) = score_bounds(cx, args.get(2), args.get(3)) else {
         return;
     };
-    let zset = zset_or!(cx, args.get(1), cx.out.int(0));
+    let zset = value_or!(cx, zset, args.get(1), cx.out.int(0));
     let n = zset.count_by_score(min, max);
     cx.out.int(n as i64);
 }
@@ -274,9 +232,16 @@ pub fn zlexcount(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some((min, max)) = lex_bounds(cx, args.get(2), args.get(3)) else {
         return;
     };
-    let zset = zset_or!(cx, args.get(1), cx.out.int(0));
+    let zset = value_or!(cx, zset, args.get(1), cx.out.int(0));
     let n = zset.range_by_lex(&min, &max, false, 0, -1).len();
     cx.out.int(n as i64);
+}
+
+/// What a ZRANGE selects, parsed before the lookup so argument errors come first.
+enum Span<'a> {
+    Rank(i64, i64),
+    Score(ScoreBound, ScoreBound),
+    Lex(LexBound<'a>, LexBound<'a>),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -288,21 +253,13 @@ enum By {
 
 /// Writes members (and scores) as ZRANGE replies them in the client's protocol.
 fn range_reply(out: &mut Out, items: &[(&[u8], f64)], with_scores: bool) {
-    let resp3 = out.resp3;
-    if with_scores && !resp3 {
-        out.array(items.len() * 2);
-    } else {
-        out.array(items.len());
-    }
-    for (m, s) in items {
-        if with_scores && resp3 {
-            out.array(2);
-        }
-        out.bulk(m);
-        if with_scores {
-            out.double(*s);
-        }
-    }
+    members_reply(
+        out,
+        items.len(),
+        items.iter().copied(),
+        with_scores,
+        Out::double,
+    );
 }
 
 /// The whole ZRANGE family. `fixed` is Some for the legacy commands whose kind and direction
@@ -351,8 +308,7 @@ fn zrange_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, fixed: Option<(By, bool)
     if rev && by != By::Rank {
         std::mem::swap(&mut lo, &mut hi);
     }
-    let (offset, count) = limit.unwrap_or((0, -1));
-    match by {
+    let span = match by {
         By::Rank => {
             let Some(start) = int_arg(cx.out, lo) else {
                 return;
@@ -360,38 +316,30 @@ fn zrange_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, fixed: Option<(By, bool)
             let Some(stop) = int_arg(cx.out, hi) else {
                 return;
             };
-            let zset = zset_or!(cx, args.get(1), cx.out.array(0));
-            let items = match clamp_range(start, stop, zset.len()) {
-                Some((a, b)) => zset.range_by_rank(a, b, rev),
-                None => Vec::new(),
-            };
-            range_reply(cx.out, &items, with_scores);
+            Span::Rank(start, stop)
         }
-        By::Score => {
-            let Some((min, max)) = score_bounds(cx, lo, hi) else {
-                return;
-            };
-            let zset = zset_or!(cx, args.get(1), cx.out.array(0));
-            let items = if offset < 0 {
-                Vec::new()
-            } else {
-                zset.range_by_score(min, max, rev, offset as usize, count)
-            };
-            range_reply(cx.out, &items, with_scores);
-        }
-        By::Lex => {
-            let Some((min, max)) = lex_bounds(cx, lo, hi) else {
-                return;
-            };
-            let zset = zset_or!(cx, args.get(1), cx.out.array(0));
-            let items = if offset < 0 {
-                Vec::new()
-            } else {
-                zset.range_by_lex(&min, &max, rev, offset as usize, count)
-            };
-            range_reply(cx.out, &items, false);
-        }
-    }
+        By::Score => match score_bounds(cx, lo, hi) {
+            Some((min, max)) => Span::Score(min, max),
+            None => return,
+        },
+        By::Lex => match lex_bounds(cx, lo, hi) {
+            Some((min, max)) => Span::Lex(min, max),
+            None => return,
+        },
+    };
+    let zset = value_or!(cx, zset, args.get(1), cx.out.array(0));
+    let (offset, count) = limit.unwrap_or((0, -1));
+    // A negative LIMIT offset selects nothing, as in Redis.
+    let items = match (span, usize::try_from(offset)) {
+        (Span::Rank(start, stop), _) => match clamp_range(start, stop, zset.len()) {
+            Some((a, b)) => zset.range_by_rank(a, b, rev),
+            None => Vec::new(),
+        },
+        (Span::Score(min, max), Ok(offset)) => zset.range_by_score(min, max, rev, offset, count),
+        (Span::Lex(min, max), Ok(offset)) => zset.range_by_lex(&min, &max, rev, offset, count),
+        (_, Err(_)) => Vec::new(),
+    };
+    range_reply(cx.out, &items, with_scores);
 }
 
 pub fn zrange(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -419,7 +367,7 @@ pub fn zrevrangebylex(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 fn rank(cx: &mut Cx<'_, '_>, args: &Args<'_>, rev: bool) {
-    let zset = zset_or!(cx, args.get(1), cx.out.null());
+    let zset = value_or!(cx, zset, args.get(1), cx.out.null());
     match zset.rank(args.get(2), rev) {
         Some(r) => cx.out.int(r as i64),
         None => cx.out.null(),
@@ -435,49 +383,22 @@ pub fn zrevrank(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 fn zpop(cx: &mut Cx<'_, '_>, args: &Args<'_>, max: bool) {
-    if args.len() > 3 {
-        cx.out.error(SYNTAX);
-        return;
-    }
-    let count = if args.len() == 3 {
-        match positive_arg(cx.out, args.get(2)) {
-            Some(n) => Some(n),
-            None => return,
-        }
-    } else {
-        None
-    };
-    let db = cx.db();
-    let key = args.get(1);
-    let store = cx.store.get();
-    let d = store.db(db);
-    let zset: &mut ZSet = match d.zset(key) {
-        Ok(Some(z)) => z,
-        Ok(None) => {
-            cx.out.array(0);
-            return;
-        }
-        Err(WrongType) => {
-            cx.out.error(WRONGTYPE);
-            return;
-        }
-    };
-    let n = count.unwrap_or(1).min(zset.len());
-    let nested = cx.out.resp3 && count.is_some();
-    cx.out.array(if nested { n } else { n * 2 });
-    for _ in 0..n {
-        if let Some((m, s)) = zset.pop(max) {
-            if nested {
-                cx.out.array(2);
+    let missing = |out: &mut Out, _| out.array(0);
+    pop_command(cx, args, SYNTAX, Db::zset, missing, |out, zset, count| {
+        let n = count.unwrap_or(1).min(zset.len());
+        let nested = out.resp3 && count.is_some();
+        out.array(if nested { n } else { n * 2 });
+        for _ in 0..n {
+            if let Some((m, s)) = zset.pop(max) {
+                if nested {
+                    out.array(2);
+                }
+                out.bulk(&m);
+                out.double(s);
             }
-            cx.out.bulk(&m);
-            cx.out.double(s);
         }
-    }
-    d.remove_if_empty(key);
-    if n > 0 {
-        store.touch(db, key);
-    }
+        n
+    });
 }
 
 pub fn zpopmin(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -506,13 +427,10 @@ fn remove_members(cx: &mut Cx<'_, '_>, key: &[u8], members: Vec<Vec<u8>>) {
 }
 
 pub fn zremrangebyrank(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let Some(start) = int_arg(cx.out, args.get(2)) else {
+    let Some((start, stop)) = index_pair(cx.out, args) else {
         return;
     };
-    let Some(stop) = int_arg(cx.out, args.get(3)) else {
-        return;
-    };
-    let zset = zset_or!(cx, args.get(1), cx.out.int(0));
+    let zset = value_or!(cx, zset, args.get(1), cx.out.int(0));
     let members = match clamp_range(start, stop, zset.len()) {
         Some((a, b)) => zset
             .range_by_rank(a, b, false)
@@ -528,7 +446,7 @@ pub fn zremrangebyscore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some((min, max)) = score_bounds(cx, args.get(2), args.get(3)) else {
         return;
     };
-    let zset = zset_or!(cx, args.get(1), cx.out.int(0));
+    let zset = value_or!(cx, zset, args.get(1), cx.out.int(0));
     let members = zset
         .range_by_score(min, max, false, 0, -1)
         .into_iter()
@@ -541,7 +459,7 @@ pub fn zscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some((cursor, opts)) = scan_opts(cx, args, 2, false) else {
         return;
     };
-    let zset = zset_or!(cx, args.get(1), scan_reply(cx.out, 0, &[]));
+    let zset = value_or!(cx, zset, args.get(1), scan_reply(cx.out, 0, &[]));
     let mut items: Vec<Vec<u8>> = Vec::new();
     let small = cursor == 0 && zset.len() <= 128;
     let mut push = |m: &[u8], s: f64| {
@@ -571,66 +489,11 @@ pub fn zscan(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn zrandmember(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let (count, with_scores) = match args.len() {
-        2 => (None, false),
-        3 | 4 => {
-            if args.len() == 4 && !args.is(3, "withscores") {
-                cx.out.error(SYNTAX);
-                return;
-            }
-            let Some(n) = int_arg(cx.out, args.get(2)) else {
-                return;
-            };
-            if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n) {
-                cx.out.error("ERR value is out of range");
-                return;
-            }
-            (Some(n), args.len() == 4)
-        }
-        _ => {
-            cx.out.error(SYNTAX);
-            return;
-        }
-    };
-    let resp3 = cx.out.resp3;
-    let zset = zset_or!(
-        cx,
-        args.get(1),
-        if count.is_some() {
-            cx.out.array(0)
-        } else {
-            cx.out.null()
-        }
-    );
-    let len = zset.len();
-    let Some(count) = count else {
-        if let Some((m, _)) = zset.get_index(crate::engine::random_index(len)) {
-            cx.out.bulk(m);
-        }
+    let Some((count, with_scores)) = random_count(cx.out, args, "withscores") else {
         return;
     };
-    let picks: Vec<usize> = if count >= 0 {
-        let mut idx: Vec<usize> = (0..len).collect();
-        fastrand::shuffle(&mut idx);
-        idx.truncate((count as usize).min(len));
-        idx
-    } else {
-        (0..count.unsigned_abs())
-            .map(|_| crate::engine::random_index(len))
-            .collect()
-    };
-    let nested = with_scores && resp3;
-    cx.out
-        .array(picks.len() * if with_scores && !resp3 { 2 } else { 1 });
-    for i in picks {
-        if let Some((m, s)) = zset.get_index(i) {
-            if nested {
-                cx.out.array(2);
-            }
-            cx.out.bulk(m);
-            if with_scores {
-                cx.out.double(s);
-            }
-        }
-    }
+    let counted = count.is_some();
+    let zset = value_or!(cx, zset, args.get(1), empty_or_null(cx.out, counted));
+    let entry = |i| zset.get_index(i);
+    random_reply(cx.out, count, zset.len(), with_scores, entry, Out::double);
 }

@@ -156,6 +156,29 @@ impl ZSet {
         (a, b.max(a))
     }
 
+    /// Positions `a..b` as (member, score), ascending (or descending when `rev`), after skipping
+    /// `offset` and taking at most `limit` (negative: all).
+    fn window(
+        &self,
+        a: usize,
+        b: usize,
+        rev: bool,
+        offset: usize,
+        limit: i64,
+    ) -> Vec<(&[u8], f64)> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let span = self.order.slice(a, b);
+        if rev {
+            span.rev()
+                .skip(offset)
+                .take(limit)
+                .map(entry_pair)
+                .collect()
+        } else {
+            span.skip(offset).take(limit).map(entry_pair).collect()
+        }
+    }
+
     /// Members whose score is within `min..max`, ascending (or descending when `rev`), after
     /// skipping `offset` and taking at most `limit` (negative: all).
     pub fn range_by_score(
@@ -166,24 +189,8 @@ impl ZSet {
         offset: usize,
         limit: i64,
     ) -> Vec<(&[u8], f64)> {
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         let (a, b) = self.score_span(min, max);
-        if rev {
-            self.order
-                .slice(a, b)
-                .rev()
-                .skip(offset)
-                .take(limit)
-                .map(entry_pair)
-                .collect()
-        } else {
-            self.order
-                .slice(a, b)
-                .skip(offset)
-                .take(limit)
-                .map(entry_pair)
-                .collect()
-        }
+        self.window(a, b, rev, offset, limit)
     }
 
     /// Members between two lexicographic bounds (all scores assumed equal, as Redis requires).
@@ -195,28 +202,12 @@ impl ZSet {
         offset: usize,
         limit: i64,
     ) -> Vec<(&[u8], f64)> {
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         let a = self.order.count_while(|e| !min.above_min(&e.1));
         let b = self
             .order
             .count_while(|e| max.below_max(&e.1) || !min.above_min(&e.1))
             .max(a);
-        if rev {
-            self.order
-                .slice(a, b)
-                .rev()
-                .skip(offset)
-                .take(limit)
-                .map(entry_pair)
-                .collect()
-        } else {
-            self.order
-                .slice(a, b)
-                .skip(offset)
-                .take(limit)
-                .map(entry_pair)
-                .collect()
-        }
+        self.window(a, b, rev, offset, limit)
     }
 
     /// Number of members with a score in `min..max`.
