@@ -1,4 +1,4 @@
-//! What the command families share: typed lookups that answer WRONGTYPE or the empty reply, the optional COUNT argument, random picks.
+//! What the command families share: typed lookups, optional COUNT, pops, removals, random picks.
 
 use super::{Args, Cx, SYNTAX, WRONGTYPE, int_arg};
 use crate::engine::{Db, Key, WrongType};
