@@ -115,6 +115,16 @@ pub(crate) struct Counts {
     pub deleted: usize,
 }
 
+impl Counts {
+    /// Adds what one method object did: rows selected and deleted add up, the body's rows are
+    /// the same rows for every object.
+    fn add(&mut self, counts: Counts) {
+        self.selected += counts.selected;
+        self.records = self.records.max(counts.records);
+        self.deleted += counts.deleted;
+    }
+}
+
 /// Answers a PUT, PATCH or POST on a view endpoint.
 pub async fn handle(request: WriteRequest<'_>) -> Response {
     match write(request).await {
@@ -217,9 +227,7 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         let mut total = Counts::default();
         for method in methods {
             let counts = rows::write(&mut tx, method, verb, &small_rows, &values).await?;
-            total.selected += counts.selected;
-            total.records = total.records.max(counts.records);
-            total.deleted += counts.deleted;
+            total.add(counts);
         }
         rows_response(verb, methods, total)
     };
@@ -238,29 +246,13 @@ async fn streamed(
     values: &RequestValues<'_>,
 ) -> Result<Response, ApiError> {
     let mut source = RowSource::Streamed(rows);
-    let written = async {
-        let mut conn = pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
-        let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
-        let mut total = Counts::default();
-        for method in methods {
-            let counts = copy::write(&mut tx, method, 0, verb, &mut source, values).await?;
-            total.selected += counts.selected;
-            total.records = total.records.max(counts.records);
-            total.deleted += counts.deleted;
-        }
-        tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
-        Ok(total)
-    }
-    .await;
-    match written {
-        Ok(total) => Ok(rows_response(verb, methods, total)),
-        Err(error) => {
-            if let RowSource::Streamed(rows) = &mut source {
-                rows.discard_rest().await;
-            }
-            Err(error)
+    let written = copy_each(pool, methods, verb, &mut source, values).await;
+    if written.is_err() {
+        if let RowSource::Streamed(rows) = &mut source {
+            rows.discard_rest().await;
         }
     }
+    written
 }
 
 /// Writes a spooled body through each of several method objects in turn (each one's `existing`
@@ -272,18 +264,26 @@ async fn spooled(
     rows: SpooledRows,
     values: &RequestValues<'_>,
 ) -> Result<Response, ApiError> {
+    copy_each(pool, methods, verb, &mut RowSource::Spooled(rows), values).await
+}
+
+/// Writes the rows of `source` through each method object with COPY, in one transaction (a
+/// spooled source is read again from its start for each object).
+async fn copy_each(
+    pool: &sluice_pg::Pool,
+    methods: &[MethodObject],
+    verb: Verb,
+    source: &mut RowSource,
+    values: &RequestValues<'_>,
+) -> Result<Response, ApiError> {
     let mut conn = pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
-    let mut source = RowSource::Spooled(rows);
     let mut total = Counts::default();
     for (number, method) in methods.iter().enumerate() {
-        if let RowSource::Spooled(rows) = &mut source {
+        if let RowSource::Spooled(rows) = source {
             rows.rewind().await?;
         }
-        let counts = copy::write(&mut tx, method, number, verb, &mut source, values).await?;
-        total.selected += counts.selected;
-        total.records = total.records.max(counts.records);
-        total.deleted += counts.deleted;
+        total.add(copy::write(&mut tx, method, number, verb, source, values).await?);
     }
     tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
     Ok(rows_response(verb, methods, total))
