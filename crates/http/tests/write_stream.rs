@@ -167,15 +167,7 @@ async fn an_error_on_a_late_row_names_it_and_commits_nothing() {
         .chunks(997)
         .map(Bytes::copy_from_slice)
         .collect();
-    let r = s
-        .send_frames(
-            "PATCH",
-            "",
-            &[("content-type", "application/csj")],
-            frames,
-            false,
-        )
-        .await;
+    let r = s.csj_frames("PATCH", "", frames, false).await;
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(r.json()["details"], json!({"line": 50_001, "column": 14}));
     // A late row against the column schema: 422 with [row, column].
@@ -235,15 +227,7 @@ async fn the_body_limit_is_answered_413_mid_stream_and_nothing_is_committed() {
         .map(Bytes::copy_from_slice)
         .collect();
     frames.push(Bytes::from_static(b"9"));
-    let r = s
-        .send_frames(
-            "PATCH",
-            "",
-            &[("content-type", "application/csj")],
-            frames,
-            true,
-        )
-        .await;
+    let r = s.csj_frames("PATCH", "", frames, true).await;
     assert_eq!(r.status, 413, "{}", r.body);
     assert_eq!(r.json()["code"], "bad_body");
     assert_eq!(s.rows("SELECT * FROM items ORDER BY id").await, before);
@@ -264,15 +248,7 @@ async fn a_body_that_stalls_mid_stream_is_answered_408_and_nothing_is_committed(
     let body = items_body(20_000, None);
     // Past the threshold (so rows are in the COPY), then silence.
     let frames = vec![Bytes::copy_from_slice(&body.as_bytes()[..2 * THRESHOLD])];
-    let r = s
-        .send_frames(
-            "PATCH",
-            "",
-            &[("content-type", "application/csj")],
-            frames,
-            true,
-        )
-        .await;
+    let r = s.csj_frames("PATCH", "", frames, true).await;
     assert_eq!(r.status, 408, "{}", r.body);
     assert_eq!(s.rows("SELECT * FROM items ORDER BY id").await, before);
 }
@@ -311,13 +287,7 @@ async fn a_large_body_for_several_method_objects_is_spooled_and_written_by_each(
     let bad = body(Some(ROWS - 1));
     assert!(bad.len() > THRESHOLD);
     let r = s
-        .send_frames(
-            "PUT",
-            "/",
-            &[("content-type", "application/csj")],
-            small_frames(bad.as_bytes()),
-            false,
-        )
+        .csj_frames("PUT", "/", small_frames(bad.as_bytes()), false)
         .await;
     assert_eq!(
         (r.status, &r.json()["code"]),
@@ -329,13 +299,7 @@ async fn a_large_body_for_several_method_objects_is_spooled_and_written_by_each(
     assert_eq!(s.rows("SELECT count(*) FROM counts").await, ["100"]);
     let good = body(None);
     let r = s
-        .send_frames(
-            "PUT",
-            "/",
-            &[("content-type", "application/csj")],
-            small_frames(good.as_bytes()),
-            false,
-        )
+        .csj_frames("PUT", "/", small_frames(good.as_bytes()), false)
         .await;
     assert_eq!(
         (r.status, r.json()),

@@ -153,32 +153,8 @@ impl Server {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Reply {
-        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        tokio::spawn(connection);
-        let mut builder = http::Request::builder()
-            .method(method)
-            .uri(format!("/v{path}"))
-            .header("host", "localhost");
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        let request = builder.body(Full::new(body.into())).unwrap();
-        let response = sender.send_request(request).await.unwrap();
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned());
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        Reply {
-            status,
-            content_type,
-            body: String::from_utf8(body.to_vec()).unwrap(),
-        }
+        self.exchange(method, path, headers, Full::new(body.into()))
+            .await
     }
 
     /// Sends one request whose body goes out as `frames`, one chunk each, without a
@@ -192,12 +168,6 @@ impl Server {
         frames: Vec<Bytes>,
         hold_open: bool,
     ) -> Reply {
-        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        tokio::spawn(connection);
         let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1);
         tokio::spawn(async move {
             for frame in frames {
@@ -209,6 +179,31 @@ impl Server {
                 tx.closed().await;
             }
         });
+        let answer = self.exchange(method, path, headers, Frames(rx));
+        tokio::time::timeout(std::time::Duration::from_secs(60), answer)
+            .await
+            .expect("no answer within 60 s")
+    }
+
+    /// One request with this body on a new connection, and its answer.
+    async fn exchange<B>(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: B,
+    ) -> Reply
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(connection);
         let mut builder = http::Request::builder()
             .method(method)
             .uri(format!("/v{path}"))
@@ -216,24 +211,34 @@ impl Server {
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
-        let request = builder.body(Frames(rx)).unwrap();
-        let answer = async {
-            let response = sender.send_request(request).await.unwrap();
-            let status = response.status().as_u16();
-            let content_type = response
-                .headers()
-                .get("content-type")
-                .map(|v| v.to_str().unwrap().to_owned());
-            let body = response.into_body().collect().await.unwrap().to_bytes();
-            Reply {
-                status,
-                content_type,
-                body: String::from_utf8(body.to_vec()).unwrap(),
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(60), answer)
+        let response = sender
+            .send_request(builder.body(body).unwrap())
             .await
-            .expect("no answer within 60 s")
+            .unwrap();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        Reply {
+            status,
+            content_type,
+            body: String::from_utf8(body.to_vec()).unwrap(),
+        }
+    }
+
+    /// A CSJ body sent chunked in `frames` (see [`Server::send_frames`]).
+    pub async fn csj_frames(
+        &self,
+        method: &str,
+        path: &str,
+        frames: Vec<Bytes>,
+        hold_open: bool,
+    ) -> Reply {
+        let csj = [("content-type", "application/csj")];
+        self.send_frames(method, path, &csj, frames, hold_open)
+            .await
     }
 
     /// A CSJ body.

@@ -67,9 +67,9 @@ use crate::view::error::ApiError;
 use crate::view::model::{Endpoint, MethodObject, Return};
 use body::{BodyFormat, RowReader};
 use http::{HeaderValue, Method, StatusCode, header};
-use spool::SpooledRows;
+use spool::SpoolFile;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use stream::{RowSource, StreamRows, body_error};
+use stream::{RowSource, body_error};
 use values::RequestValues;
 
 /// Everything a writing request needs; built by the view dispatcher after path matching and the
@@ -183,12 +183,13 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
             }
         };
         if large && methods.len() == 1 {
-            let rows = StreamRows::new(reader, read_ahead, format);
+            let rows = RowSource::streamed(reader, read_ahead, format);
             return streamed(request.pool, methods, verb, rows, &values).await;
         }
         if large {
-            let rows = SpooledRows::spool(&mut reader, read_ahead, format).await?;
-            return spooled(request.pool, methods, verb, rows, &values).await;
+            let file = SpoolFile::spool(&mut reader, read_ahead).await?;
+            let mut rows = RowSource::spooled(file, format);
+            return copy_each(request.pool, methods, verb, &mut rows, &values).await;
         }
     }
     let body = reader
@@ -242,33 +243,19 @@ async fn streamed(
     pool: &sluice_pg::Pool,
     methods: &[MethodObject],
     verb: Verb,
-    rows: StreamRows,
+    mut source: RowSource,
     values: &RequestValues<'_>,
 ) -> Result<Response, ApiError> {
-    let mut source = RowSource::Streamed(rows);
     let written = copy_each(pool, methods, verb, &mut source, values).await;
     if written.is_err() {
-        if let RowSource::Streamed(rows) = &mut source {
-            rows.discard_rest().await;
-        }
+        source.discard_rest().await;
     }
     written
 }
 
-/// Writes a spooled body through each of several method objects in turn (each one's `existing`
-/// sees what the ones before it wrote), in one transaction.
-async fn spooled(
-    pool: &sluice_pg::Pool,
-    methods: &[MethodObject],
-    verb: Verb,
-    rows: SpooledRows,
-    values: &RequestValues<'_>,
-) -> Result<Response, ApiError> {
-    copy_each(pool, methods, verb, &mut RowSource::Spooled(rows), values).await
-}
-
-/// Writes the rows of `source` through each method object with COPY, in one transaction (a
-/// spooled source is read again from its start for each object).
+/// Writes the rows of `source` through each method object with COPY, in one transaction. A
+/// spooled body (several method objects) is read again from its start for each object, so each
+/// one's `existing` sees what the ones before it wrote.
 async fn copy_each(
     pool: &sluice_pg::Pool,
     methods: &[MethodObject],
@@ -280,9 +267,7 @@ async fn copy_each(
     let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
     let mut total = Counts::default();
     for (number, method) in methods.iter().enumerate() {
-        if let RowSource::Spooled(rows) = source {
-            rows.rewind().await?;
-        }
+        source.restart().await?;
         total.add(copy::write(&mut tx, method, number, verb, source, values).await?);
     }
     tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;

@@ -2,8 +2,7 @@
 //! file as it arrives, then read back frame by frame for each object, so memory stays at one
 //! frame and a cut line whatever the body size.
 
-use super::body::{BodyFormat, BodyRow};
-use super::stream::{FramedRows, Next, body_error};
+use super::stream::body_error;
 use crate::body::BodyReader;
 use crate::view::error::ApiError;
 use bytes::{Bytes, BytesMut};
@@ -13,23 +12,20 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 /// Bytes read back from the spool file at a time.
 const READ_CHUNK: usize = 256 * 1024;
 
-/// The rows of a spooled body, read again from the start for each method object.
-pub struct SpooledRows {
+/// A body kept in a temporary file that has no name (gone with the request, even if the
+/// process dies).
+pub struct SpoolFile {
     file: tokio::fs::File,
-    format: BodyFormat,
-    rows: FramedRows,
     buffer: BytesMut,
 }
 
-impl SpooledRows {
-    /// Writes the frames `read_ahead`, then the rest of `reader`, to a temporary file that has
-    /// no name (gone with the request, even if the process dies). The body limit and timeout
-    /// apply as the frames arrive.
+impl SpoolFile {
+    /// Writes the frames `read_ahead`, then the rest of `reader`, to the file. The body limit
+    /// and timeout apply as the frames arrive.
     pub async fn spool(
         reader: &mut BodyReader,
         read_ahead: Vec<Bytes>,
-        format: BodyFormat,
-    ) -> Result<SpooledRows, ApiError> {
+    ) -> Result<SpoolFile, ApiError> {
         let file = tempfile::tempfile().map_err(spool_error)?;
         let mut file = tokio::fs::File::from_std(file);
         for frame in read_ahead {
@@ -39,41 +35,28 @@ impl SpooledRows {
             file.write_all(&frame).await.map_err(spool_error)?;
         }
         file.flush().await.map_err(spool_error)?;
-        Ok(SpooledRows {
+        file.rewind().await.map_err(spool_error)?;
+        Ok(SpoolFile {
             file,
-            format,
-            rows: FramedRows::new(format),
             buffer: BytesMut::new(),
         })
     }
 
-    /// Starts again from the first row.
+    /// Goes back to the start of the body.
     pub async fn rewind(&mut self) -> Result<(), ApiError> {
         self.file.rewind().await.map_err(spool_error)?;
-        self.rows = FramedRows::new(self.format);
         Ok(())
     }
 
-    /// The next row, `None` after the last.
-    pub async fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
-        loop {
-            match self.rows.next()? {
-                Next::Row(row) => return Ok(Some(row)),
-                Next::End => return Ok(None),
-                Next::More => {}
-            }
-            self.buffer.reserve(READ_CHUNK);
-            let read = self
-                .file
-                .read_buf(&mut self.buffer)
-                .await
-                .map_err(spool_error)?;
-            if read == 0 {
-                self.rows.finish();
-            } else {
-                self.rows.push(self.buffer.split().freeze());
-            }
-        }
+    /// The next piece of the body, `None` at its end.
+    pub async fn frame(&mut self) -> Result<Option<Bytes>, ApiError> {
+        self.buffer.reserve(READ_CHUNK);
+        let read = self
+            .file
+            .read_buf(&mut self.buffer)
+            .await
+            .map_err(spool_error)?;
+        Ok((read > 0).then(|| self.buffer.split().freeze()))
     }
 }
 

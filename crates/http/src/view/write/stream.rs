@@ -3,6 +3,7 @@
 
 use super::body::{BodyFormat, BodyRow, LineRows, RowReader};
 use super::lines::LineSplitter;
+use super::spool::SpoolFile;
 use crate::body::{BodyError, BodyReader};
 use crate::view::error::ApiError;
 use bytes::Bytes;
@@ -62,26 +63,48 @@ impl FramedRows {
     }
 }
 
-/// The rows of a CSJ or JSON Lines body, parsed as its frames arrive.
-pub struct StreamRows {
-    reader: BodyReader,
-    /// Frames read before the body was found large enough to stream; split first.
-    read_ahead: std::vec::IntoIter<Bytes>,
+/// Where the frames of a body come from.
+enum Frames {
+    /// The request, as it arrives; `read_ahead` holds the frames read before the body was found
+    /// large enough to stream, split first.
+    Request {
+        reader: BodyReader,
+        read_ahead: std::vec::IntoIter<Bytes>,
+    },
+    /// A temporary file the body was spooled to, read again for each method object.
+    Spool(SpoolFile),
+}
+
+/// The rows a COPY write encodes: a CSJ or JSON Lines body parsed frame by frame, so only a
+/// frame and a cut line are held.
+pub struct RowSource {
+    frames: Frames,
+    format: BodyFormat,
     rows: FramedRows,
 }
 
-impl StreamRows {
-    /// Rows of the frames `read_ahead`, then of the rest of `reader`.
-    pub fn new(reader: BodyReader, read_ahead: Vec<Bytes>, format: BodyFormat) -> StreamRows {
-        StreamRows {
-            reader,
-            read_ahead: read_ahead.into_iter(),
+impl RowSource {
+    /// Rows of the frames `read_ahead`, then of the rest of the request's body.
+    pub fn streamed(reader: BodyReader, read_ahead: Vec<Bytes>, format: BodyFormat) -> RowSource {
+        let read_ahead = read_ahead.into_iter();
+        RowSource::new(Frames::Request { reader, read_ahead }, format)
+    }
+
+    /// Rows of a spooled body.
+    pub fn spooled(file: SpoolFile, format: BodyFormat) -> RowSource {
+        RowSource::new(Frames::Spool(file), format)
+    }
+
+    fn new(frames: Frames, format: BodyFormat) -> RowSource {
+        RowSource {
+            frames,
+            format,
             rows: FramedRows::new(format),
         }
     }
 
-    /// The next row, `None` after the last; reads frames as needed (within the body limit and
-    /// the timeout of the request).
+    /// The next row, `None` after the last; reads frames as needed (from the request: within
+    /// the body limit and the timeout of the request).
     pub async fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
         loop {
             match self.rows.next()? {
@@ -89,9 +112,12 @@ impl StreamRows {
                 Next::End => return Ok(None),
                 Next::More => {}
             }
-            let frame = match self.read_ahead.next() {
-                Some(frame) => Some(frame),
-                None => self.reader.frame().await.map_err(body_error)?,
+            let frame = match &mut self.frames {
+                Frames::Request { reader, read_ahead } => match read_ahead.next() {
+                    Some(frame) => Some(frame),
+                    None => reader.frame().await.map_err(body_error)?,
+                },
+                Frames::Spool(file) => file.frame().await?,
             };
             match frame {
                 Some(frame) => self.rows.push(frame),
@@ -100,27 +126,21 @@ impl StreamRows {
         }
     }
 
-    /// Reads and drops what is left of the body (see [`BodyReader::discard_rest`]).
-    pub async fn discard_rest(&mut self) {
-        self.read_ahead = Vec::new().into_iter();
-        self.reader.discard_rest().await;
+    /// Starts again from the first row: a spooled body is read again from its start; a body
+    /// read from the request is read once, so there this does nothing.
+    pub async fn restart(&mut self) -> Result<(), ApiError> {
+        if let Frames::Spool(file) = &mut self.frames {
+            file.rewind().await?;
+            self.rows = FramedRows::new(self.format);
+        }
+        Ok(())
     }
-}
 
-/// The rows a COPY write encodes.
-pub enum RowSource {
-    /// A body read as it arrives.
-    Streamed(StreamRows),
-    /// A body spooled to a temporary file (several method objects).
-    Spooled(super::spool::SpooledRows),
-}
-
-impl RowSource {
-    /// The next row, `None` after the last.
-    pub async fn next_row(&mut self) -> Result<Option<BodyRow>, ApiError> {
-        match self {
-            RowSource::Streamed(rows) => rows.next_row().await,
-            RowSource::Spooled(rows) => rows.next_row().await,
+    /// Reads and drops what is left of a request's body (see [`BodyReader::discard_rest`]).
+    pub async fn discard_rest(&mut self) {
+        if let Frames::Request { reader, read_ahead } = &mut self.frames {
+            *read_ahead = Vec::new().into_iter();
+            reader.discard_rest().await;
         }
     }
 }
