@@ -13,6 +13,7 @@ const SETS: &[(&str, &[&str])] = &[
     ("close all", &["CLOSE ALL"]),
     ("session auth", &["SET SESSION AUTHORIZATION DEFAULT"]),
     ("all 7", sluice_pg::pool::SESSION_RESET),
+    ("simple all 7", &[]),
 ];
 
 #[tokio::main(flavor = "current_thread")]
@@ -24,12 +25,16 @@ async fn main() {
             let count = Arc::new(AtomicU64::new(0));
             let mut tasks = Vec::new();
             for t in 0..8u64 {
-                let (url, stop, count, set) = (url.clone(), stop.clone(), count.clone(), *set);
+                let (url, stop, count, set, name) =
+                    (url.clone(), stop.clone(), count.clone(), *set, *name);
                 tasks.push(tokio::spawn(async move {
                     let mut c = Connection::connect(&url).await.unwrap();
                     let mut aid = t as i32 * 1000 + 1;
                     while !stop.load(Ordering::Relaxed) {
-                        if !set.is_empty() {
+                        if name.starts_with("simple") {
+                            // The same statements as one simple query in front (one message).
+                            c.prepend(sluice_pg::pool::SESSION_RESET.join("; "));
+                        } else if !set.is_empty() {
                             c.prepend_reset(set);
                         }
                         aid = (aid + 7919) % 2_000_000 + 1;
