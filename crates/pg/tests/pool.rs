@@ -248,6 +248,53 @@ async fn the_next_caller_sees_no_transaction_and_a_reset_session() {
 }
 
 #[tokio::test]
+async fn a_changed_session_authorization_is_reset_and_only_then_paid_for() {
+    let mut admin = common::connect().await;
+    let role = common::unique("pool_role");
+    admin
+        .batch_execute(&format!("CREATE ROLE {role} NOLOGIN"))
+        .await
+        .unwrap();
+    let (pool, _) = pool_with(&settings(1));
+    let (original, pid) = {
+        let mut conn = pool.get().await.unwrap();
+        let row = conn
+            .query_one("SELECT session_user::text", &[])
+            .await
+            .unwrap();
+        let original = row.get::<&str>(0).unwrap().to_owned();
+        // A lease that leaves the authorization alone needs no `SET SESSION AUTHORIZATION`.
+        assert!(!conn.session_authorization_changed());
+        assert_eq!(
+            Reset::Session.statements_for(&conn),
+            Some(sluice_pg::pool::SESSION_RESET_SAME_AUTHORIZATION)
+        );
+        // Changed from inside a function, not by a SET statement the driver could see.
+        conn.query_one(
+            "SELECT set_config('session_authorization', $1, false)",
+            &[&role.as_str()],
+        )
+        .await
+        .unwrap();
+        assert!(conn.session_authorization_changed());
+        assert_eq!(
+            Reset::Session.statements_for(&conn),
+            Some(sluice_pg::pool::SESSION_RESET)
+        );
+        (original, conn.process_id())
+    };
+    let mut conn = pool.get().await.unwrap();
+    assert_eq!(conn.process_id(), pid, "the same connection, reused");
+    let row = conn
+        .query_one("SELECT session_user::text, current_user::text", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<&str>(0).unwrap(), original);
+    assert_eq!(row.get::<&str>(1).unwrap(), original);
+    assert!(!conn.session_authorization_changed());
+}
+
+#[tokio::test]
 async fn a_connection_returned_unused_carries_one_reset() {
     let (pool, _) = pool_with(&settings(1));
     for _ in 0..3 {

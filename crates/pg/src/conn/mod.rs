@@ -66,9 +66,11 @@ pub struct Connection {
     fused_reset: Option<&'static [&'static str]>,
     /// An ErrorResponse arrived since the last ReadyForQuery.
     group_failed: bool,
-    /// The reset statement sets prepared on the server, by the address of their static slice:
-    /// a reset then costs Bind/Execute per statement, no parsing.
-    prepared_resets: Vec<usize>,
+    /// The reset statement sets prepared on the server, by the address and length of their
+    /// static slice: a reset then costs Bind/Execute per statement, no parsing.
+    prepared_resets: Vec<(usize, usize)>,
+    /// `session_authorization` as the server reported it at startup.
+    initial_session_authorization: Option<Box<str>>,
     /// The request in flight used the extended protocol. A COPY FROM STDIN met in its response
     /// then needs a Sync after the CopyFail, because the server ignores Syncs sent before.
     pub(crate) extended_in_flight: bool,
@@ -114,7 +116,12 @@ impl Connection {
         config: &Config,
         notices: VecDeque<DbError>,
     ) -> Connection {
+        let initial_session_authorization = params
+            .iter()
+            .find(|(name, _)| &**name == "session_authorization")
+            .map(|(_, value)| value.clone());
         Connection {
+            initial_session_authorization,
             io,
             pending_syncs: 0,
             copy_in_open: false,
@@ -143,6 +150,17 @@ impl Connection {
             .iter()
             .find(|(n, _)| &**n == name)
             .map(|(_, v)| &**v)
+    }
+
+    /// Whether the session's authorization may differ from the one it started with: the server
+    /// reports `session_authorization` whenever it changes (even inside a function), so an
+    /// unchanged report proves `SET SESSION AUTHORIZATION` left nothing behind. A server that
+    /// never reported it gets `true`.
+    pub fn session_authorization_changed(&self) -> bool {
+        match &self.initial_session_authorization {
+            Some(initial) => self.parameter("session_authorization") != Some(&**initial),
+            None => true,
+        }
     }
 
     /// The server's version number as `SHOW server_version_num` would say (e.g. 150020).
@@ -433,7 +451,7 @@ impl Connection {
     /// Writes the statements of a fused reset (no Sync: they share the request's). The first time
     /// a set is used it is prepared under names of its own; afterwards only Bind and Execute go.
     pub(crate) fn write_fused_reset(&mut self, reset: &'static [&'static str]) -> Result<()> {
-        let set = reset.as_ptr() as usize;
+        let set = (reset.as_ptr() as usize, reset.len());
         let known = self.prepared_resets.iter().position(|&s| s == set);
         let id = known.unwrap_or(self.prepared_resets.len());
         for (i, statement) in reset.iter().enumerate() {

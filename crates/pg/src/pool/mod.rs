@@ -42,7 +42,7 @@ mod shared;
 pub use error::{PoolError, PoolErrorKind, PoolStatus};
 pub use guard::PooledConnection;
 pub use multiplex::Multiplexer;
-pub use settings::{PoolSettings, Reset, SESSION_RESET};
+pub use settings::{PoolSettings, Reset, SESSION_RESET, SESSION_RESET_SAME_AUTHORIZATION};
 
 use crate::config::Config;
 use crate::conn::Connection;

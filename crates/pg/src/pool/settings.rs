@@ -14,9 +14,10 @@ pub enum Reset {
     /// Roll back an open transaction, then `CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT;
     /// RESET ALL; UNLISTEN *; SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD
     /// SEQUENCES` — PostgreSQL's `DISCARD ALL` without its `DEALLOCATE ALL` and `DISCARD
-    /// PLANS`, which would throw away the prepared statements. The server runs it in front of
-    /// every request that follows a return to the pool, which costs server time on short
-    /// statements (see BENCHMARKS.md).
+    /// PLANS`, which would throw away the prepared statements. `SET SESSION AUTHORIZATION
+    /// DEFAULT` is left out when the server reported no change of `session_authorization`. The
+    /// server runs it in front of every request that follows a return to the pool, which costs
+    /// server time on short statements (see BENCHMARKS.md).
     #[default]
     Session,
     /// Only roll back an open transaction. For callers that never change session state
@@ -30,10 +31,23 @@ pub enum Reset {
 
 /// The statements of [`Reset::Session`]: `DISCARD ALL` without the parts that drop prepared
 /// statements (the connection's statement cache survives), each valid in a transaction block so
-/// the reset can share the next request's Sync group.
+/// the reset can share the next request's Sync group. When the server reported no change of
+/// `session_authorization` during the lease, [`SESSION_RESET_SAME_AUTHORIZATION`] is used.
 pub const SESSION_RESET: &[&str] = &[
     "CLOSE ALL",
     "SET SESSION AUTHORIZATION DEFAULT",
+    "RESET ALL",
+    "UNLISTEN *",
+    "SELECT pg_advisory_unlock_all()",
+    "DISCARD TEMP",
+    "DISCARD SEQUENCES",
+];
+
+/// [`SESSION_RESET`] without `SET SESSION AUTHORIZATION DEFAULT`: for a connection whose
+/// `session_authorization` is the one it started with (see
+/// [`Connection::session_authorization_changed`]). `SET ROLE` is undone by `RESET ALL`.
+pub const SESSION_RESET_SAME_AUTHORIZATION: &[&str] = &[
+    "CLOSE ALL",
     "RESET ALL",
     "UNLISTEN *",
     "SELECT pg_advisory_unlock_all()",
@@ -51,12 +65,24 @@ impl Reset {
         }
     }
 
+    /// The statements a reset of `conn` runs after the rollback, if any: for
+    /// [`Reset::Session`], `SET SESSION AUTHORIZATION DEFAULT` only when the server reported a
+    /// change of the session's authorization (the cheapest reset that is still complete).
+    pub fn statements_for(&self, conn: &Connection) -> Option<&'static [&'static str]> {
+        match self {
+            Reset::Session if !conn.session_authorization_changed() => {
+                Some(SESSION_RESET_SAME_AUTHORIZATION)
+            }
+            _ => self.statements(),
+        }
+    }
+
     /// Queues the reset in front of the connection's next request. Idempotent: a connection
     /// returned twice without being used carries one reset, not two.
     pub(crate) fn queue(&self, conn: &mut Connection) {
         conn.prepend_rollback_if_open();
         conn.clear_prepended();
-        if let Some(statements) = self.statements() {
+        if let Some(statements) = self.statements_for(conn) {
             conn.prepend_reset(statements);
         }
         // What the last user's session said is not the next user's business.
