@@ -13,7 +13,10 @@ const SETS: &[(&str, &[&str])] = &[
     ("close all", &["CLOSE ALL"]),
     ("session auth", &["SET SESSION AUTHORIZATION DEFAULT"]),
     ("all 7", sluice_pg::pool::SESSION_RESET),
-    ("same auth 6", sluice_pg::pool::SESSION_RESET_SAME_AUTHORIZATION),
+    (
+        "same auth 6",
+        sluice_pg::pool::SESSION_RESET_SAME_AUTHORIZATION,
+    ),
     ("simple all 7", &[]),
 ];
 
