@@ -106,7 +106,7 @@ fn decode_error(error: &sluice_formats::DecodeError) -> ApiError {
 /// Turns the lines of a CSJ or JSON Lines body into rows, whether the body is held whole or
 /// arrives in frames: the CSJ header first, blank lines skipped, rows numbered by line.
 #[derive(Debug)]
-pub struct LineRows {
+struct LineRows {
     format: BodyFormat,
     /// CSJ: the header's column names, once read.
     names: Option<Arc<[String]>>,
@@ -170,13 +170,62 @@ impl LineRows {
     }
 }
 
+/// What [`FramedRows::next`] has.
+#[derive(Debug)]
+pub enum Next {
+    Row(BodyRow),
+    /// The next frame is needed (or `finish`).
+    More,
+    End,
+}
+
+/// The rows of a CSJ or JSON Lines body fed frame by frame (sans-I/O): a row cut by a frame
+/// boundary comes when its end arrives, with the number of its line in the whole body.
+#[derive(Debug)]
+pub struct FramedRows {
+    lines: LineSplitter,
+    rows: LineRows,
+}
+
+impl FramedRows {
+    pub fn new(format: BodyFormat) -> FramedRows {
+        FramedRows {
+            lines: LineSplitter::new(),
+            rows: LineRows::new(format),
+        }
+    }
+
+    /// Feeds the next frame, once `next` answered `More`.
+    pub fn push(&mut self, frame: Bytes) {
+        self.lines.push(frame);
+    }
+
+    /// Marks the end of the body, once `next` answered `More`.
+    pub fn finish(&mut self) {
+        self.lines.finish();
+    }
+
+    /// The next row of what was fed.
+    pub fn next(&mut self) -> Result<Next, ApiError> {
+        while let Some((line, line_no)) = self.lines.next_line() {
+            if let Some(row) = self.rows.row(line, line_no)? {
+                return Ok(Next::Row(row));
+            }
+        }
+        if self.lines.finished() {
+            self.rows.end(self.lines.line_number())?;
+            return Ok(Next::End);
+        }
+        Ok(Next::More)
+    }
+}
+
 /// Reads the rows of a CSJ, JSON Lines or JSON body held whole one by one, without holding
 /// them all.
 pub struct RowReader {
     format: BodyFormat,
-    /// CSJ, JSON Lines: the body as one frame.
-    lines: LineSplitter,
-    rows: LineRows,
+    /// CSJ, JSON Lines: the body as its one frame.
+    lines: FramedRows,
     /// JSON: the rows of the document, in order.
     document: std::vec::IntoIter<Value>,
     /// The 0-based index of the next row.
@@ -184,12 +233,11 @@ pub struct RowReader {
 }
 
 impl RowReader {
-    /// Starts reading `body`; a CSJ header or a JSON document is parsed now.
+    /// Starts reading `body`; a JSON document is parsed now, CSJ and JSON Lines as rows are read.
     pub fn new(body: Bytes, format: BodyFormat) -> Result<RowReader, ApiError> {
         let mut reader = RowReader {
             format,
-            lines: LineSplitter::new(),
-            rows: LineRows::new(format),
+            lines: FramedRows::new(format),
             document: Vec::new().into_iter(),
             index: 0,
         };
@@ -197,14 +245,6 @@ impl RowReader {
             BodyFormat::Csj | BodyFormat::JsonLines => {
                 reader.lines.push(body);
                 reader.lines.finish();
-                while reader.rows.wants_header() {
-                    let Some((line, line_no)) = reader.lines.next_line() else {
-                        reader.rows.end(reader.lines.line_number())?;
-                        break;
-                    };
-                    // Nothing before the header is a row.
-                    reader.rows.row(line, line_no)?;
-                }
             }
             BodyFormat::Json => {
                 let value: Value = serde_json::from_slice(&body)
@@ -245,13 +285,14 @@ impl RowReader {
                 .with_details(serde_json::json!({"path": [self.index]}))),
             };
         }
-        while let Some((line, line_no)) = self.lines.next_line() {
-            if let Some(row) = self.rows.row(line, line_no)? {
+        match self.lines.next()? {
+            Next::Row(row) => {
                 self.index += 1;
-                return Ok(Some(row));
+                Ok(Some(row))
             }
+            // The whole body was fed: `More` cannot come.
+            Next::End | Next::More => Ok(None),
         }
-        Ok(None)
     }
 }
 

@@ -1,8 +1,8 @@
-//! Where the rows of a COPY write come from: a body held whole, or a CSJ / JSON Lines body read
-//! frame by frame as it arrives, so only a frame and a cut line are held.
+//! Where the rows of a COPY write come from: a CSJ / JSON Lines body read frame by frame as it
+//! arrives, or read back from the file it was spooled to, so only a frame and a cut line are
+//! held.
 
-use super::body::{BodyFormat, BodyRow, LineRows, RowReader};
-use super::lines::LineSplitter;
+use super::body::{BodyFormat, BodyRow, FramedRows, Next, RowReader};
 use super::spool::SpoolFile;
 use crate::body::{BodyError, BodyReader};
 use crate::view::error::ApiError;
@@ -11,56 +11,6 @@ use bytes::Bytes;
 /// The answer to a body that could not be read (413, 408, 400).
 pub fn body_error(error: BodyError) -> ApiError {
     ApiError::new(error.status(), "bad_body", error.to_string())
-}
-
-/// What [`FramedRows::next`] has.
-#[derive(Debug)]
-pub enum Next {
-    Row(BodyRow),
-    /// The next frame is needed (or `finish`).
-    More,
-    End,
-}
-
-/// The rows of a CSJ or JSON Lines body fed frame by frame (sans-I/O): a row cut by a frame
-/// boundary comes when its end arrives, with the number of its line in the whole body.
-#[derive(Debug)]
-pub struct FramedRows {
-    lines: LineSplitter,
-    rows: LineRows,
-}
-
-impl FramedRows {
-    pub fn new(format: BodyFormat) -> FramedRows {
-        FramedRows {
-            lines: LineSplitter::new(),
-            rows: LineRows::new(format),
-        }
-    }
-
-    /// Feeds the next frame, once `next` answered `More`.
-    pub fn push(&mut self, frame: Bytes) {
-        self.lines.push(frame);
-    }
-
-    /// Marks the end of the body, once `next` answered `More`.
-    pub fn finish(&mut self) {
-        self.lines.finish();
-    }
-
-    /// The next row of what was fed.
-    pub fn next(&mut self) -> Result<Next, ApiError> {
-        while let Some((line, line_no)) = self.lines.next_line() {
-            if let Some(row) = self.rows.row(line, line_no)? {
-                return Ok(Next::Row(row));
-            }
-        }
-        if self.lines.finished() {
-            self.rows.end(self.lines.line_number())?;
-            return Ok(Next::End);
-        }
-        Ok(Next::More)
-    }
 }
 
 /// Where the frames of a body come from.
