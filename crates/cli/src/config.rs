@@ -75,6 +75,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("resp", "io_threads", "threads serving Redis connections"),
     (
+        "resp",
+        "spin_us",
+        "microseconds a busy Redis connection thread spins before sleeping (0: never)",
+    ),
+    (
         "influx",
         "enabled",
         "mount the InfluxDB write API (/write, /api/v2/write, /ping, /health, /query)",
@@ -186,6 +191,8 @@ struct RespLayer {
     password: Option<String>,
     #[serde(deserialize_with = "lenient")]
     io_threads: Option<usize>,
+    #[serde(deserialize_with = "lenient")]
+    spin_us: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -319,6 +326,7 @@ pub struct Settings {
     pub resp: Option<SocketAddr>,
     pub resp_password: Option<String>,
     pub resp_io_threads: usize,
+    pub resp_spin: std::time::Duration,
     pub influx: InfluxSettings,
     pub threads: Option<usize>,
 }
@@ -519,6 +527,10 @@ fn settle(layer: Layer) -> Settings {
         resp: layer.resp.listen,
         resp_password: layer.resp.password.filter(|p| !p.is_empty()),
         resp_io_threads: layer.resp.io_threads.unwrap_or(1),
+        resp_spin: layer.resp.spin_us.map_or(
+            sluice_resp::Config::default().spin_before_sleep,
+            std::time::Duration::from_micros,
+        ),
         influx,
         threads: layer.runtime.threads,
     }
@@ -612,6 +624,22 @@ mod tests {
         let (prefix, path) = s.views.first().unwrap();
         assert_eq!(prefix, "/films");
         assert_eq!(path, &config.0.parent().unwrap().join("views/films.json"));
+    }
+
+    #[test]
+    fn the_redis_spin_defaults_and_can_be_turned_off() {
+        let none = |_: &str| None;
+        let s = resolve(None, none, Table::new()).unwrap();
+        assert_eq!(
+            s.resp_spin,
+            sluice_resp::Config::default().spin_before_sleep
+        );
+        let env = |name: &str| (name == "SLUICE_RESP_SPIN_US").then(|| "0".to_string());
+        let s = resolve(None, env, Table::new()).unwrap();
+        assert_eq!(s.resp_spin, Duration::ZERO);
+        let flags = table(&[("resp", "spin_us", "35")]);
+        let s = resolve(None, none, flags).unwrap();
+        assert_eq!(s.resp_spin, Duration::from_micros(35));
     }
 
     #[test]

@@ -75,6 +75,12 @@ pub struct ServeArgs {
     /// [resp.io_threads].
     #[arg(long = "resp-io-threads", value_name = "N")]
     pub resp_io_threads: Option<usize>,
+
+    /// Microseconds a Redis connection thread busy-waits before sleeping while requests arrive
+    /// back to back: the next request then lands without a cross-core wake-up (default 20, 0
+    /// on a one-core machine; 0 never spins; an idle server never spins) [resp.spin_us].
+    #[arg(long = "resp-spin-us", value_name = "MICROSECONDS")]
+    pub resp_spin_us: Option<u64>,
 }
 
 impl ServeArgs {
@@ -104,6 +110,7 @@ impl ServeArgs {
             "io_threads",
             self.resp_io_threads.map(|n| n.to_string()),
         );
+        put("resp", "spin_us", self.resp_spin_us.map(|n| n.to_string()));
         put("runtime", "threads", self.threads.map(|n| n.to_string()));
         for pair in &self.views {
             let (prefix, file) = pair.split_once('=').unwrap_or((pair, ""));
@@ -209,6 +216,7 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         let config = sluice_resp::Config {
             password: settings.resp_password.clone(),
             io_threads: settings.resp_io_threads,
+            spin_before_sleep: settings.resp_spin,
             ..sluice_resp::Config::default()
         };
         gates.spawn(run_resp(listener, config, wait_for(stopped.clone())));

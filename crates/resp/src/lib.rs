@@ -14,6 +14,7 @@ mod params;
 pub mod reply;
 mod session;
 mod shared;
+mod spin;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,6 +36,9 @@ pub struct Config {
     /// Connection threads, each running a single-threaded runtime that owns its connections
     /// (no cross-thread wake-ups); 0 runs connections as tasks on the caller's runtime.
     pub io_threads: usize,
+    /// How long a connection thread busy-waits before sleeping while traffic is steady
+    /// (see `spin.rs`); zero sleeps at once.
+    pub spin_before_sleep: Duration,
 }
 
 impl Default for Config {
@@ -43,6 +47,7 @@ impl Default for Config {
             password: None,
             databases: 16,
             io_threads: 0,
+            spin_before_sleep: spin::default_spin(),
         }
     }
 }
@@ -69,7 +74,7 @@ pub async fn run(
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
     let io_threads = (0..config.io_threads)
-        .map(|i| io_thread(i, shared.clone(), stop_rx.clone()))
+        .map(|i| io_thread(i, config.spin_before_sleep, shared.clone(), stop_rx.clone()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut next_thread = 0;
     tokio::pin!(shutdown);
@@ -120,14 +125,21 @@ type Handoff = tokio::sync::mpsc::UnboundedSender<(std::net::TcpStream, SocketAd
 /// Starts a connection thread: a single-threaded runtime serving the connections handed to it.
 fn io_thread(
     index: usize,
+    spin: Duration,
     shared: Arc<shared::Shared>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<Handoff, Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)?;
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder.enable_all();
+    // Without a spin the hooks would only read the clock around every sleep for nothing.
+    if !spin.is_zero() {
+        let hooks = spin::SpinBeforePark::new(spin);
+        builder
+            .on_thread_park(move || hooks.before_park())
+            .on_thread_unpark(move || hooks.after_unpark());
+    }
+    let runtime = builder.build().map_err(Error::Runtime)?;
     std::thread::Builder::new()
         .name(format!("sluice-resp-{index}"))
         .spawn(move || {
