@@ -418,8 +418,11 @@ fn a_subscriber_that_does_not_read_is_cut_off_at_the_output_limit() {
         refused,
         "200 MB were queued for a subscriber that never reads"
     );
+    // 31, not 32: each queued message also counts its framing, so 32 MiB holds 31 whole 1 MiB
+    // messages when the subscriber's task has not yet moved any to its socket (a loaded machine;
+    // CI once saw exactly 31).
     assert!(
-        delivered >= 32,
+        delivered >= 31,
         "only {delivered} MB were queued before the limit"
     );
     // And the server closed the subscriber, as Redis does: draining its socket ends in EOF.
