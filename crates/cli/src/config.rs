@@ -77,7 +77,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "resp",
         "spin_us",
-        "microseconds a busy Redis connection thread spins before sleeping (0: never)",
+        "microseconds a Redis connection thread polls after its last request before sleeping (0: never)",
     ),
     (
         "influx",

@@ -76,9 +76,10 @@ pub struct ServeArgs {
     #[arg(long = "resp-io-threads", value_name = "N")]
     pub resp_io_threads: Option<usize>,
 
-    /// Microseconds a Redis connection thread busy-waits before sleeping while requests arrive
-    /// back to back: the next request then lands without a cross-core wake-up (default 20, 0
-    /// on a one-core machine; 0 never spins; an idle server never spins) [resp.spin_us].
+    /// Microseconds a Redis connection thread keeps polling its sockets after its last request
+    /// before it sleeps: a request that lands meanwhile is taken at once, without a cross-core
+    /// wake-up (default 50, 0 on a one-core machine; 0 never polls; an idle server sleeps at
+    /// once) [resp.spin_us].
     #[arg(long = "resp-spin-us", value_name = "MICROSECONDS")]
     pub resp_spin_us: Option<u64>,
 }

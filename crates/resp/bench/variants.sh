@@ -7,7 +7,8 @@
 #   P=16 N=400000 ROUNDS=2 VARIANTS="--resp-spin-us=0 --resp-spin-us=20" crates/resp/bench/variants.sh
 #
 # VARIANTS is a space-separated list; each entry is one variant's `sluice serve` flags, with
-# commas standing for spaces ("--threads=1,--resp-io-threads=0").
+# commas standing for spaces ("--threads=1,--resp-io-threads=0"). An entry may start with
+# `bin=PATH,` to run another build of sluice (before/after comparisons of a change).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -27,8 +28,13 @@ PID[redis]=$!
 trap 'kill "${PID[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
 for variant in $VARIANTS; do
   read -r -a flags <<<"${variant//,/ }"
+  bin=$SLUICE_BIN
+  if [[ ${flags[0]:-} == bin=* ]]; then
+    bin=${flags[0]#bin=}
+    flags=("${flags[@]:1}")
+  fi
   port=$(free_port)
-  SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$port" "${flags[@]}" >/dev/null &
+  SLUICE_LOG=warn "$bin" serve --resp "127.0.0.1:$port" "${flags[@]}" >/dev/null &
   NAMES+=("$variant"); PORT[$variant]=$port; PID[$variant]=$!
 done
 for name in "${NAMES[@]}"; do

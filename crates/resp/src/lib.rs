@@ -36,8 +36,8 @@ pub struct Config {
     /// Connection threads, each running a single-threaded runtime that owns its connections
     /// (no cross-thread wake-ups); 0 runs connections as tasks on the caller's runtime.
     pub io_threads: usize,
-    /// How long a connection thread busy-waits before sleeping while traffic is steady
-    /// (see `spin.rs`); zero sleeps at once.
+    /// How long a connection thread keeps polling its sockets after its last request before it
+    /// sleeps (see `spin.rs`); zero sleeps at once.
     pub spin_before_sleep: Duration,
 }
 
@@ -130,20 +130,17 @@ fn io_thread(
     mut stop: watch::Receiver<bool>,
 ) -> Result<Handoff, Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
-    let mut builder = tokio::runtime::Builder::new_current_thread();
-    builder.enable_all();
-    // Without a spin the hooks would only read the clock around every sleep for nothing.
-    if !spin.is_zero() {
-        let hooks = spin::SpinBeforePark::new(spin);
-        builder
-            .on_thread_park(move || hooks.before_park())
-            .on_thread_unpark(move || hooks.after_unpark());
-    }
-    let runtime = builder.build().map_err(Error::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
     std::thread::Builder::new()
         .name(format!("sluice-resp-{index}"))
         .spawn(move || {
             runtime.block_on(async move {
+                if !spin.is_zero() {
+                    tokio::spawn(spin::poll_after_work(spin));
+                }
                 loop {
                     tokio::select! {
                         handed = rx.recv() => {

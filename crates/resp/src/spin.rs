@@ -1,108 +1,105 @@
-//! A short busy-wait before a busy connection thread goes to sleep in the kernel.
+//! A short busy-poll of a connection thread's sockets after its last piece of work, before the
+//! thread sleeps in the kernel.
 //!
 //! Why: without pipelining every request is one small read and one small write, and a thread that
 //! sleeps in `epoll_wait` between them must be woken by the client's send, a cross-core wake-up
-//! that costs the client and the server several microseconds each time. Spinning for a few
-//! microseconds first lets the next request land while the thread is still running, so the kernel
-//! only queues the event. The spin happens only while traffic is steady (the previous sleep was
-//! short): an idle or lightly used server sleeps at once and spends nothing.
+//! that costs the client and the server several microseconds each time. Polling the sockets for a
+//! few microseconds after the last work lets the next request land while the thread still runs,
+//! so the kernel only queues the event, and the thread takes the request the moment it lands
+//! rather than after a fixed spin. Once no connection has had work for the whole window the thread
+//! sleeps; an idle server spends nothing.
 
 use std::cell::Cell;
+use std::future::poll_fn;
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// A previous sleep shorter than this means requests are arriving back to back.
-const BUSY_SLEEP: Duration = Duration::from_millis(1);
-
 thread_local! {
-    static ASLEEP_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
-    static LAST_SLEEP: Cell<Duration> = const { Cell::new(Duration::MAX) };
+    /// Bumped each time a connection on this thread has work.
+    static ACTIVITY: Cell<u64> = const { Cell::new(0) };
+    /// The poller's waker while it waits for work.
+    static POLLER: Cell<Option<Waker>> = const { Cell::new(None) };
+    /// Rounds of polling done on this thread (for tests).
+    static POLL_ROUNDS: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Hooks for a runtime's `on_thread_park` / `on_thread_unpark`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SpinBeforePark {
-    spin: Duration,
-}
-
-impl SpinBeforePark {
-    pub(crate) fn new(spin: Duration) -> Self {
-        Self { spin }
+/// Called by a connection each time it has work: keeps the thread polling a while longer.
+pub(crate) fn note_activity() {
+    ACTIVITY.set(ACTIVITY.get().wrapping_add(1));
+    if let Some(waker) = POLLER.take() {
+        waker.wake();
     }
+}
 
-    /// Called before the thread parks: spins for `spin` when the thread has been busy.
-    pub(crate) fn before_park(&self) {
-        if spin_wanted(LAST_SLEEP.get()) {
-            let start = Instant::now();
-            while start.elapsed() < self.spin {
-                std::hint::spin_loop();
+/// Runs for the life of a connection thread's runtime (a current-thread runtime): after any
+/// connection's work it yields back to the runtime again and again for up to `window` without new
+/// work. Each yield makes the runtime poll its sockets without blocking (tokio defers a yielded
+/// task until after that poll), so a request that lands meanwhile runs at once.
+pub(crate) async fn poll_after_work(window: Duration) {
+    loop {
+        let seen = ACTIVITY.get();
+        poll_fn(|cx| {
+            if ACTIVITY.get() != seen {
+                return Poll::Ready(());
+            }
+            POLLER.set(Some(cx.waker().clone()));
+            Poll::Pending
+        })
+        .await;
+        let mut seen = ACTIVITY.get();
+        let mut idle_since = Instant::now();
+        loop {
+            tokio::task::yield_now().await;
+            POLL_ROUNDS.set(POLL_ROUNDS.get() + 1);
+            let now = ACTIVITY.get();
+            if now != seen {
+                seen = now;
+                idle_since = Instant::now();
+            } else if idle_since.elapsed() >= window {
+                break;
             }
         }
-        ASLEEP_SINCE.set(Some(Instant::now()));
-    }
-
-    /// Called after the thread wakes: remembers how long it slept.
-    pub(crate) fn after_unpark(&self) {
-        if let Some(since) = ASLEEP_SINCE.take() {
-            LAST_SLEEP.set(since.elapsed());
-        }
     }
 }
 
-/// 20 µs measured best on 2 cores (BENCHMARKS.md); with one core the spin would only keep the
-/// client from running, so none.
+/// 50 µs measured a little ahead of 20 and level with 100 on 2 cores (BENCHMARKS.md); with one
+/// core the polling would only keep the client from running, so none.
 pub(crate) fn default_spin() -> Duration {
     match std::thread::available_parallelism() {
-        Ok(n) if n.get() > 1 => Duration::from_micros(20),
+        Ok(n) if n.get() > 1 => Duration::from_micros(50),
         _ => Duration::ZERO,
     }
-}
-
-fn spin_wanted(last_sleep: Duration) -> bool {
-    last_sleep < BUSY_SLEEP
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn spins_only_after_a_short_sleep() {
-        assert!(spin_wanted(Duration::from_micros(40)));
-        assert!(!spin_wanted(Duration::from_millis(5)));
-        assert!(!spin_wanted(Duration::MAX));
+    fn rounds_after(runtime: &tokio::runtime::Runtime, pause: Duration) -> u64 {
+        runtime.block_on(async move { tokio::time::sleep(pause).await });
+        POLL_ROUNDS.get()
     }
 
     #[test]
-    fn a_busy_thread_spins_and_an_idle_one_does_not() {
-        let hooks = SpinBeforePark::new(Duration::from_millis(100));
-        std::thread::spawn(move || {
-            // Never slept yet: no spin.
-            let start = Instant::now();
-            hooks.before_park();
-            assert!(start.elapsed() < Duration::from_millis(100));
-            hooks.after_unpark();
-            // Woke at once, so traffic is steady: the next park spins.
-            let start = Instant::now();
-            hooks.before_park();
-            assert!(start.elapsed() >= Duration::from_millis(100));
-            std::thread::sleep(Duration::from_millis(5));
-            hooks.after_unpark();
-            // Slept 5 ms: idle, no spin.
-            let start = Instant::now();
-            hooks.before_park();
-            assert!(start.elapsed() < Duration::from_millis(100));
-        })
-        .join()
-        .expect("hook thread");
-    }
-
-    #[test]
-    fn zero_never_spins() {
-        let hooks = SpinBeforePark::new(Duration::ZERO);
-        hooks.before_park();
-        hooks.after_unpark();
-        let start = Instant::now();
-        hooks.before_park();
-        assert!(start.elapsed() < Duration::from_millis(100));
+    fn polls_only_after_work_and_only_for_the_window() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.spawn(poll_after_work(Duration::from_millis(5)));
+        // No work yet: the poller waits without polling.
+        assert_eq!(rounds_after(&runtime, Duration::from_millis(20)), 0);
+        // Work: the thread polls for the window, then stops.
+        runtime.spawn(async { note_activity() });
+        let after_work = rounds_after(&runtime, Duration::from_millis(50));
+        assert!(after_work > 0, "no polling after work");
+        assert_eq!(
+            rounds_after(&runtime, Duration::from_millis(20)),
+            after_work,
+            "still polling long after the window"
+        );
+        // More work: polling starts again.
+        runtime.spawn(async { note_activity() });
+        assert!(rounds_after(&runtime, Duration::from_millis(50)) > after_work);
     }
 }
