@@ -76,7 +76,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ("resp", "io_threads", "threads serving Redis connections"),
     (
         "resp",
-        "spin_us",
+        "busy_poll_us",
         "microseconds a Redis connection thread polls after its last request before sleeping (0: never)",
     ),
     (
@@ -192,7 +192,7 @@ struct RespLayer {
     #[serde(deserialize_with = "lenient")]
     io_threads: Option<usize>,
     #[serde(deserialize_with = "lenient")]
-    spin_us: Option<u64>,
+    busy_poll_us: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -326,7 +326,7 @@ pub struct Settings {
     pub resp: Option<SocketAddr>,
     pub resp_password: Option<String>,
     pub resp_io_threads: usize,
-    pub resp_spin: std::time::Duration,
+    pub resp_busy_poll: std::time::Duration,
     pub influx: InfluxSettings,
     pub threads: Option<usize>,
 }
@@ -527,8 +527,8 @@ fn settle(layer: Layer) -> Settings {
         resp: layer.resp.listen,
         resp_password: layer.resp.password.filter(|p| !p.is_empty()),
         resp_io_threads: layer.resp.io_threads.unwrap_or(1),
-        resp_spin: layer.resp.spin_us.map_or(
-            sluice_resp::Config::default().spin_before_sleep,
+        resp_busy_poll: layer.resp.busy_poll_us.map_or(
+            sluice_resp::Config::default().busy_poll,
             std::time::Duration::from_micros,
         ),
         influx,
@@ -627,19 +627,16 @@ mod tests {
     }
 
     #[test]
-    fn the_redis_spin_defaults_and_can_be_turned_off() {
+    fn the_redis_busy_poll_defaults_and_can_be_turned_off() {
         let none = |_: &str| None;
         let s = resolve(None, none, Table::new()).unwrap();
-        assert_eq!(
-            s.resp_spin,
-            sluice_resp::Config::default().spin_before_sleep
-        );
-        let env = |name: &str| (name == "SLUICE_RESP_SPIN_US").then(|| "0".to_string());
+        assert_eq!(s.resp_busy_poll, sluice_resp::Config::default().busy_poll);
+        let env = |name: &str| (name == "SLUICE_RESP_BUSY_POLL_US").then(|| "0".to_string());
         let s = resolve(None, env, Table::new()).unwrap();
-        assert_eq!(s.resp_spin, Duration::ZERO);
-        let flags = table(&[("resp", "spin_us", "35")]);
+        assert_eq!(s.resp_busy_poll, Duration::ZERO);
+        let flags = table(&[("resp", "busy_poll_us", "35")]);
         let s = resolve(None, none, flags).unwrap();
-        assert_eq!(s.resp_spin, Duration::from_micros(35));
+        assert_eq!(s.resp_busy_poll, Duration::from_micros(35));
     }
 
     #[test]

@@ -79,9 +79,9 @@ pub struct ServeArgs {
     /// Microseconds a Redis connection thread keeps polling its sockets after its last request
     /// before it sleeps: a request that lands meanwhile is taken at once, without a cross-core
     /// wake-up (default 50, 0 on a one-core machine; 0 never polls; an idle server sleeps at
-    /// once) [resp.spin_us].
-    #[arg(long = "resp-spin-us", value_name = "MICROSECONDS")]
-    pub resp_spin_us: Option<u64>,
+    /// once) [resp.busy_poll_us].
+    #[arg(long = "resp-busy-poll-us", value_name = "MICROSECONDS")]
+    pub resp_busy_poll_us: Option<u64>,
 }
 
 impl ServeArgs {
@@ -111,7 +111,11 @@ impl ServeArgs {
             "io_threads",
             self.resp_io_threads.map(|n| n.to_string()),
         );
-        put("resp", "spin_us", self.resp_spin_us.map(|n| n.to_string()));
+        put(
+            "resp",
+            "busy_poll_us",
+            self.resp_busy_poll_us.map(|n| n.to_string()),
+        );
         put("runtime", "threads", self.threads.map(|n| n.to_string()));
         for pair in &self.views {
             let (prefix, file) = pair.split_once('=').unwrap_or((pair, ""));
@@ -217,7 +221,7 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         let config = sluice_resp::Config {
             password: settings.resp_password.clone(),
             io_threads: settings.resp_io_threads,
-            spin_before_sleep: settings.resp_spin,
+            busy_poll: settings.resp_busy_poll,
             ..sluice_resp::Config::default()
         };
         gates.spawn(run_resp(listener, config, wait_for(stopped.clone())));

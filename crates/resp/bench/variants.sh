@@ -3,8 +3,8 @@
 # server runs in turn (the order rotating per round), and the summary gives each variant's median
 # requests/s, its ratio to Redis's median and its server CPU per request.
 #
-#   VARIANTS="--resp-spin-us=0 --resp-spin-us=20" crates/resp/bench/variants.sh
-#   P=16 N=400000 ROUNDS=2 VARIANTS="--resp-spin-us=0 --resp-spin-us=20" crates/resp/bench/variants.sh
+#   VARIANTS="--resp-busy-poll-us=0 --resp-busy-poll-us=20" crates/resp/bench/variants.sh
+#   P=16 N=400000 ROUNDS=2 VARIANTS="--resp-busy-poll-us=0 --resp-busy-poll-us=20" crates/resp/bench/variants.sh
 #
 # VARIANTS is a space-separated list; each entry is one variant's `sluice serve` flags, with
 # commas standing for spaces ("--threads=1,--resp-io-threads=0"). An entry may start with
@@ -16,7 +16,7 @@ N=${N:-100000}
 P=${P:-1}
 CLIENTS=${CLIENTS:-50}
 TESTS=${TESTS:-set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,lrange_100,mset}
-VARIANTS=${VARIANTS:---resp-spin-us=0 --resp-spin-us=20}
+VARIANTS=${VARIANTS:---resp-busy-poll-us=0 --resp-busy-poll-us=20}
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh" redis-server redis-benchmark redis-cli
 

@@ -78,7 +78,7 @@ async fn drive(
         want: 0,
     };
     loop {
-        crate::spin::note_activity();
+        crate::busy_poll::note_activity();
         let batch = conn.process(shared, session);
         if !conn.out.buf.is_empty() {
             if session.subscriptions() > 0 {

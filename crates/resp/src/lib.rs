@@ -3,6 +3,7 @@
 //! Layers: [`frame`] parses requests without I/O, [`reply`] encodes replies, `cmd` holds one
 //! file per command family, [`engine`] is the keyspace boundary, `conn` drives one socket.
 
+mod busy_poll;
 pub mod cmd;
 mod conn;
 pub mod engine;
@@ -14,7 +15,6 @@ mod params;
 pub mod reply;
 mod session;
 mod shared;
-mod spin;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -37,8 +37,9 @@ pub struct Config {
     /// (no cross-thread wake-ups); 0 runs connections as tasks on the caller's runtime.
     pub io_threads: usize,
     /// How long a connection thread keeps polling its sockets after its last request before it
-    /// sleeps (see `spin.rs`); zero sleeps at once.
-    pub spin_before_sleep: Duration,
+    /// sleeps (see `busy_poll.rs`); zero sleeps at once. Only for connection threads
+    /// (`io_threads` > 0).
+    pub busy_poll: Duration,
 }
 
 impl Default for Config {
@@ -47,7 +48,7 @@ impl Default for Config {
             password: None,
             databases: 16,
             io_threads: 0,
-            spin_before_sleep: spin::default_spin(),
+            busy_poll: busy_poll::default_window(),
         }
     }
 }
@@ -74,7 +75,7 @@ pub async fn run(
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
     let io_threads = (0..config.io_threads)
-        .map(|i| io_thread(i, config.spin_before_sleep, shared.clone(), stop_rx.clone()))
+        .map(|i| io_thread(i, config.busy_poll, shared.clone(), stop_rx.clone()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut next_thread = 0;
     tokio::pin!(shutdown);
@@ -125,7 +126,7 @@ type Handoff = tokio::sync::mpsc::UnboundedSender<(std::net::TcpStream, SocketAd
 /// Starts a connection thread: a single-threaded runtime serving the connections handed to it.
 fn io_thread(
     index: usize,
-    spin: Duration,
+    busy_poll: Duration,
     shared: Arc<shared::Shared>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<Handoff, Error> {
@@ -138,8 +139,8 @@ fn io_thread(
         .name(format!("sluice-resp-{index}"))
         .spawn(move || {
             runtime.block_on(async move {
-                if !spin.is_zero() {
-                    tokio::spawn(spin::poll_after_work(spin));
+                if !busy_poll.is_zero() {
+                    tokio::spawn(busy_poll::poll_after_work(busy_poll));
                 }
                 loop {
                     tokio::select! {

@@ -62,9 +62,9 @@ pub(crate) async fn poll_after_work(window: Duration) {
     }
 }
 
-/// 50 µs measured a little ahead of 20 and level with 100 on 2 cores (BENCHMARKS.md); with one
-/// core the polling would only keep the client from running, so none.
-pub(crate) fn default_spin() -> Duration {
+/// The default window: 50 µs measured a little ahead of 20 and level with 100 on 2 cores
+/// (BENCHMARKS.md); with one core the polling would only keep the client from running, so none.
+pub(crate) fn default_window() -> Duration {
     match std::thread::available_parallelism() {
         Ok(n) if n.get() > 1 => Duration::from_micros(50),
         _ => Duration::ZERO,
