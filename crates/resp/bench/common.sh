@@ -1,5 +1,6 @@
-# Shared by compare.sh and rss.sh (sourced): skips when a tool is missing, builds the release
-# `sluice` binary, and sets ROOT, SLUICE_BIN and two free ports SP (Sluice) and RP (Redis).
+# Shared by compare.sh, variants.sh and rss.sh (sourced): skips when a tool is missing, builds the
+# release `sluice` binary, sets ROOT, SLUICE_BIN and two free ports SP (Sluice) and RP (Redis), and
+# defines the helpers below.
 # Usage: source common.sh tool...
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -10,6 +11,22 @@ done
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+
+# Starts a redis-server for benchmarking on PORT in the background (its pid is then in $!).
+start_redis() {
+  redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning >/dev/null &
+}
+
+# Waits (up to 5 s) until each PORT answers PING.
+wait_until_serving() {
+  local port
+  for port in "$@"; do
+    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  done
+}
+
+# A process's CPU time so far (user + system, clock ticks).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 cargo build --release -q -p sluice --manifest-path "$ROOT/Cargo.toml"
 SLUICE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice"

@@ -21,17 +21,14 @@ read -r -a EXTRA <<<"${SLUICE_ARGS:-}"
 [[ -n "${THREADS:-}" ]] && EXTRA+=(--threads "$THREADS")
 SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$SP" "${EXTRA[@]}" &
 SLUICE_PID=$!
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning >/dev/null &
+start_redis "$RP"
 REDIS_PID=$!
 trap 'kill $SLUICE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null' EXIT
-for port in "$SP" "$RP"; do
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
+wait_until_serving "$SP" "$RP"
 
 RESULTS=$(mktemp)
 # Server CPU time (user+system, clock ticks) so the table can show CPU per request, which a
 # noisy shared machine disturbs far less than throughput.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 run() { # name port pipeline requests pid
   local t
   redis-cli -p "$2" flushall >/dev/null

@@ -10,7 +10,7 @@ KEYS=${KEYS:-1000000}
 source "$(dirname "$0")/common.sh" redis-server redis-cli
 SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$SP" &
 SLUICE_PID=$!
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning >/dev/null &
+start_redis "$RP"
 REDIS_PID=$!
 COMMANDS=$(mktemp)
 trap 'kill $SLUICE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null; rm -f "$COMMANDS"' EXIT

@@ -8,7 +8,8 @@
 #
 # VARIANTS is a space-separated list; each entry is one variant's `sluice serve` flags, with
 # commas standing for spaces ("--threads=1,--resp-io-threads=0"). An entry may start with
-# `bin=PATH,` to run another build of sluice (before/after comparisons of a change).
+# `bin=PATH,` to run another build of sluice (before/after comparisons of a change); the entry
+# `redis-server` runs a second Redis, paired against the first: the benchmark's noise floor.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -23,7 +24,7 @@ source "$(dirname "$0")/common.sh" redis-server redis-benchmark redis-cli
 declare -A PORT PID
 NAMES=(redis)
 PORT[redis]=$RP
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning >/dev/null &
+start_redis "$RP"
 PID[redis]=$!
 trap 'kill "${PID[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
 for variant in $VARIANTS; do
@@ -34,15 +35,16 @@ for variant in $VARIANTS; do
     flags=("${flags[@]:1}")
   fi
   port=$(free_port)
-  SLUICE_LOG=warn "$bin" serve --resp "127.0.0.1:$port" "${flags[@]}" >/dev/null &
+  if [[ $variant == redis-server ]]; then
+    start_redis "$port"
+  else
+    SLUICE_LOG=warn "$bin" serve --resp "127.0.0.1:$port" "${flags[@]}" >/dev/null &
+  fi
   NAMES+=("$variant"); PORT[$variant]=$port; PID[$variant]=$!
 done
-for name in "${NAMES[@]}"; do
-  for _ in $(seq 100); do redis-cli -p "${PORT[$name]}" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
+for name in "${NAMES[@]}"; do wait_until_serving "${PORT[$name]}"; done
 
 RESULTS=$(mktemp)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 echo "machine: $(nproc) cores; rounds=$ROUNDS n=$N pipeline=$P clients=$CLIENTS" >&2
 for round in $(seq "$ROUNDS"); do
   for t in ${TESTS//,/ }; do
