@@ -68,36 +68,47 @@ pub fn run(args: DriverArgs) -> Result<()> {
     Ok(())
 }
 
+/// The child-process workers of a case, by contender.
+fn worker_run(kind: &str, target: &Target, amount: u64) -> Result<(String, f64)> {
+    child("worker", kind, &target.url, amount)
+}
+
 fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
     let psql = target.program("psql");
     let copy = "COPY (SELECT * FROM pgbench_accounts) TO STDOUT";
-    let (mut t_copy, mut t_sluice, mut t_tokio, mut rss_sluice, mut rss_tokio) =
-        (vec![], vec![], vec![], vec![], vec![]);
+    let workers = ["bulk-sluice", "bulk-tokio", "bulk-floor"];
+    let accounts = f64::from(args.run.scale) * 100_000.0;
+    let mut t_copy = vec![];
+    let (mut secs, mut rss) = (vec![vec![]; 3], vec![vec![]; 3]);
     for round in 0..args.run.rounds {
-        for turn in 0..3 {
-            match (round + turn) % 3 {
+        for turn in 0..4 {
+            match (round + turn) % 4 {
                 0 => t_copy.push(timed(&psql, &["-X", "-d", &target.url, "-c", copy])?),
-                1 => {
-                    let (out, secs) = child("worker", "bulk-sluice", &target.url, 0)?;
-                    t_sluice.push(secs);
-                    rss_sluice.push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
-                }
-                _ => {
-                    let (out, secs) = child("worker", "bulk-tokio", &target.url, 0)?;
-                    t_tokio.push(secs);
-                    rss_tokio.push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
+                i => {
+                    let (out, wall) = worker_run(workers[i - 1], target, 0)?;
+                    if field(&out, "rows") != Some(accounts) {
+                        bail!(
+                            "{} did not read all {accounts} accounts: {out}",
+                            workers[i - 1]
+                        );
+                    }
+                    secs[i - 1].push(wall);
+                    rss[i - 1].push(field(&out, "peak_rss_kib").unwrap_or(f64::NAN));
                 }
             }
         }
         eprintln!(
-            "bulk round {}: copy {:.3}s sluice {:.3}s tokio {:.3}s",
+            "bulk round {}: copy {:.3}s sluice {:.3}s tokio {:.3}s floor {:.3}s",
             round + 1,
             t_copy[round],
-            t_sluice[round],
-            t_tokio[round]
+            secs[0][round],
+            secs[1][round],
+            secs[2][round]
         );
     }
-    let (c, s, t) = (median(&t_copy), median(&t_sluice), median(&t_tokio));
+    let c = median(&t_copy);
+    let [s, t, f] = [0, 1, 2].map(|i| median(&secs[i]));
+    let rss = |i: usize| median(&rss[i]) / 1024.0;
     print(
         "SELECT * FROM pgbench_accounts, every field read (wall time of the whole process)",
         &[
@@ -108,7 +119,7 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
             },
             Line {
                 case: "sluice-pg".into(),
-                figure: format!("{s:.3} s, peak RSS {:.1} MiB", median(&rss_sluice) / 1024.0),
+                figure: format!("{s:.3} s, peak RSS {:.1} MiB", rss(0)),
                 note: format!(
                     "{:.2} x COPY (bar <= 1.30); {:.2} x faster than tokio-postgres (bar >= 1.5); RSS bar <= 32 MiB",
                     s / c,
@@ -117,72 +128,64 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
             },
             Line {
                 case: "tokio-postgres".into(),
-                figure: format!("{t:.3} s, peak RSS {:.1} MiB", median(&rss_tokio) / 1024.0),
+                figure: format!("{t:.3} s, peak RSS {:.1} MiB", rss(1)),
                 note: format!("{:.2} x COPY", t / c),
+            },
+            Line {
+                case: "floor: a client that only frames the messages (no driver can do less)"
+                    .into(),
+                figure: format!("{f:.3} s, peak RSS {:.1} MiB", rss(2)),
+                note: format!(
+                    "{:.2} x faster than tokio-postgres: the most any client could be; {:.2} x sluice-pg's time",
+                    t / f,
+                    s / f
+                ),
             },
         ],
     );
     Ok(())
 }
 
+/// `pgbench -S -M prepared -c 8 -j 2` for `secs` seconds; its tps.
+fn pgbench_point(target: &Target, secs: u64) -> Result<f64> {
+    let out = Command::new(target.program("pgbench"))
+        .args(["-n", "-S", "-M", "prepared", "-c", "8", "-j", "2", "-T"])
+        .arg(secs.to_string())
+        .arg(&target.url)
+        .output()
+        .context("running pgbench")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|v| v.parse::<f64>().ok())
+        .context("pgbench printed no tps")
+}
+
 fn point(target: &Target, args: &DriverArgs) -> Result<()> {
-    let pgbench = target.program("pgbench");
-    let secs = args.run.seconds.to_string();
-    let (mut p, mut s, mut t) = (vec![], vec![], vec![]);
+    let workers = ["point-sluice", "point-tokio", "point-floor"];
+    let (mut p, mut tps) = (vec![], vec![vec![]; 3]);
     for round in 0..args.run.rounds {
-        for turn in 0..3 {
-            match (round + turn) % 3 {
-                0 => {
-                    let out = Command::new(&pgbench)
-                        .args([
-                            "-n",
-                            "-S",
-                            "-M",
-                            "prepared",
-                            "-c",
-                            "8",
-                            "-j",
-                            "2",
-                            "-T",
-                            &secs,
-                            &target.url,
-                        ])
-                        .output()
-                        .context("running pgbench")?;
-                    let text = String::from_utf8_lossy(&out.stdout);
-                    let tps = text
-                        .lines()
-                        .find(|l| l.starts_with("tps = "))
-                        .and_then(|l| l.split_whitespace().nth(2))
-                        .and_then(|v| v.parse::<f64>().ok())
-                        .context("pgbench printed no tps")?;
-                    p.push(tps);
+        for turn in 0..4 {
+            match (round + turn) % 4 {
+                0 => p.push(pgbench_point(target, args.run.seconds)?),
+                i => {
+                    let (out, _) = worker_run(workers[i - 1], target, args.run.seconds)?;
+                    tps[i - 1].push(field(&out, "tps").unwrap_or(f64::NAN));
                 }
-                1 => s.push(
-                    field(
-                        &child("worker", "point-sluice", &target.url, args.run.seconds)?.0,
-                        "tps",
-                    )
-                    .unwrap_or(f64::NAN),
-                ),
-                _ => t.push(
-                    field(
-                        &child("worker", "point-tokio", &target.url, args.run.seconds)?.0,
-                        "tps",
-                    )
-                    .unwrap_or(f64::NAN),
-                ),
             }
         }
         eprintln!(
-            "point round {}: pgbench {:.0} sluice {:.0} tokio {:.0}",
+            "point round {}: pgbench {:.0} sluice {:.0} tokio {:.0} floor {:.0}",
             round + 1,
             p[round],
-            s[round],
-            t[round]
+            tps[0][round],
+            tps[1][round],
+            tps[2][round]
         );
     }
-    let (p, s, t) = (median(&p), median(&s), median(&t));
+    let p = median(&p);
+    let [s, t, f] = [0, 1, 2].map(|i| median(&tps[i]));
     print(
         "Point selects by primary key, 8 connections, 8 tasks (SELECT abalance ... WHERE aid = $1)",
         &[
@@ -204,6 +207,16 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
                 case: "tokio-postgres (prepared)".into(),
                 figure: format!("{t:.0} tps"),
                 note: format!("{:.2} x pgbench", t / p),
+            },
+            Line {
+                case: "floor: pre-encoded Bind/Execute/Sync, replies only framed".into(),
+                figure: format!("{f:.0} tps"),
+                note: format!(
+                    "{:.2} x tokio-postgres: the most any client could be; {:.2} x pgbench; {:.2} x sluice-pg",
+                    f / t,
+                    f / p,
+                    f / s
+                ),
             },
         ],
     );

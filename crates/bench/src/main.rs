@@ -2,6 +2,7 @@
 
 mod driver;
 mod export;
+mod floor;
 mod http;
 mod influx;
 mod peers;

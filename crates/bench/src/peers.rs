@@ -7,7 +7,7 @@ use futures_util::future::join_all;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-fn peak_rss_kib() -> u64 {
+pub fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -21,7 +21,9 @@ fn peak_rss_kib() -> u64 {
 
 pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
     let runtime = match kind {
-        "point-sluice" | "point-tokio" if std::env::var("SLUICE_BENCH_PER_THREAD").is_err() => {
+        "point-sluice" | "point-tokio" | "point-floor"
+            if std::env::var("SLUICE_BENCH_PER_THREAD").is_err() =>
+        {
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
@@ -36,8 +38,10 @@ pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
             "bulk-sluice" => bulk_sluice(url, sluice_pg::Format::Text).await,
             "bulk-sluice-binary" => bulk_sluice(url, sluice_pg::Format::Binary).await,
             "bulk-tokio" => bulk_tokio(url).await,
+            "bulk-floor" => crate::floor::bulk(url).await,
             "point-sluice" => point_sluice(url, amount).await,
             "point-tokio" => point_tokio(url, amount).await,
+            "point-floor" => crate::floor::point(url, amount).await,
             "pipeline-sluice" => pipeline_sluice(url, amount).await,
             "pipeline-tokio" => pipeline_tokio(url, amount).await,
             _ => bail!("unknown worker {kind}"),

@@ -6,7 +6,8 @@ use crate::runs::{Keys, POINT_SQL, RunArgs, WorkerArgs, child, timed_tasks};
 use crate::setup::Target;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use sluice_pg::pool::{Pool, PoolSettings, Reset};
+use deadpool_postgres::RecyclingMethod;
+use sluice_pg::pool::{Pool, PoolSettings, Reset, SESSION_RESET_SAME_AUTHORIZATION};
 
 use std::sync::atomic::Ordering;
 
@@ -72,9 +73,17 @@ fn rounds(target: &Target, args: &PoolArgs, kinds: &[&str]) -> Result<Vec<Vec<f6
 }
 
 fn point(target: &Target, args: &PoolArgs) -> Result<()> {
-    let kinds = ["dedicated", "sluice", "sluice-txonly", "deadpool", "bb8"];
+    let kinds = [
+        "dedicated",
+        "sluice",
+        "sluice-txonly",
+        "deadpool",
+        "bb8",
+        "dedicated-reset",
+        "deadpool-clean",
+    ];
     let tps = rounds(target, args, &kinds)?;
-    let [d, s, x, p, b] = [0, 1, 2, 3, 4].map(|i| median(&tps[i]));
+    let [d, s, x, p, b, r, c] = [0, 1, 2, 3, 4, 5, 6].map(|i| median(&tps[i]));
     print(
         "Point selects by primary key: 64 tasks through a pool of 8 (SELECT abalance ... WHERE aid = $1)",
         &[
@@ -87,26 +96,38 @@ fn point(target: &Target, args: &PoolArgs) -> Result<()> {
                 case: "sluice-pg pool, Reset::Session (default)".into(),
                 figure: format!("{s:.0} tps"),
                 note: format!(
-                    "{:.2} x dedicated (bar >= 0.9); {:.2} x deadpool; {:.2} x bb8",
+                    "{:.2} x dedicated (bar >= 0.9); {:.2} x the reset ceiling; {:.2} x deadpool Clean; {:.2} x deadpool Fast; {:.2} x bb8",
                     s / d,
+                    s / r,
+                    s / c,
                     s / p,
                     s / b
                 ),
             },
             Line {
+                case: "ceiling of a pool that resets the session: 8 dedicated connections, the same reset fused before every select".into(),
+                figure: format!("{r:.0} tps"),
+                note: format!("{:.2} x dedicated", r / d),
+            },
+            Line {
                 case: "sluice-pg pool, Reset::TransactionOnly".into(),
                 figure: format!("{x:.0} tps"),
                 note: format!(
-                    "{:.2} x dedicated; {:.2} x deadpool; {:.2} x bb8",
+                    "{:.2} x dedicated; {:.2} x deadpool Fast; {:.2} x bb8",
                     x / d,
                     x / p,
                     x / b
                 ),
             },
             Line {
-                case: "deadpool-postgres 0.14 (RecyclingMethod::Fast, prepare_cached)".into(),
+                case: "deadpool-postgres 0.14 (RecyclingMethod::Fast: no reset, prepare_cached)".into(),
                 figure: format!("{p:.0} tps"),
                 note: format!("{:.2} x dedicated", p / d),
+            },
+            Line {
+                case: "deadpool-postgres 0.14 (RecyclingMethod::Clean: the same reset as a round trip)".into(),
+                figure: format!("{c:.0} tps"),
+                note: format!("{:.2} x dedicated", c / d),
             },
             Line {
                 case: "bb8-postgres 0.9 (defaults: test on check-out; query_typed)".into(),
@@ -154,10 +175,12 @@ pub fn worker(args: WorkerArgs) -> Result<()> {
     let (url, secs) = (args.url.as_str(), args.amount);
     let tps = runtime.block_on(async {
         match args.kind.as_str() {
-            "dedicated" => dedicated(url, secs).await,
+            "dedicated" => dedicated(url, secs, None).await,
+            "dedicated-reset" => dedicated(url, secs, Some(SESSION_RESET_SAME_AUTHORIZATION)).await,
             "sluice" => sluice(url, secs, 64, Reset::Session).await,
             "sluice-txonly" => sluice(url, secs, 64, Reset::TransactionOnly).await,
-            "deadpool" => deadpool(url, secs).await,
+            "deadpool" => deadpool(url, secs, RecyclingMethod::Fast).await,
+            "deadpool-clean" => deadpool(url, secs, RecyclingMethod::Clean).await,
             "bb8" => bb8(url, secs).await,
             "plain-256" => sluice(url, secs, 256, Reset::TransactionOnly).await,
             "mux-256" => multiplexed(url, secs, 256).await,
@@ -168,7 +191,9 @@ pub fn worker(args: WorkerArgs) -> Result<()> {
     Ok(())
 }
 
-async fn dedicated(url: &str, seconds: u64) -> Result<f64> {
+/// 8 tasks on 8 connections of their own; with `reset`, those statements are fused in front of
+/// every query as the pool fuses its reset in front of a lease's first request.
+async fn dedicated(url: &str, seconds: u64, reset: Option<&'static [&'static str]>) -> Result<f64> {
     let url = url.to_owned();
     timed_tasks(8, seconds, move |t, stop, count| {
         let url = url.clone();
@@ -177,6 +202,9 @@ async fn dedicated(url: &str, seconds: u64) -> Result<f64> {
             let mut keys = Keys::new(t);
             while !stop.load(Ordering::Relaxed) {
                 let aid = keys.next();
+                if let Some(statements) = reset {
+                    conn.prepend_reset(statements);
+                }
                 let row = conn.query_one(POINT_SQL, &[&aid]).await?;
                 let _: i32 = row.get(0)?;
                 count.fetch_add(1, Ordering::Relaxed);
@@ -230,14 +258,12 @@ async fn multiplexed(url: &str, seconds: u64, tasks: u64) -> Result<f64> {
     .await
 }
 
-async fn deadpool(url: &str, seconds: u64) -> Result<f64> {
-    use deadpool_postgres::{ManagerConfig, PoolConfig, RecyclingMethod, Runtime};
+async fn deadpool(url: &str, seconds: u64, recycling_method: RecyclingMethod) -> Result<f64> {
+    use deadpool_postgres::{ManagerConfig, PoolConfig, Runtime};
     let mut config = deadpool_postgres::Config::new();
     config.url = Some(url.to_owned());
     config.pool = Some(PoolConfig::new(8));
-    config.manager = Some(ManagerConfig {
-        recycling_method: RecyclingMethod::Fast,
-    });
+    config.manager = Some(ManagerConfig { recycling_method });
     let pool = config.create_pool(Some(Runtime::Tokio1), tokio_postgres::NoTls)?;
     timed_tasks(64, seconds, move |t, stop, count| {
         let pool = pool.clone();

@@ -1,0 +1,196 @@
+//! The floor: the least work any client can do for the driver benchmark's cases over the same
+//! transport, so the headroom one driver could have over another is measured, not guessed.
+//!
+//! A floor client has a socket, one large read buffer and the protocol's message framing, and
+//! nothing else: no row decoding beyond what the case needs, no statement cache, no error
+//! recovery, trust authentication only. No real driver can do less per row or per query.
+
+use crate::runs::{Keys, POINT_SQL, timed_tasks};
+use anyhow::{Context, Result, bail};
+use bytes::BytesMut;
+use sluice_pg::config::{Config, Host};
+use sluice_pg::protocol::backend::{self, Message};
+use sluice_pg::protocol::frontend::{self, Formats};
+use sluice_pg::types::Format;
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The read buffer: as large as the kernel is likely to hand over in one read.
+const READ_BUFFER: usize = 1 << 20;
+/// int4, the point select's parameter type.
+const INT4_OID: u32 = 23;
+
+/// A socket and a read buffer, logged in with trust authentication.
+struct RawConn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// Unconsumed bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+}
+
+impl RawConn {
+    async fn connect(url: &str) -> Result<RawConn> {
+        let config = Config::parse(url).context("parsing the server URL")?;
+        let target = config
+            .targets()
+            .into_iter()
+            .next()
+            .context("the URL names no server")?;
+        let stream = match (target.hostaddr, &target.host) {
+            (Some(ip), _) => TcpStream::connect((ip, target.port)).await,
+            (None, Host::Tcp(name)) => TcpStream::connect((name.as_str(), target.port)).await,
+            (None, Host::Unix(_)) => {
+                bail!("the floor client speaks TCP only: give the server as host and port")
+            }
+        }
+        .with_context(|| format!("connecting to {}:{}", target.host, target.port))?;
+        stream.set_nodelay(true)?;
+        let mut conn = RawConn {
+            stream,
+            buf: vec![0; READ_BUFFER],
+            start: 0,
+            end: 0,
+        };
+        let mut out = BytesMut::new();
+        frontend::startup(
+            &[("user", config.user()), ("database", config.dbname())],
+            &mut out,
+        )?;
+        conn.stream.write_all(&out).await?;
+        conn.until_ready(|tag, body| match (tag, body) {
+            (b'R', [0, 0, 0, 0]) => Ok(()),
+            (b'R', _) => bail!("the floor client supports trust authentication only"),
+            _ => Ok(()),
+        })
+        .await?;
+        Ok(conn)
+    }
+
+    /// Hands every message's type and body to `each` until ReadyForQuery; an ErrorResponse
+    /// becomes the error.
+    async fn until_ready(&mut self, mut each: impl FnMut(u8, &[u8]) -> Result<()>) -> Result<()> {
+        loop {
+            while let Some((tag, total)) = backend::header(&self.buf[self.start..self.end])? {
+                if self.end - self.start < total {
+                    break;
+                }
+                let body = &self.buf[self.start + 5..self.start + total];
+                self.start += total;
+                match tag {
+                    b'Z' => return Ok(()),
+                    b'E' => bail!("server error: {}", error_message(body)),
+                    _ => each(tag, body)?,
+                }
+            }
+            self.make_room()?;
+            let n = self.stream.read(&mut self.buf[self.end..]).await?;
+            if n == 0 {
+                bail!("the server closed the connection");
+            }
+            self.end += n;
+        }
+    }
+
+    /// Moves a partial message to the front of the buffer, growing it for one larger than it.
+    fn make_room(&mut self) -> Result<()> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if let Some((_, total)) = backend::header(&self.buf[..self.end])? {
+            if total > self.buf.len() {
+                self.buf.resize(total, 0);
+            }
+        }
+        if self.end == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        Ok(())
+    }
+}
+
+fn error_message(body: &[u8]) -> String {
+    match backend::parse_body(b'E', body) {
+        Ok(Message::ErrorResponse(fields)) => fields
+            .iter()
+            .find(|(code, _)| *code == b'M')
+            .map(|(_, text)| String::from_utf8_lossy(text).into_owned())
+            .unwrap_or_else(|| "(no message)".into()),
+        _ => "(unreadable ErrorResponse)".into(),
+    }
+}
+
+/// `SELECT * FROM pgbench_accounts` as a simple query; every message framed, rows counted.
+pub async fn bulk(url: &str) -> Result<()> {
+    let mut conn = RawConn::connect(url).await?;
+    let mut out = BytesMut::new();
+    frontend::query("SELECT * FROM pgbench_accounts", &mut out)?;
+    conn.stream.write_all(&out).await?;
+    let (mut rows, mut bytes) = (0u64, 0usize);
+    conn.until_ready(|tag, body| {
+        if tag == b'D' {
+            rows += 1;
+            bytes += body.len();
+        }
+        Ok(())
+    })
+    .await?;
+    println!(
+        "rows={rows} bytes={bytes} peak_rss_kib={}",
+        crate::peers::peak_rss_kib()
+    );
+    Ok(())
+}
+
+/// Eight tasks, each on its own connection, sending Bind/Execute/Sync of a statement prepared
+/// once and reading the reply in one buffer.
+pub async fn point(url: &str, seconds: u64) -> Result<()> {
+    let url = url.to_owned();
+    let tps = timed_tasks(8, seconds, move |t, stop, count| {
+        let url = url.clone();
+        async move {
+            let mut conn = RawConn::connect(&url).await?;
+            let mut out = BytesMut::new();
+            frontend::parse("p", POINT_SQL, &[INT4_OID], &mut out)?;
+            frontend::sync(&mut out);
+            conn.stream.write_all(&out).await?;
+            conn.until_ready(|_, _| Ok(())).await?;
+            let mut keys = Keys::new(t);
+            while !stop.load(Ordering::Relaxed) {
+                let aid = keys.next();
+                out.clear();
+                frontend::bind(
+                    "",
+                    "p",
+                    Formats::All(Format::Binary),
+                    |w| {
+                        w.put_raw(Some(&aid.to_be_bytes()));
+                        Ok::<(), Infallible>(())
+                    },
+                    Formats::All(Format::Binary),
+                    &mut out,
+                )
+                .map_err(|_| anyhow::anyhow!("encoding Bind"))?;
+                frontend::execute("", 0, &mut out)?;
+                frontend::sync(&mut out);
+                conn.stream.write_all(&out).await?;
+                let mut rows = 0;
+                conn.until_ready(|tag, _| {
+                    rows += u32::from(tag == b'D');
+                    Ok(())
+                })
+                .await?;
+                if rows != 1 {
+                    bail!("account {aid}: {rows} rows instead of one");
+                }
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    println!("tps={tps:.1}");
+    Ok(())
+}
