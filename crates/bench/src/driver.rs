@@ -225,21 +225,28 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
 
 fn pipeline(target: &Target, args: &DriverArgs) -> Result<()> {
     let (mut seq, mut pipe, mut tokio_pipe) = (vec![], vec![], vec![]);
+    let (mut floor_seq, mut floor_pipe) = (vec![], vec![]);
     for round in 0..args.run.rounds {
-        let (out, _) = child("worker", "pipeline-sluice", &target.url, 20)?;
+        let (out, _) = worker_run("pipeline-sluice", target, 20)?;
         seq.push(field(&out, "sequential_ms").unwrap_or(f64::NAN));
         pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
-        let (out, _) = child("worker", "pipeline-tokio", &target.url, 20)?;
+        let (out, _) = worker_run("pipeline-tokio", target, 20)?;
         tokio_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
+        let (out, _) = worker_run("pipeline-floor", target, 20)?;
+        floor_seq.push(field(&out, "sequential_ms").unwrap_or(f64::NAN));
+        floor_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
         eprintln!(
-            "pipeline round {}: sequential {:.2} ms, pipelined {:.2} ms, tokio-postgres pipelined {:.2} ms",
+            "pipeline round {}: sequential {:.2} ms, pipelined {:.2} ms, tokio-postgres pipelined {:.2} ms, floor {:.2} / {:.2} ms",
             round + 1,
             seq[round],
             pipe[round],
-            tokio_pipe[round]
+            tokio_pipe[round],
+            floor_seq[round],
+            floor_pipe[round]
         );
     }
     let (q, p, t) = (median(&seq), median(&pipe), median(&tokio_pipe));
+    let (fq, fp) = (median(&floor_seq), median(&floor_pipe));
     print(
         "1,000 point selects on one connection",
         &[
@@ -257,6 +264,14 @@ fn pipeline(target: &Target, args: &DriverArgs) -> Result<()> {
                 case: "tokio-postgres, 1,000 futures joined".into(),
                 figure: format!("{t:.2} ms"),
                 note: format!("{:.2} x sluice pipeline time", t / p),
+            },
+            Line {
+                case: "floor: 1,000 pre-encoded selects, one at a time / in one write".into(),
+                figure: format!("{fq:.2} ms / {fp:.2} ms"),
+                note: format!(
+                    "{:.1} x faster: what pipelining can gain against this server and loopback",
+                    fq / fp
+                ),
             },
         ],
     );

@@ -5,6 +5,7 @@
 //! nothing else: no row decoding beyond what the case needs, no statement cache, no error
 //! recovery, trust authentication only. No real driver can do less per row or per query.
 
+use crate::report::median;
 use crate::runs::{Keys, POINT_SQL, timed_tasks};
 use anyhow::{Context, Result, bail};
 use bytes::BytesMut;
@@ -14,6 +15,7 @@ use sluice_pg::protocol::frontend::{self, Formats};
 use sluice_pg::types::Format;
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -144,6 +146,49 @@ pub async fn bulk(url: &str) -> Result<()> {
     Ok(())
 }
 
+impl RawConn {
+    /// Connects and prepares the point select as statement `p`.
+    async fn connect_prepared(url: &str) -> Result<RawConn> {
+        let mut conn = RawConn::connect(url).await?;
+        let mut out = BytesMut::new();
+        frontend::parse("p", POINT_SQL, &[INT4_OID], &mut out)?;
+        frontend::sync(&mut out);
+        conn.stream.write_all(&out).await?;
+        conn.until_ready(|_, _| Ok(())).await?;
+        Ok(conn)
+    }
+
+    /// Sends `out` and counts the DataRows until ReadyForQuery.
+    async fn round_trip(&mut self, out: &[u8]) -> Result<usize> {
+        self.stream.write_all(out).await?;
+        let mut rows = 0;
+        self.until_ready(|tag, _| {
+            rows += usize::from(tag == b'D');
+            Ok(())
+        })
+        .await?;
+        Ok(rows)
+    }
+}
+
+/// Appends Bind and Execute of the prepared point select for account `aid`.
+fn put_point(aid: i32, out: &mut BytesMut) -> Result<()> {
+    frontend::bind(
+        "",
+        "p",
+        Formats::All(Format::Binary),
+        |w| {
+            w.put_raw(Some(&aid.to_be_bytes()));
+            Ok::<(), Infallible>(())
+        },
+        Formats::All(Format::Binary),
+        out,
+    )
+    .map_err(|_| anyhow::anyhow!("encoding Bind"))?;
+    frontend::execute("", 0, out)?;
+    Ok(())
+}
+
 /// Eight tasks, each on its own connection, sending Bind/Execute/Sync of a statement prepared
 /// once and reading the reply in one buffer.
 pub async fn point(url: &str, seconds: u64) -> Result<()> {
@@ -151,37 +196,15 @@ pub async fn point(url: &str, seconds: u64) -> Result<()> {
     let tps = timed_tasks(8, seconds, move |t, stop, count| {
         let url = url.clone();
         async move {
-            let mut conn = RawConn::connect(&url).await?;
+            let mut conn = RawConn::connect_prepared(&url).await?;
             let mut out = BytesMut::new();
-            frontend::parse("p", POINT_SQL, &[INT4_OID], &mut out)?;
-            frontend::sync(&mut out);
-            conn.stream.write_all(&out).await?;
-            conn.until_ready(|_, _| Ok(())).await?;
             let mut keys = Keys::new(t);
             while !stop.load(Ordering::Relaxed) {
                 let aid = keys.next();
                 out.clear();
-                frontend::bind(
-                    "",
-                    "p",
-                    Formats::All(Format::Binary),
-                    |w| {
-                        w.put_raw(Some(&aid.to_be_bytes()));
-                        Ok::<(), Infallible>(())
-                    },
-                    Formats::All(Format::Binary),
-                    &mut out,
-                )
-                .map_err(|_| anyhow::anyhow!("encoding Bind"))?;
-                frontend::execute("", 0, &mut out)?;
+                put_point(aid, &mut out)?;
                 frontend::sync(&mut out);
-                conn.stream.write_all(&out).await?;
-                let mut rows = 0;
-                conn.until_ready(|tag, _| {
-                    rows += u32::from(tag == b'D');
-                    Ok(())
-                })
-                .await?;
+                let rows = conn.round_trip(&out).await?;
                 if rows != 1 {
                     bail!("account {aid}: {rows} rows instead of one");
                 }
@@ -192,5 +215,45 @@ pub async fn point(url: &str, seconds: u64) -> Result<()> {
     })
     .await?;
     println!("tps={tps:.1}");
+    Ok(())
+}
+
+/// Median of `reps` timings of 1,000 point selects, one at a time and as one write with one
+/// Sync, as the driver's pipeline case runs them.
+pub async fn pipeline(url: &str, reps: u64) -> Result<()> {
+    let mut conn = RawConn::connect_prepared(url).await?;
+    let mut keys = Keys::new(42);
+    let mut out = BytesMut::new();
+    let (mut seq, mut pipe) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        let start = Instant::now();
+        for _ in 0..1000 {
+            out.clear();
+            put_point(keys.next(), &mut out)?;
+            frontend::sync(&mut out);
+            conn.round_trip(&out).await?;
+        }
+        let sequential = start.elapsed();
+        let start = Instant::now();
+        out.clear();
+        for _ in 0..1000 {
+            put_point(keys.next(), &mut out)?;
+        }
+        frontend::sync(&mut out);
+        let rows = conn.round_trip(&out).await?;
+        let pipelined = start.elapsed();
+        if rows != 1000 {
+            bail!("a pipeline of 1,000 point selects returned {rows} rows");
+        }
+        if rep > 0 {
+            seq.push(sequential.as_secs_f64() * 1000.0);
+            pipe.push(pipelined.as_secs_f64() * 1000.0);
+        }
+    }
+    println!(
+        "sequential_ms={:.3} pipelined_ms={:.3}",
+        median(&seq),
+        median(&pipe)
+    );
     Ok(())
 }

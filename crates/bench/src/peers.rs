@@ -44,6 +44,7 @@ pub fn run_worker(kind: &str, url: &str, amount: u64) -> Result<()> {
             "point-floor" => crate::floor::point(url, amount).await,
             "pipeline-sluice" => pipeline_sluice(url, amount).await,
             "pipeline-tokio" => pipeline_tokio(url, amount).await,
+            "pipeline-floor" => crate::floor::pipeline(url, amount).await,
             _ => bail!("unknown worker {kind}"),
         }
     })
