@@ -146,29 +146,13 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
     Ok(())
 }
 
-/// `pgbench -S -M prepared -c 8 -j 2` for `secs` seconds; its tps.
-fn pgbench_point(target: &Target, secs: u64) -> Result<f64> {
-    let out = Command::new(target.program("pgbench"))
-        .args(["-n", "-S", "-M", "prepared", "-c", "8", "-j", "2", "-T"])
-        .arg(secs.to_string())
-        .arg(&target.url)
-        .output()
-        .context("running pgbench")?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find(|l| l.starts_with("tps = "))
-        .and_then(|l| l.split_whitespace().nth(2))
-        .and_then(|v| v.parse::<f64>().ok())
-        .context("pgbench printed no tps")
-}
-
 fn point(target: &Target, args: &DriverArgs) -> Result<()> {
     let workers = ["point-sluice", "point-tokio", "point-floor"];
     let (mut p, mut tps) = (vec![], vec![vec![]; 3]);
     for round in 0..args.run.rounds {
         for turn in 0..4 {
             match (round + turn) % 4 {
-                0 => p.push(pgbench_point(target, args.run.seconds)?),
+                0 => p.push(target.pgbench_select_only(args.run.seconds)?),
                 i => {
                     let (out, _) = worker_run(workers[i - 1], target, args.run.seconds)?;
                     tps[i - 1].push(field(&out, "tps").unwrap_or(f64::NAN));

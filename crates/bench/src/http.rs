@@ -238,21 +238,6 @@ fn wrk(base: &str, script: &Path, seconds: u64) -> Result<(f64, f64)> {
     Ok((rps, p99))
 }
 
-fn pgbench(target: &Target, seconds: u64) -> Result<f64> {
-    let out = Command::new(target.program("pgbench"))
-        .args(["-n", "-S", "-M", "prepared", "-c", "8", "-j", "2", "-T"])
-        .arg(seconds.to_string())
-        .arg(&target.url)
-        .output()
-        .context("running pgbench")?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find(|l| l.starts_with("tps = "))
-        .and_then(|l| l.split_whitespace().nth(2))
-        .and_then(|v| v.parse().ok())
-        .context("pgbench printed no tps")
-}
-
 /// Runs `program args` with standard output read here: seconds, bytes, and a hash of the bytes.
 fn timed_digest(program: &Path, args: &[String]) -> Result<(f64, u64, u64)> {
     let start = Instant::now();
@@ -369,7 +354,7 @@ fn point(target: &Target, serve: &Serve, script: &Path, args: &HttpArgs) -> Resu
                 http.push(rps);
                 p99.push(p);
             } else {
-                pg.push(pgbench(target, args.seconds)?);
+                pg.push(target.pgbench_select_only(args.seconds)?);
             }
         }
         eprintln!(

@@ -47,6 +47,23 @@ impl Target {
         })
     }
 
+    /// `pgbench -n -S -M prepared -c 8 -j 2` for `seconds` seconds (point selects on 8
+    /// connections from 2 threads); its tps.
+    pub fn pgbench_select_only(&self, seconds: u64) -> Result<f64> {
+        let out = Command::new(self.program("pgbench"))
+            .args(["-n", "-S", "-M", "prepared", "-c", "8", "-j", "2", "-T"])
+            .arg(seconds.to_string())
+            .arg(&self.url)
+            .output()
+            .context("running pgbench")?;
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.starts_with("tps = "))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .and_then(|v| v.parse().ok())
+            .context("pgbench printed no tps")
+    }
+
     /// A PostgreSQL client program (psql, pgbench): next to the server binaries or on PATH.
     pub fn program(&self, name: &str) -> PathBuf {
         if let Some(dir) = &self.bin_dir {
