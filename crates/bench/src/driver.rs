@@ -68,11 +68,6 @@ pub fn run(args: DriverArgs) -> Result<()> {
     Ok(())
 }
 
-/// The child-process workers of a case, by contender.
-fn worker_run(kind: &str, target: &Target, amount: u64) -> Result<(String, f64)> {
-    child("worker", kind, &target.url, amount)
-}
-
 fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
     let psql = target.program("psql");
     let copy = "COPY (SELECT * FROM pgbench_accounts) TO STDOUT";
@@ -85,7 +80,7 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
             match (round + turn) % 4 {
                 0 => t_copy.push(timed(&psql, &["-X", "-d", &target.url, "-c", copy])?),
                 i => {
-                    let (out, wall) = worker_run(workers[i - 1], target, 0)?;
+                    let (out, wall) = child("worker", workers[i - 1], &target.url, 0)?;
                     if field(&out, "rows") != Some(accounts) {
                         bail!(
                             "{} did not read all {accounts} accounts: {out}",
@@ -154,7 +149,7 @@ fn point(target: &Target, args: &DriverArgs) -> Result<()> {
             match (round + turn) % 4 {
                 0 => p.push(target.pgbench_select_only(args.run.seconds)?),
                 i => {
-                    let (out, _) = worker_run(workers[i - 1], target, args.run.seconds)?;
+                    let (out, _) = child("worker", workers[i - 1], &target.url, args.run.seconds)?;
                     tps[i - 1].push(field(&out, "tps").unwrap_or(f64::NAN));
                 }
             }
@@ -211,12 +206,12 @@ fn pipeline(target: &Target, args: &DriverArgs) -> Result<()> {
     let (mut seq, mut pipe, mut tokio_pipe) = (vec![], vec![], vec![]);
     let (mut floor_seq, mut floor_pipe) = (vec![], vec![]);
     for round in 0..args.run.rounds {
-        let (out, _) = worker_run("pipeline-sluice", target, 20)?;
+        let (out, _) = child("worker", "pipeline-sluice", &target.url, 20)?;
         seq.push(field(&out, "sequential_ms").unwrap_or(f64::NAN));
         pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
-        let (out, _) = worker_run("pipeline-tokio", target, 20)?;
+        let (out, _) = child("worker", "pipeline-tokio", &target.url, 20)?;
         tokio_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
-        let (out, _) = worker_run("pipeline-floor", target, 20)?;
+        let (out, _) = child("worker", "pipeline-floor", &target.url, 20)?;
         floor_seq.push(field(&out, "sequential_ms").unwrap_or(f64::NAN));
         floor_pipe.push(field(&out, "pipelined_ms").unwrap_or(f64::NAN));
         eprintln!(

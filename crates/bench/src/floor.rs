@@ -1,9 +1,5 @@
 //! The floor: the least work any client can do for the driver benchmark's cases over the same
 //! transport, so the headroom one driver could have over another is measured, not guessed.
-//!
-//! A floor client has a socket, one large read buffer and the protocol's message framing, and
-//! nothing else: no row decoding beyond what the case needs, no statement cache, no error
-//! recovery, trust authentication only. No real driver can do less per row or per query.
 
 use crate::report::median;
 use crate::runs::{Keys, POINT_SQL, timed_tasks};
@@ -25,6 +21,9 @@ const READ_BUFFER: usize = 1 << 20;
 const INT4_OID: u32 = 23;
 
 /// A socket and a read buffer, logged in with trust authentication.
+///
+/// It has the protocol's message framing and nothing else: no row decoding beyond what a case
+/// needs, no statement cache, no error recovery. No real driver can do less per row or query.
 struct RawConn {
     stream: TcpStream,
     buf: Vec<u8>,

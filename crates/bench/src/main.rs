@@ -24,7 +24,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The driver: bulk read, point selects, pipelining (sluice-pg vs tokio-postgres, psql, pgbench).
+    /// The driver: bulk read, point selects, pipelining (sluice-pg vs tokio-postgres, psql, pgbench
+    /// and a floor client that only frames the messages).
     Driver(driver::DriverArgs),
     /// sluice export / import vs psql COPY on pgbench data.
     Export(export::ExportArgs),

@@ -1,5 +1,5 @@
 //! The pool benchmark: point selects from many tasks through a pool, side by side with dedicated
-//! connections, deadpool-postgres and bb8 (over tokio-postgres), and the pipelining mode.
+//! connections (with and without the reset), deadpool-postgres, bb8 and the pipelining mode.
 
 use crate::report::{Line, field, median, print};
 use crate::runs::{Keys, POINT_SQL, RunArgs, WorkerArgs, child, timed_tasks};
