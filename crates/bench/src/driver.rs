@@ -131,7 +131,7 @@ fn bulk(target: &Target, args: &DriverArgs) -> Result<()> {
                     .into(),
                 figure: format!("{f:.3} s, peak RSS {:.1} MiB", rss(2)),
                 note: format!(
-                    "{:.2} x faster than tokio-postgres: the most any client could be; {:.2} x sluice-pg's time",
+                    "{:.2} x faster than tokio-postgres: the most any client could be; sluice-pg takes {:.2} x its time",
                     t / f,
                     s / f
                 ),
