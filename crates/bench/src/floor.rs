@@ -5,6 +5,7 @@ use crate::report::median;
 use crate::runs::{Keys, POINT_SQL, timed_tasks};
 use anyhow::{Context, Result, bail};
 use bytes::BytesMut;
+use sluice_pg::DbError;
 use sluice_pg::config::{Config, Host};
 use sluice_pg::protocol::backend::{self, Message};
 use sluice_pg::protocol::frontend::{self, Formats};
@@ -112,13 +113,10 @@ impl RawConn {
     }
 }
 
+/// The server's error as the driver reports it (severity, SQLSTATE, message, detail, hint).
 fn error_message(body: &[u8]) -> String {
     match backend::parse_body(b'E', body) {
-        Ok(Message::ErrorResponse(fields)) => fields
-            .iter()
-            .find(|(code, _)| *code == b'M')
-            .map(|(_, text)| String::from_utf8_lossy(text).into_owned())
-            .unwrap_or_else(|| "(no message)".into()),
+        Ok(Message::ErrorResponse(fields)) => DbError::from_fields(&fields).to_string(),
         _ => "(unreadable ErrorResponse)".into(),
     }
 }
