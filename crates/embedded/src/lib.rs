@@ -27,6 +27,7 @@
 //! ```
 
 mod binaries;
+pub mod clients;
 mod cluster;
 mod commands;
 mod conf;

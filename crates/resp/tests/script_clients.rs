@@ -1,13 +1,12 @@
-//! redis-py and ioredis against an in-process Sluice. redis-py is pip-installed into the target
-//! directory when python3 cannot import it (a failure under CI, a skip elsewhere when pip is
-//! missing); ioredis skips with a message: `npm install --prefix target/node-clients ioredis`.
+//! redis-py and ioredis against an in-process Sluice, as installed by `scripts/clients/install.sh`
+//! (missing: a failure under CI, a skip with a message elsewhere).
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::Sluice;
+use sluice_embedded::clients;
 
 const PYTHON_SCRIPT: &str = r#"
 import sys, redis
@@ -96,78 +95,22 @@ fn run(mut cmd: Command, what: &str) {
     );
 }
 
-/// A directory under the target dir for client packages the tests install themselves.
-fn client_dir(name: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    target.join(name)
-}
-
-/// Whether `python3` with this `PYTHONPATH` can import redis-py.
-fn imports_redis(python_path: &std::path::Path) -> bool {
-    Command::new("python3")
-        .env("PYTHONPATH", python_path)
-        .args(["-c", "import redis"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Where redis-py can be imported from: the system's, else one pip installs into the target
-/// directory (the issue asks the test to install it). `None` when neither works.
-fn redis_py_path() -> Option<PathBuf> {
-    let packages = client_dir("py-clients");
-    if imports_redis(&packages) {
-        return Some(packages);
-    }
-    let installed = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .arg("--target")
-        .arg(&packages)
-        .arg("redis")
-        .status()
-        .is_ok_and(|s| s.success());
-    (installed && imports_redis(&packages)).then_some(packages)
-}
-
 #[test]
 fn redis_py() {
-    let Some(packages) = redis_py_path() else {
-        // CI has python3 and pip: there a missing client is a failure, not a skip.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "redis-py could not be imported nor installed (python3 -m pip install redis)"
-        );
-        eprintln!("SKIP: python3 with pip (or the redis package) is missing: pip install redis");
+    let Some(python) = clients::require(clients::python(), "redis-py") else {
         return;
     };
     let server = Sluice::start();
-    let mut cmd = Command::new("python3");
-    cmd.env("PYTHONPATH", &packages)
-        .args(["-c", PYTHON_SCRIPT, &server.port.to_string()]);
+    let mut cmd = Command::new(python);
+    cmd.args(["-c", PYTHON_SCRIPT, &server.port.to_string()]);
     run(cmd, "the redis-py script");
-}
-
-fn node_modules() -> PathBuf {
-    client_dir("node-clients/node_modules")
 }
 
 #[test]
 fn ioredis() {
-    let modules = node_modules();
-    if !common::have("node") || !modules.join("ioredis").exists() {
-        eprintln!(
-            "SKIP: node or ioredis is missing (npm install --prefix target/node-clients ioredis); looked in {}",
-            modules.display()
-        );
+    let Some(modules) = clients::require(clients::node_modules(), "ioredis") else {
         return;
-    }
+    };
     let server = Sluice::start();
     let mut cmd = Command::new("node");
     cmd.env("NODE_PATH", &modules)
