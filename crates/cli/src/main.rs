@@ -2,11 +2,11 @@
 
 use clap::{Parser, Subcommand};
 
-mod config;
 mod export;
 mod import;
 mod lp;
 mod serve;
+mod settings;
 
 /// PostgreSQL behind the protocols applications already speak.
 #[derive(Debug, Parser)]

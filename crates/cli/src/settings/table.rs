@@ -1,0 +1,198 @@
+//! The settings of `sluice serve`, one declaration each, and what the gates are given from them.
+
+use super::settings;
+use super::value::{Choice, Size, Span, choice_setting};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn pool_defaults() -> sluice_pg::PoolSettings {
+    sluice_pg::PoolSettings::default()
+}
+
+fn server_defaults() -> sluice_http::ServerOptions {
+    sluice_http::ServerOptions::default()
+}
+
+/// Where the HTTP gate listens when nothing says otherwise.
+pub const DEFAULT_HTTP: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::LOCALHOST,
+    8080,
+));
+
+settings! {
+    [database] DatabaseSettings {
+        /// Database URL or conninfo string (also DATABASE_URL, or -d). Empty: Sluice runs its
+        /// embedded PostgreSQL with a persistent data directory.
+        url: String = String::new(), flag "database", short 'd', alias "DATABASE_URL";
+        /// Data directory of the embedded PostgreSQL (also SLUICE_DATA_DIR; default:
+        /// /var/lib/sluice/pgdata as root, else ~/.local/share/sluice/pgdata).
+        data_dir: Option<PathBuf> = None, flag "data-dir", alias "SLUICE_DATA_DIR",
+            sample "/var/lib/sluice/pgdata";
+        /// Port of the embedded PostgreSQL on 127.0.0.1 (also SLUICE_PG_PORT; default: the one it
+        /// used last, else a free one).
+        pg_port: Option<u16> = None, flag "pg-port", alias "SLUICE_PG_PORT", sample "5433";
+    }
+
+    [pool] PoolSection {
+        /// Most connections to PostgreSQL; requests beyond it wait for one (first come, first
+        /// served).
+        size: usize = pool_defaults().max_size();
+        /// Connections kept open while unused.
+        min_idle: usize = pool_defaults().min_idle();
+        /// Longest wait for a free connection; beyond it the request is answered 503.
+        acquire_timeout: Span = Span(pool_defaults().acquire_timeout());
+        /// Connections are replaced after this long (0: never).
+        max_lifetime: Span = Span(pool_defaults().max_lifetime().unwrap_or_default());
+        /// Idle connections are closed after this long (0: never).
+        idle_timeout: Span = Span(pool_defaults().idle_timeout().unwrap_or_default());
+        /// What a connection given back to the pool forgets before its next request: "session"
+        /// (an open transaction and all session state: settings, temporary tables, LISTEN,
+        /// advisory locks, held cursors; prepared statements survive) or "transaction" (only an
+        /// open transaction is rolled back; faster for short statements, for views whose SQL
+        /// changes no session state).
+        reset: ResetMode = ResetMode::Session;
+    }
+
+    [http] HttpSection {
+        /// Address of the HTTP gate. The gate runs unless only the Redis gate is configured.
+        listen: SocketAddr = DEFAULT_HTTP, flag "http";
+        /// Largest request body; larger ones are answered 413.
+        body_limit: Size = Size(server_defaults().body_limit as u64);
+        /// Longest wait for the next chunk of a request body; beyond it the answer is 408.
+        body_timeout: Span = Span(server_defaults().body_timeout);
+        /// Longest wait for a whole request head, and for the next request on an idle keep-alive
+        /// connection; the connection is closed beyond it.
+        header_timeout: Span = Span(server_defaults().header_timeout);
+        /// Most connections served at once. At the cap Sluice stops accepting: further
+        /// connections wait in the kernel's listen backlog until one closes.
+        max_connections: usize = server_defaults().max_connections;
+        /// Keep connections open between requests (HTTP/1.1 keep-alive).
+        keep_alive: bool = server_defaults().keep_alive;
+        /// At SIGTERM/SIGINT, the longest wait for requests in flight to finish.
+        shutdown_timeout: Span = Span(server_defaults().shutdown_timeout);
+        /// One log line per request (method, path, status, bytes, duration) at level info, target
+        /// sluice_http::access; filter with SLUICE_LOG (e.g. SLUICE_LOG=info,sluice_http::access=off).
+        access_log: bool = server_defaults().access_log;
+    }
+
+    [resp] RespSection {
+        /// Address of the Redis protocol gate. Not set: no Redis gate.
+        listen: Option<SocketAddr> = None, flag "resp", sample "127.0.0.1:6380";
+        /// Password Redis clients must give with AUTH or HELLO (Redis's requirepass).
+        password: Option<String> = None, sample "secret";
+        /// Threads serving Redis connections, each with its own single-threaded runtime that owns
+        /// its connections (Redis's model; the most CPU-efficient on 2 cores); 0 serves them on
+        /// the main runtime.
+        io_threads: usize = 1;
+        /// Microseconds a connection thread keeps polling its sockets after its last request
+        /// before it sleeps: a request that lands meanwhile is taken at once, without a
+        /// cross-core wake-up. 0 never polls; an idle server sleeps at once; the default is 50,
+        /// and 0 on a single-core machine.
+        busy_poll_us: Option<u64> = None, sample "50";
+    }
+
+    [influx] InfluxSection {
+        /// Mount the InfluxDB write API (/write, /api/v2/write, /ping, /health, /query) on the HTTP
+        /// gate.
+        enabled: bool = true;
+        /// Tokens clients may send (Authorization: Token ...), comma-separated; empty: none.
+        token: Vec<String> = Vec::new();
+        /// Store a measurement's tags in one jsonb column instead of a column per tag.
+        tags_as_jsonb: bool = false;
+    }
+
+    [runtime] RuntimeSection {
+        /// Worker threads of the main runtime (default: one per core, or 1 when only the Redis
+        /// gate runs with its own connection threads).
+        threads: Option<usize> = None, flag "threads", sample "2";
+    }
+}
+
+/// What a connection given back to the pool forgets before its next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetMode {
+    /// Session state too (settings, temporary tables, listens, advisory locks, held cursors):
+    /// safe for any SQL, at the price of a reset in front of the next statement.
+    Session,
+    /// Only an open transaction (rolled back): for views whose SQL changes no session state.
+    Transaction,
+}
+
+impl Choice for ResetMode {
+    const WORDS: &'static [(&'static str, ResetMode)] = &[
+        ("session", ResetMode::Session),
+        ("transaction", ResetMode::Transaction),
+    ];
+}
+
+choice_setting!(ResetMode);
+
+impl Settings {
+    /// The database URL, when one is given (else the embedded PostgreSQL runs).
+    pub fn database_url(&self) -> Option<&str> {
+        Some(self.database.url.as_str()).filter(|url| !url.is_empty())
+    }
+
+    /// The pool's settings.
+    pub fn pool_settings(&self) -> sluice_pg::PoolSettings {
+        let p = &self.pool;
+        let mut pool = sluice_pg::PoolSettings::default();
+        pool.set_max_size(p.size.max(1))
+            .set_min_idle(p.min_idle)
+            .set_acquire_timeout(p.acquire_timeout.0)
+            .set_max_lifetime(p.max_lifetime.never_if_zero())
+            .set_idle_timeout(p.idle_timeout.never_if_zero())
+            .set_reset(match p.reset {
+                ResetMode::Session => sluice_pg::pool::Reset::Session,
+                ResetMode::Transaction => sluice_pg::pool::Reset::TransactionOnly,
+            });
+        pool
+    }
+
+    /// The HTTP server's options.
+    pub fn server_options(&self) -> sluice_http::ServerOptions {
+        let h = &self.http;
+        sluice_http::ServerOptions {
+            body_limit: h.body_limit.bytes(),
+            body_timeout: h.body_timeout.0,
+            header_timeout: h.header_timeout.0,
+            max_connections: h.max_connections,
+            keep_alive: h.keep_alive,
+            shutdown_timeout: h.shutdown_timeout.0,
+            access_log: h.access_log,
+        }
+    }
+
+    /// Where the HTTP gate listens, when it runs: always, unless the Redis gate was asked for
+    /// alone (it needs no database).
+    pub fn http_listen(&self) -> Option<SocketAddr> {
+        let wants_http = self.given.contains("http.listen")
+            || !self.views.is_empty()
+            || self.given.contains("influx.enabled") && self.influx.enabled
+            || self.resp.listen.is_none();
+        wants_http.then_some(self.http.listen)
+    }
+
+    /// The Redis gate's configuration.
+    pub fn resp_config(&self) -> sluice_resp::Config {
+        let defaults = sluice_resp::Config::default();
+        sluice_resp::Config {
+            password: self.resp.password.clone().filter(|p| !p.is_empty()),
+            io_threads: self.resp.io_threads,
+            busy_poll: self
+                .resp
+                .busy_poll_us
+                .map_or(defaults.busy_poll, Duration::from_micros),
+            ..defaults
+        }
+    }
+
+    /// The Influx write API's configuration.
+    pub fn influx_config(&self) -> sluice_influx::InfluxConfig {
+        sluice_influx::InfluxConfig {
+            tags_as_jsonb: self.influx.tags_as_jsonb,
+            tokens: self.influx.token.clone(),
+        }
+    }
+}
