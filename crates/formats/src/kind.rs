@@ -17,6 +17,11 @@ pub enum Scalar {
     Json,
     /// Everything else: an escaped JSON string of the type's text output.
     String,
+    /// timestamp, timestamptz as PostgreSQL's `to_json` writes them (ISO 8601: `T` between
+    /// date and time, a whole-hour UTC offset as `+HH:MM`). Never chosen by
+    /// [`ColumnKind::builtin`] (exports keep the text output); callers that must match
+    /// `to_json`, like the REST API, ask for it.
+    Timestamp,
 }
 
 /// How a column's values map to JSON: a scalar, or an array of scalars.

@@ -18,7 +18,39 @@ pub(crate) fn write_scalar(out: &mut Vec<u8>, scalar: Scalar, text: &[u8]) {
         Scalar::Number => write_number(out, text),
         Scalar::Bool => write_bool(out, text),
         Scalar::Json => write_embedded_json(out, text),
+        Scalar::Timestamp => write_timestamp(out, text),
     }
+}
+
+/// A timestamp's text output (DateStyle ISO) as `to_json` writes it: `2020-01-01 10:00:00+00`
+/// becomes `"2020-01-01T10:00:00+00:00"`; `infinity` and other forms stay as they are.
+pub fn write_timestamp(out: &mut Vec<u8>, text: &[u8]) {
+    let Some(space) = text.iter().position(|&b| b == b' ') else {
+        return write_string(out, text);
+    };
+    let (date, time) = text.split_at(space);
+    let time = time.get(1..).unwrap_or_default();
+    if date.len() < 10 || !time.first().is_some_and(u8::is_ascii_digit) {
+        return write_string(out, text);
+    }
+    out.push(b'"');
+    write_string_body(out, date);
+    out.push(b'T');
+    // The offset starts at the last sign after the seconds; whole hours get ":00".
+    let (clock, era) = match time.iter().position(|&b| b == b' ') {
+        Some(at) => time.split_at(at),
+        None => (time, &[][..]),
+    };
+    let sign = clock.iter().rposition(|&b| b == b'+' || b == b'-');
+    match sign {
+        Some(at) if clock.len() - at == 3 => {
+            write_string_body(out, clock);
+            out.extend_from_slice(b":00");
+        }
+        _ => write_string_body(out, clock),
+    }
+    write_string_body(out, era);
+    out.push(b'"');
 }
 
 /// Writes `text` as a JSON string: quotes, escapes for `"`, `\` and control characters, and
@@ -293,5 +325,45 @@ mod tests {
         out.clear();
         write_embedded_json(&mut out, b"[\"\xff\"]");
         assert_eq!(out, "[\"\u{FFFD}\"]".as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod timestamp_tests {
+    use super::*;
+
+    fn ts(text: &str) -> String {
+        let mut out = Vec::new();
+        write_timestamp(&mut out, text.as_bytes());
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Each case as `to_json` writes it (PostgreSQL 15, seen with psql).
+    #[test]
+    fn like_to_json() {
+        assert_eq!(ts("2020-01-01 10:00:00"), r#""2020-01-01T10:00:00""#);
+        assert_eq!(
+            ts("2020-01-01 10:00:00+00"),
+            r#""2020-01-01T10:00:00+00:00""#
+        );
+        assert_eq!(
+            ts("2020-01-01 10:00:00.5+05:30"),
+            r#""2020-01-01T10:00:00.5+05:30""#
+        );
+        assert_eq!(
+            ts("2020-01-01 10:00:00-03:30"),
+            r#""2020-01-01T10:00:00-03:30""#
+        );
+        assert_eq!(
+            ts("1900-01-01 10:00:00+00:19:32"),
+            r#""1900-01-01T10:00:00+00:19:32""#
+        );
+        assert_eq!(ts("0044-03-15 00:00:00 BC"), r#""0044-03-15T00:00:00 BC""#);
+        assert_eq!(ts("infinity"), r#""infinity""#);
+        assert_eq!(ts("-infinity"), r#""-infinity""#);
+        assert_eq!(
+            ts("12345-01-01 00:00:00-07"),
+            r#""12345-01-01T00:00:00-07:00""#
+        );
     }
 }
