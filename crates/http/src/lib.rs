@@ -4,6 +4,7 @@ pub mod body;
 pub mod mount;
 pub mod ops;
 pub mod server;
+pub mod stream;
 pub mod view;
 
 pub use body::{BodyError, read_body};

@@ -11,7 +11,8 @@ pub struct ApiError {
     /// `PGRSTxxx` for the API's own errors, the SQLSTATE for PostgreSQL's.
     pub code: String,
     pub message: String,
-    pub details: Option<String>,
+    /// A string, except where PostgREST gives a structure (PGRST201's candidates).
+    pub details: Option<serde_json::Value>,
     pub hint: Option<String>,
 }
 
@@ -27,7 +28,7 @@ impl ApiError {
     }
 
     pub fn details(mut self, details: impl Into<String>) -> ApiError {
-        self.details = Some(details.into());
+        self.details = Some(serde_json::Value::String(details.into()));
         self
     }
 
@@ -48,7 +49,9 @@ impl ApiError {
             status: status_for_sqlstate(error.code(), authenticated),
             code: error.code().to_string(),
             message: error.message().to_string(),
-            details: error.detail().map(str::to_string),
+            details: error
+                .detail()
+                .map(|d| serde_json::Value::String(d.to_string())),
             hint: error.hint().map(str::to_string),
         }
     }

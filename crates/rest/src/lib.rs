@@ -5,8 +5,12 @@
 //! rendered from the plan with every value a bind parameter; the driver runs it in one
 //! transaction; the response streams rows out through `sluice-formats`' encoders.
 
+pub mod config;
 pub mod error;
+pub mod plan;
 pub mod request;
 pub mod schema;
+pub mod sql;
 
+pub use config::{RestConfig, TxEnd};
 pub use error::ApiError;

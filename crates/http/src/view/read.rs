@@ -2,6 +2,7 @@
 //! json-csv) with backpressure, single objects, and deletes.
 
 use crate::mount::{Response, ResponseBody, full};
+use crate::stream::{self, ChunkSender, Outcome};
 use crate::view::accept;
 pub use crate::view::accept::Negotiated;
 use crate::view::error::ApiError;
@@ -9,24 +10,14 @@ use crate::view::json::{ObjectLayout, ObjectWriter, column_kinds};
 use crate::view::model::Return;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use http_body::{Body, Frame, SizeHint};
-use http_body_util::BodyExt;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format};
 use sluice_pg::pool::Multiplexer;
 use sluice_pg::{Pool, ToSql};
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
-use std::task::{Context, Poll};
-use tokio::sync::{mpsc, oneshot};
 
-/// Rows are encoded into chunks of about this size; each goes to the client as one body frame.
-pub const CHUNK: usize = 64 * 1024;
-
-/// Chunks waiting for a slow client, beyond the one being encoded: this bounds memory per
-/// response, and a client that reads slowly slows the query down.
-const QUEUED_CHUNKS: usize = 2;
+pub use crate::stream::CHUNK;
 
 /// A parameter handed to the pipelining mode (another task sends it).
 type OwnedParam = Box<dyn ToSql + Send>;
@@ -79,21 +70,15 @@ pub async fn get_rows(
             (Layout::Rows(negotiated), negotiated.content_type)
         }
     };
-    let (head_tx, head_rx) = oneshot::channel();
-    let (chunk_tx, chunk_rx) = mpsc::channel(QUEUED_CHUNKS);
+    let (sender, receiver) = stream::channel::<(), ApiError>();
     let pool = pool.clone();
     tokio::spawn(async move {
-        produce(pool, query, layout, head_tx, chunk_tx).await;
+        produce(pool, query, layout, sender).await;
     });
-    let body: ResponseBody = match head_rx.await {
-        Ok(Ok(Head::Complete(bytes))) => full(bytes),
-        Ok(Ok(Head::First(first))) => ChunkBody {
-            first: Some(first),
-            rest: chunk_rx,
-        }
-        .boxed(),
-        Ok(Err(error)) => return error.into_response(),
-        Err(_) => {
+    let body: ResponseBody = match receiver.start().await {
+        Outcome::Body((), body) => body,
+        Outcome::Failed(error) => return error.into_response(),
+        Outcome::Vanished => {
             return ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -138,33 +123,25 @@ pub async fn head_rows(
     response
 }
 
-/// The start of an answer.
-enum Head {
-    /// The whole body: the result fitted in one chunk.
-    Complete(Bytes),
-    /// The first chunk; more follow on the channel.
-    First(Bytes),
-}
-
 /// Runs the query and encodes its rows, sending chunks as they fill.
 async fn produce(
     pool: Pool,
     mut query: Query,
     layout: Layout,
-    head_tx: oneshot::Sender<Result<Head, ApiError>>,
-    chunk_tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    mut sender: ChunkSender<(), ApiError>,
 ) {
+    sender.set_head(());
     let mut conn = match pool.get().await {
         Ok(conn) => conn,
         Err(error) => {
-            let _ = head_tx.send(Err(ApiError::from_pool(&error)));
+            let _ = sender.fail(ApiError::from_pool(&error)).await;
             return;
         }
     };
     let prepared = match conn.prepare(&query.sql).await {
         Ok(statement) => statement,
         Err(error) => {
-            let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+            let _ = sender.fail(ApiError::from_pg(&error)).await;
             return;
         }
     };
@@ -173,7 +150,7 @@ async fn produce(
     let column_kinds = match column_kinds(&mut conn, columns).await {
         Ok(k) => k,
         Err(error) => {
-            let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+            let _ = sender.fail(ApiError::from_pg(&error)).await;
             return;
         }
     };
@@ -182,28 +159,19 @@ async fn produce(
     let mut stream = match conn.query_stream(&query.sql, &params).await {
         Ok(stream) => stream,
         Err(error) => {
-            let _ = head_tx.send(Err(ApiError::from_pg(&error)));
+            let _ = sender.fail(ApiError::from_pg(&error)).await;
             return;
         }
     };
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
     encoder.begin(&mut buf);
-    let mut head_tx = Some(head_tx);
     loop {
         let block = match stream.next_block().await {
             Ok(Some(block)) => block,
             Ok(None) => break,
             Err(error) => {
-                match head_tx.take() {
-                    Some(head_tx) => {
-                        let _ = head_tx.send(Err(ApiError::from_pg(&error)));
-                    }
-                    None => {
-                        tracing::warn!(%error, sql = %query.sql, "a view's rows failed mid-stream; the response is cut short");
-                        let _ = chunk_tx
-                            .send(Err(std::io::Error::other(error.to_string())))
-                            .await;
-                    }
+                if let Err(error) = sender.fail(ApiError::from_pg(&error)).await {
+                    tracing::warn!(error = %error.message, sql = %query.sql, "a view's rows failed mid-stream; the response is cut short");
                 }
                 return;
             }
@@ -215,28 +183,14 @@ async fn produce(
                     &mut buf,
                     Vec::with_capacity(CHUNK + CHUNK / 4),
                 ));
-                let sent = match head_tx.take() {
-                    Some(head_tx) => head_tx.send(Ok(Head::First(chunk))).is_ok(),
-                    None => chunk_tx.send(Ok(chunk)).await.is_ok(),
-                };
-                if !sent {
+                if !sender.send(chunk).await {
                     return; // The client went away; dropping the stream ends the query.
                 }
             }
         }
     }
     encoder.finish(&mut buf);
-    let chunk = Bytes::from(buf);
-    match head_tx.take() {
-        Some(head_tx) => {
-            let _ = head_tx.send(Ok(Head::Complete(chunk)));
-        }
-        // An empty chunk would read as the end of a chunked body: send only what there is.
-        None if chunk.is_empty() => {}
-        None => {
-            let _ = chunk_tx.send(Ok(chunk)).await;
-        }
-    }
+    sender.finish(Bytes::from(buf)).await;
 }
 
 /// Rows in the negotiated format, or json-csv's `{"columns": [...], "rows": [[...], ...]}`.
@@ -313,32 +267,6 @@ impl RowEncoder {
 
 /// A response body of chunks from the producing task; an error ends it (the connection is
 /// reset, so the client sees the answer is cut short).
-struct ChunkBody {
-    first: Option<Bytes>,
-    rest: mpsc::Receiver<Result<Bytes, std::io::Error>>,
-}
-
-impl Body for ChunkBody {
-    type Data = Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
-        if let Some(first) = self.first.take() {
-            return Poll::Ready(Some(Ok(Frame::data(first))));
-        }
-        self.rest
-            .poll_recv(cx)
-            .map(|chunk| chunk.map(|c| c.map(Frame::data)))
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::default()
-    }
-}
-
 /// What an object GET learnt on its first run: how many parameters its statement takes and how
 /// its rows are laid out.
 #[derive(Debug)]

@@ -1,0 +1,69 @@
+//! The REST API's options, named after PostgREST's settings.
+
+/// How a request's transaction ends (PostgREST's `db-tx-end`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TxEnd {
+    /// Commit; `Prefer: tx=rollback` is ignored.
+    #[default]
+    Commit,
+    /// Commit, unless `Prefer: tx=rollback` asks otherwise.
+    CommitAllowOverride,
+    /// Roll back; `Prefer: tx=commit` is ignored.
+    Rollback,
+    /// Roll back, unless `Prefer: tx=commit` asks otherwise.
+    RollbackAllowOverride,
+}
+
+impl TxEnd {
+    /// Whether a request with `prefer` (its `tx=` preference) commits.
+    pub fn commits(self, prefer: Option<crate::request::PreferTx>) -> bool {
+        use crate::request::PreferTx;
+        match (self, prefer) {
+            (TxEnd::Commit, _) => true,
+            (TxEnd::Rollback, _) => false,
+            (TxEnd::CommitAllowOverride, Some(PreferTx::Rollback)) => false,
+            (TxEnd::CommitAllowOverride, _) => true,
+            (TxEnd::RollbackAllowOverride, Some(PreferTx::Commit)) => true,
+            (TxEnd::RollbackAllowOverride, _) => false,
+        }
+    }
+
+    /// Whether `Prefer: tx=` is honoured (and so reported in `Preference-Applied`).
+    pub fn allows_override(self) -> bool {
+        matches!(
+            self,
+            TxEnd::CommitAllowOverride | TxEnd::RollbackAllowOverride
+        )
+    }
+}
+
+/// Options of the REST API.
+#[derive(Debug, Clone)]
+pub struct RestConfig {
+    /// The exposed schemas; the first is the default (PostgREST's `db-schemas`).
+    pub schemas: Vec<String>,
+    /// The role requests run as (`SET LOCAL ROLE`), PostgREST's `db-anon-role`; `None`: the
+    /// role Sluice connects with.
+    pub anon_role: Option<String>,
+    /// At most this many rows in a response (`db-max-rows`); `None`: no cap.
+    pub max_rows: Option<u64>,
+    /// `db-tx-end`.
+    pub tx_end: TxEnd,
+    /// Aggregates in `select` (`db-aggregates-enabled`).
+    pub aggregates_enabled: bool,
+    /// Answer `GET /` with the OpenAPI description (`openapi-mode` other than `disabled`).
+    pub openapi: bool,
+}
+
+impl Default for RestConfig {
+    fn default() -> RestConfig {
+        RestConfig {
+            schemas: vec!["public".to_string()],
+            anon_role: None,
+            max_rows: None,
+            tx_end: TxEnd::Commit,
+            aggregates_enabled: false,
+            openapi: true,
+        }
+    }
+}
