@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod plan;
 pub mod request;
+pub mod response;
 pub mod schema;
 pub mod sql;
 

@@ -3,5 +3,6 @@
 
 pub mod embed;
 pub mod read;
+pub mod write;
 
 pub use read::*;

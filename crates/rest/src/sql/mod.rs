@@ -2,6 +2,7 @@
 //! request becomes a bind parameter (`$n`); nothing a client sent is pasted into the text.
 
 pub mod read;
+pub mod write;
 
 use sluice_pg::sql::push_ident;
 use std::fmt::Write;

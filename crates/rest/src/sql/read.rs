@@ -17,11 +17,38 @@ pub fn render(plan: &ReadPlan<'_>) -> Statement {
     r.st
 }
 
-/// `SELECT count(*)` of the rows `plan`'s top level would return without its page.
-pub fn render_count(plan: &ReadPlan<'_>) -> Statement {
+/// Appends to `st` (after a `WITH source AS (...)` it holds) the read of `plan` whose top level
+/// reads the rows of the CTE `source` instead of the relation: a write's representation.
+pub fn render_over(st: Statement, plan: &ReadPlan<'_>, source: &str) -> Statement {
+    let mut r = Renderer {
+        st,
+        next: 0,
+        root_source: Some(source.to_string()),
+    };
+    r.level(plan, None);
+    r.st
+}
+
+/// `SELECT count(*)` of the rows `plan`'s top level would return without its page; with
+/// `at_most`, counting stops after that many rows.
+pub fn render_count(plan: &ReadPlan<'_>, at_most: Option<u64>) -> Statement {
     let mut r = Renderer::default();
     let alias = r.alias("t");
-    r.st.push("SELECT pg_catalog.count(*) FROM ");
+    r.st.push("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ");
+    r.from(plan, &alias, None, true);
+    if let Some(at_most) = at_most {
+        r.st.push(" LIMIT ").param(at_most.to_string());
+    }
+    r.st.push(") AS \"rows\"");
+    r.st
+}
+
+/// `EXPLAIN (FORMAT JSON)` of the rows `plan`'s top level would return without its page: the
+/// planner's estimate of their number ("Plan Rows").
+pub fn render_explain(plan: &ReadPlan<'_>) -> Statement {
+    let mut r = Renderer::default();
+    let alias = r.alias("t");
+    r.st.push("EXPLAIN (FORMAT JSON) SELECT 1 FROM ");
     r.from(plan, &alias, None, true);
     r.st
 }
@@ -37,6 +64,8 @@ struct Link<'p, 's> {
 struct Renderer {
     st: Statement,
     next: usize,
+    /// A CTE the top level reads instead of its relation.
+    root_source: Option<String>,
 }
 
 impl Renderer {
@@ -178,12 +207,15 @@ impl Renderer {
         laterals: &[String],
     ) {
         let name = &plan.table.name;
-        self.st
-            .ident(&name.schema)
-            .push(".")
-            .ident(&name.name)
-            .push(" AS ")
-            .ident(alias);
+        match (link, self.root_source.take()) {
+            (None, Some(source)) => {
+                self.st.ident(&source);
+            }
+            _ => {
+                self.st.ident(&name.schema).push(".").ident(&name.name);
+            }
+        }
+        self.st.push(" AS ").ident(alias);
         let mut conditions_started = false;
         let mut and = |st: &mut Statement| {
             st.push(if conditions_started {
@@ -485,4 +517,26 @@ pub fn output_keys(plan: &ReadPlan<'_>) -> Vec<String> {
         }
     }
     keys
+}
+
+/// Appends `condition` on the relation aliased `alias` (for writes' WHERE).
+pub fn render_condition(st: &mut Statement, condition: &Condition<'_>, alias: &str) {
+    let mut r = Renderer {
+        st: std::mem::take(st),
+        next: 0,
+        root_source: None,
+    };
+    r.condition(condition, alias);
+    *st = r.st;
+}
+
+/// Appends ` ORDER BY ...` of `order` on the relation aliased `alias`.
+pub fn render_order(st: &mut Statement, order: &[Order<'_>], alias: &str) {
+    let mut r = Renderer {
+        st: std::mem::take(st),
+        next: 0,
+        root_source: None,
+    };
+    r.order(order, alias);
+    *st = r.st;
 }

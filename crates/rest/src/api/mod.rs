@@ -1,0 +1,177 @@
+//! The REST API as a mount of the HTTP server: each request parsed, its schema and resource
+//! found in the schema cache, and handed to the read, write or call path.
+
+mod context;
+mod read;
+
+pub use context::RequestContext;
+
+use crate::config::RestConfig;
+use crate::error::ApiError;
+use crate::request::{self, ApiRequest, Method, PathFilter, Resource};
+use crate::schema::SchemaCache;
+use http::{HeaderValue, StatusCode, header};
+use sluice_http::{Mount, MountFuture, Request, RequestContext as HttpContext, Response, full};
+use std::sync::Arc;
+
+/// Where the current schema cache comes from (the reloadable handle, or a fixed snapshot).
+pub type SchemaSource = Arc<dyn Fn() -> Arc<SchemaCache> + Send + Sync>;
+
+/// The REST API over a pool: mount it at the API's prefix.
+pub struct RestApi {
+    pub(crate) pool: sluice_pg::Pool,
+    pub(crate) config: RestConfig,
+    schema: SchemaSource,
+}
+
+/// The relation or routine a request is for, in its schema, with the context it runs in.
+pub(crate) struct Target {
+    pub schema: String,
+    pub name: String,
+    pub context: RequestContext,
+}
+
+impl RestApi {
+    pub fn new(pool: sluice_pg::Pool, config: RestConfig, schema: SchemaSource) -> RestApi {
+        RestApi {
+            pool,
+            config,
+            schema,
+        }
+    }
+
+    async fn handle(self: Arc<Self>, request: Request, http: HttpContext) -> Response {
+        let (parts, _body) = request.into_parts();
+        let path = http.rest(parts.uri.path());
+        let path = if path.is_empty() { "/" } else { path };
+        let parsed = match request::parse_request(&parts.method, path, parts.uri.query(), &parts.headers)
+        {
+            Ok(parsed) => parsed,
+            Err(error) => return error_response(&error),
+        };
+        let cache = (self.schema)();
+        let schema = match self.schema_for(&parsed) {
+            Ok(schema) => schema,
+            Err(error) => return error_response(&error),
+        };
+        match &parsed.resource {
+            Resource::Relation(name) => {
+                let target = Target {
+                    schema: schema.clone(),
+                    name: name.clone(),
+                    context: RequestContext::new(
+                        self.config.anon_role.clone(),
+                        &schema,
+                        &parts.method,
+                        path,
+                        &parts.headers,
+                    ),
+                };
+                let filters = match filters(&parsed) {
+                    Ok(filters) => filters,
+                    Err(error) => return error_response(&error),
+                };
+                match parsed.method {
+                    Method::Get | Method::Head => {
+                        read::read(&self, &parsed, &target, &cache, filters).await
+                    }
+                    Method::Options => options(&["OPTIONS", "GET", "HEAD"]),
+                    _ => error_response(&ApiError::new(
+                        StatusCode::METHOD_NOT_ALLOWED,
+                        "PGRST117",
+                        format!("Unsupported HTTP method: {}", parts.method),
+                    )),
+                }
+            }
+            Resource::Routine(name) => error_response(&ApiError::new(
+                StatusCode::NOT_FOUND,
+                "PGRST202",
+                format!("Could not find the function {schema}.{name} in the schema cache"),
+            )),
+            Resource::Schema => error_response(&ApiError::new(
+                StatusCode::NOT_FOUND,
+                "PGRST126",
+                "Root endpoint metadata is disabled",
+            )),
+        }
+    }
+
+    /// The schema of the request: its profile header, else the first exposed schema; 406
+    /// PGRST106 for a schema that is not exposed.
+    fn schema_for(&self, request: &ApiRequest) -> Result<String, ApiError> {
+        let exposed = &self.config.schemas;
+        match &request.profile {
+            None => exposed.first().cloned().ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "PGRSTX00",
+                    "No schema is exposed",
+                )
+            }),
+            Some(asked) if exposed.contains(asked) => Ok(asked.clone()),
+            Some(_) => Err(ApiError::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "PGRST106",
+                format!(
+                    "Invalid schema: {}",
+                    request.profile.as_deref().unwrap_or_default()
+                ),
+            )
+            .hint(format!(
+                "Only the following schemas are exposed: {}",
+                exposed.join(", ")
+            ))),
+        }
+    }
+}
+
+impl Mount for RestApi {
+    fn call(self: Arc<Self>, request: Request, context: HttpContext) -> MountFuture {
+        Box::pin(self.handle(request, context))
+    }
+}
+
+/// The filters among a table request's parameters (all of them, for a table).
+fn filters(request: &ApiRequest) -> Result<Vec<PathFilter>, ApiError> {
+    request
+        .query
+        .params
+        .iter()
+        .map(|(key, value)| request::parse_filter(key, value))
+        .collect()
+}
+
+/// 404 PGRST205 for a relation the cache does not have.
+pub(crate) fn table_not_found(schema: &str, name: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "PGRST205",
+        format!("Could not find the table '{schema}.{name}' in the schema cache"),
+    )
+}
+
+fn options(methods: &[&str]) -> Response {
+    let mut response = Response::new(sluice_http::empty());
+    if let Ok(allow) = HeaderValue::from_str(&methods.join(",")) {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
+}
+
+/// An error in PostgREST's JSON shape.
+pub(crate) fn error_response(error: &ApiError) -> Response {
+    let mut response = Response::new(full(error.body()));
+    *response.status_mut() = error.status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    if matches!(
+        error.status,
+        StatusCode::SERVICE_UNAVAILABLE | StatusCode::GATEWAY_TIMEOUT
+    ) {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}

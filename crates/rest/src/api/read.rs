@@ -1,0 +1,350 @@
+//! GET and HEAD of a table or view: plan, render, run behind the request's context in one round
+//! trip, and stream the rows out as they arrive (JSON, CSV, JSON Lines, CSJ; a single object).
+
+use super::{RestApi, Target, error_response};
+use crate::error::ApiError;
+use crate::plan::{ReadInput, plan_read};
+use crate::request::{ApiRequest, Method, PathFilter, PreferCount, SelectItem};
+use crate::response::{self, Representation, content_range, rest_kind};
+use crate::schema::SchemaCache;
+use crate::sql::{self, Statement};
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use sluice_formats::ColumnSpec;
+use sluice_http::stream::{self, CHUNK, ChunkSender, Outcome};
+use sluice_http::{Response, empty};
+use sluice_pg::SyncMode;
+use std::sync::Arc;
+
+/// What a read sends, rendered before the producer task takes it.
+struct ReadJob {
+    context: Statement,
+    /// The statements that count the rows, run before the rows (`Prefer: count=`).
+    counts: Vec<Statement>,
+    main: Statement,
+    representation: Representation,
+    offset: u64,
+    /// The page's size when the request bounds it (for `Content-Range` of a streamed result).
+    limit: Option<u64>,
+    count_preference: Option<PreferCount>,
+    max_rows: Option<u64>,
+}
+
+/// The status and headers decided once the first chunk is ready.
+struct ReadHead {
+    status: StatusCode,
+    content_range: Option<String>,
+}
+
+pub(super) async fn read(
+    api: &Arc<RestApi>,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    filters: Vec<PathFilter>,
+) -> Response {
+    let job = match plan_job(api, request, target, cache, &filters) {
+        Ok(job) => job,
+        Err(error) => return error_response(&error),
+    };
+    let head_only = request.method == Method::Head;
+    let representation = job.representation;
+    let count_preference = job.count_preference;
+    let (sender, receiver) = stream::channel::<ReadHead, ApiError>();
+    let pool = api.pool.clone();
+    tokio::spawn(produce(pool, job, sender));
+    let (head, body) = match receiver.start().await {
+        Outcome::Body(head, body) => (head, body),
+        Outcome::Failed(error) => return error_response(&error),
+        Outcome::Vanished => {
+            return error_response(&ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "PGRSTX00",
+                "The query ended without an answer",
+            ));
+        }
+    };
+    let mut response = Response::new(if head_only { empty() } else { body });
+    *response.status_mut() = head.status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(representation.content_type()),
+    );
+    if let Some(range) = head.content_range.and_then(|r| HeaderValue::from_str(&r).ok()) {
+        headers.insert(header::CONTENT_RANGE, range);
+    }
+    if let Some(count) = count_preference {
+        let applied = match count {
+            PreferCount::Exact => "count=exact",
+            PreferCount::Planned => "count=planned",
+            PreferCount::Estimated => "count=estimated",
+        };
+        headers.insert(
+            "preference-applied",
+            HeaderValue::from_static(applied),
+        );
+    }
+    response
+}
+
+fn plan_job(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    filters: &[PathFilter],
+) -> Result<ReadJob, ApiError> {
+    let table = cache
+        .table(&target.schema, &target.name)
+        .ok_or_else(|| super::table_not_found(&target.schema, &target.name))?;
+    let star = [SelectItem::Star];
+    let query = &request.query;
+    let input = ReadInput {
+        select: query.select.as_deref().unwrap_or(&star),
+        filters,
+        logic: &query.logic,
+        order: &query.order,
+        limit: &query.limit,
+        offset: &query.offset,
+        aggregates_enabled: api.config.aggregates_enabled,
+    };
+    let mut plan = plan_read(cache, table, &input)?;
+    // The top level's page: the query's limit and offset, the Range header, and max_rows.
+    let mut offset = plan.offset.unwrap_or(0);
+    let mut limit = plan.limit;
+    if let Some(range) = request.range {
+        offset = offset.max(range.offset);
+        if let Some(last) = range.last {
+            let size = last.saturating_sub(range.offset) + 1;
+            limit = Some(limit.map_or(size, |l| l.min(size)));
+        }
+    }
+    if let Some(max) = api.config.max_rows {
+        limit = Some(limit.map_or(max, |l| l.min(max)));
+    }
+    plan.limit = limit;
+    plan.offset = (offset > 0).then_some(offset);
+    let representation = response::negotiate(&request.accept)?;
+    let count_preference = request.prefer.count;
+    let counts = match count_preference {
+        None => Vec::new(),
+        Some(PreferCount::Exact) => vec![sql::read::render_count(&plan, None)],
+        Some(PreferCount::Planned) => vec![sql::read::render_explain(&plan)],
+        // An exact count while it stays within max_rows, else the planner's estimate.
+        Some(PreferCount::Estimated) => match api.config.max_rows {
+            Some(max) => vec![
+                sql::read::render_count(&plan, Some(max + 1)),
+                sql::read::render_explain(&plan),
+            ],
+            None => vec![sql::read::render_count(&plan, None)],
+        },
+    };
+    Ok(ReadJob {
+        context: target.context.statement(),
+        counts,
+        max_rows: api.config.max_rows,
+        main: sql::read::render(&plan),
+        representation,
+        offset,
+        limit,
+        count_preference,
+    })
+}
+
+/// Runs the job on a pooled connection and streams its rows through `sender`.
+async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<ReadHead, ApiError>) {
+    let mut conn = match pool.get().await {
+        Ok(conn) => conn,
+        Err(error) => {
+            let _ = sender.fail(ApiError::from_pool(&error)).await;
+            return;
+        }
+    };
+    // The statement's columns (described once per connection, then cached with the statement)
+    // and the JSON kinds of their types, before the rows hold the connection.
+    let statement = match conn.prepare(&job.main.sql).await {
+        Ok(statement) => statement,
+        Err(error) => {
+            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+            return;
+        }
+    };
+    let oids: Vec<u32> = statement.columns().iter().map(|c| c.type_oid()).collect();
+    let kinds = match sluice_formats::kind::column_kinds(&mut conn, &oids).await {
+        Ok(kinds) => kinds,
+        Err(error) => {
+            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+            return;
+        }
+    };
+    let specs: Vec<ColumnSpec> = statement
+        .columns()
+        .iter()
+        .zip(kinds)
+        .map(|(column, kind)| ColumnSpec::new(column.name(), rest_kind(column.type_oid(), kind)))
+        .collect();
+    let mut encoder = response::encoder(job.representation, &specs);
+
+    let context_params = job.context.driver_params();
+    let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
+    let main_params = job.main.driver_params();
+    let mut batch = match conn.pipeline(SyncMode::Once).await {
+        Ok(batch) => batch,
+        Err(error) => {
+            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+            return;
+        }
+    };
+    let mut queued = batch.query(&job.context.sql, &context_params).map(drop);
+    for (count, params) in job.counts.iter().zip(&count_params) {
+        queued = queued.and_then(|()| batch.query(&count.sql, params).map(drop));
+    }
+    queued = queued.and_then(|()| batch.query(&job.main.sql, &main_params).map(drop));
+    if let Err(error) = queued {
+        let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+        return;
+    }
+    let (before, mut rows) = match batch.run_stream().await {
+        Ok(result) => result,
+        Err(error) => {
+            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+            return;
+        }
+    };
+    let total = total_of(&job, &before);
+    if let Some(total) = total {
+        if job.offset > 0 && job.offset >= total {
+            let error = ApiError::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                "PGRST103",
+                "Requested range not satisfiable",
+            )
+            .details(format!(
+                "An offset of {} was requested, but there are only {total} rows.",
+                job.offset
+            ));
+            let _ = sender.fail(error).await;
+            return;
+        }
+    }
+    let single = job.representation == Representation::Object;
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
+    if !single {
+        encoder.begin(&mut buf);
+    }
+    loop {
+        let block = match rows.next_block().await {
+            Ok(Some(block)) => block,
+            Ok(None) => break,
+            Err(error) => {
+                if let Err(error) = sender.fail(ApiError::from_pg(&error, false)).await {
+                    tracing::warn!(%error, "a REST read failed mid-stream; the response is cut short");
+                }
+                return;
+            }
+        };
+        for row in block.iter() {
+            if single && encoder.rows() >= 1 {
+                let _ = sender.fail(not_single(2)).await;
+                return;
+            }
+            encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
+            if buf.len() >= CHUNK {
+                if !sender.started() {
+                    sender.set_head(head(&job, None, total));
+                }
+                let chunk = Bytes::from(std::mem::replace(
+                    &mut buf,
+                    Vec::with_capacity(CHUNK + CHUNK / 4),
+                ));
+                if !sender.send(chunk).await {
+                    return;
+                }
+            }
+        }
+    }
+    let rows_sent = encoder.rows();
+    if single {
+        if rows_sent != 1 {
+            let _ = sender.fail(not_single(rows_sent)).await;
+            return;
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+    } else {
+        encoder.finish(&mut buf);
+    }
+    if !sender.started() {
+        sender.set_head(head(&job, Some(rows_sent), total));
+    }
+    sender.finish(Bytes::from(buf)).await;
+}
+
+/// The count the statements before the rows found: an exact count, the planner's estimate, or
+/// (estimated) the exact count when it stays within `max_rows`.
+fn total_of(job: &ReadJob, before: &[sluice_pg::Rows]) -> Option<u64> {
+    let first_cell = |rows: &sluice_pg::Rows| -> Option<String> {
+        rows.get(0)
+            .and_then(|row| row.raw(0))
+            .map(|raw| String::from_utf8_lossy(raw).into_owned())
+    };
+    let exact = |rows: &sluice_pg::Rows| first_cell(rows).and_then(|n| n.parse::<u64>().ok());
+    let planned = |rows: &sluice_pg::Rows| {
+        let plan: serde_json::Value = serde_json::from_str(&first_cell(rows)?).ok()?;
+        plan.get(0)?.get("Plan")?.get("Plan Rows")?.as_f64().map(|n| n as u64)
+    };
+    // The statements before the rows: the context, then the counts.
+    let counts = before.get(1..)?;
+    match (job.count_preference?, counts) {
+        (PreferCount::Exact, [count]) => exact(count),
+        (PreferCount::Planned, [explain]) => planned(explain),
+        (PreferCount::Estimated, [count, explain]) => {
+            let counted = exact(count)?;
+            match job.max_rows {
+                Some(max) if counted > max => planned(explain).map(|p| p.max(counted)),
+                _ => Some(counted),
+            }
+        }
+        (PreferCount::Estimated, [count]) => exact(count),
+        _ => None,
+    }
+}
+
+/// The status and `Content-Range`: exact when the rows were all counted before the first
+/// chunk left or the total is known; left out for a streamed result of unknown length.
+fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
+    let rows = rows.or_else(|| {
+        let total = total?;
+        let end = job.limit.map_or(total, |limit| total.min(job.offset + limit));
+        Some(end.saturating_sub(job.offset))
+    });
+    let content_range = rows.map(|rows| content_range(job.offset, rows, total));
+    let partial = match (rows, total) {
+        (Some(rows), Some(total)) => job.offset > 0 || rows < total,
+        _ => false,
+    };
+    ReadHead {
+        status: if partial {
+            StatusCode::PARTIAL_CONTENT
+        } else {
+            StatusCode::OK
+        },
+        content_range,
+    }
+}
+
+fn not_single(rows: u64) -> ApiError {
+    let many = if rows > 1 { "multiple (or no)" } else { "multiple (or no)" };
+    ApiError::new(
+        StatusCode::NOT_ACCEPTABLE,
+        "PGRST116",
+        format!("JSON object requested, {many} rows returned"),
+    )
+    .details(if rows > 1 {
+        "The result contains more than one row".to_string()
+    } else {
+        format!("The result contains {rows} rows")
+    })
+}

@@ -1,0 +1,247 @@
+//! The plan of a write: the relation, the payload's columns checked against it, and what the
+//! statement does with them (insert with upsert, update, delete, PUT's single-row upsert).
+
+use super::read::{Condition, Order};
+use crate::error::ApiError;
+use crate::request::PreferResolution;
+use crate::schema::{Column, Table};
+use http::StatusCode;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// The shape of a JSON payload: an object or an array of objects, with their keys (the same in
+/// every object, as PostgREST requires).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadShape {
+    pub is_array: bool,
+    /// The keys, in the order of the first object.
+    pub keys: Vec<String>,
+    /// The number of objects.
+    pub rows: u64,
+}
+
+/// Reads the shape of a JSON body without building it: every value is skipped, only keys are
+/// kept. 400 PGRST102 for anything but an object or an array of objects with matching keys.
+pub fn payload_shape(body: &[u8]) -> Result<PayloadShape, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let shape = ShapeSeed
+        .deserialize(&mut deserializer)
+        .and_then(|shape| deserializer.end().map(|()| shape))
+        .map_err(|error| {
+            let message = error.to_string();
+            if message.contains("All object keys must match") {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "PGRST102",
+                    "All object keys must match",
+                )
+            } else {
+                ApiError::new(StatusCode::BAD_REQUEST, "PGRST102", "Empty or invalid json")
+                    .details(message)
+            }
+        })?;
+    Ok(shape)
+}
+
+struct ShapeSeed;
+
+impl<'de> DeserializeSeed<'de> for ShapeSeed {
+    type Value = PayloadShape;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<PayloadShape, D::Error> {
+        d.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = PayloadShape;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object or an array of objects")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PayloadShape, A::Error> {
+        Ok(PayloadShape {
+            is_array: false,
+            keys: object_keys(map)?,
+            rows: 1,
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PayloadShape, A::Error> {
+        let mut keys: Option<Vec<String>> = None;
+        let mut sorted: BTreeSet<String> = BTreeSet::new();
+        let mut rows = 0;
+        while let Some(object) = seq.next_element_seed(ObjectKeys)? {
+            rows += 1;
+            match &keys {
+                None => {
+                    sorted = object.iter().cloned().collect();
+                    keys = Some(object);
+                }
+                Some(_) => {
+                    let these: BTreeSet<String> = object.into_iter().collect();
+                    if these != sorted {
+                        return Err(serde::de::Error::custom("All object keys must match"));
+                    }
+                }
+            }
+        }
+        Ok(PayloadShape {
+            is_array: true,
+            keys: keys.unwrap_or_default(),
+            rows,
+        })
+    }
+}
+
+struct ObjectKeys;
+
+impl<'de> DeserializeSeed<'de> for ObjectKeys {
+    type Value = Vec<String>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+        struct KeysVisitor;
+        impl<'de> Visitor<'de> for KeysVisitor {
+            type Value = Vec<String>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Vec<String>, A::Error> {
+                object_keys(map)
+            }
+        }
+        d.deserialize_map(KeysVisitor)
+    }
+}
+
+fn object_keys<'de, A: MapAccess<'de>>(mut map: A) -> Result<Vec<String>, A::Error> {
+    let mut keys = Vec::new();
+    while let Some(key) = map.next_key::<String>()? {
+        map.next_value::<IgnoredAny>()?;
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    Ok(keys)
+}
+
+/// The columns a write sets: `columns=` when given (the payload's other keys ignored), else the
+/// payload's keys; each checked against `table` (400 PGRST204 for an unknown one).
+pub fn payload_columns<'s>(
+    table: &'s Table,
+    keys: &[String],
+    columns_param: Option<&[String]>,
+) -> Result<Vec<&'s Column>, ApiError> {
+    let names: &[String] = columns_param.unwrap_or(keys);
+    names
+        .iter()
+        .map(|name| {
+            table.column(name).ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "PGRST204",
+                    format!(
+                        "Could not find the '{name}' column of '{}' in the schema cache",
+                        table.name.name
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `ON CONFLICT`: the columns and what to do.
+#[derive(Debug, Clone)]
+pub struct OnConflict<'s> {
+    pub columns: Vec<&'s Column>,
+    pub resolution: PreferResolution,
+}
+
+/// What a write statement does.
+#[derive(Debug, Clone)]
+pub enum Mutation<'s> {
+    /// INSERT of the payload's rows.
+    Insert {
+        columns: Vec<&'s Column>,
+        on_conflict: Option<OnConflict<'s>>,
+        /// `Prefer: missing=default`: absent keys take the column default, not NULL.
+        missing_default: bool,
+    },
+    /// UPDATE of the rows matching `conditions` with the payload's one object; or, for an
+    /// array payload, each row matched by its primary key with its own values.
+    Update {
+        columns: Vec<&'s Column>,
+        conditions: Vec<Condition<'s>>,
+        order: Vec<Order<'s>>,
+        limit: Option<u64>,
+        /// Bulk update: an array payload, each object matched by these key columns.
+        keyed_by: Option<Vec<&'s Column>>,
+    },
+    /// DELETE of the rows matching `conditions`.
+    Delete {
+        conditions: Vec<Condition<'s>>,
+        order: Vec<Order<'s>>,
+        limit: Option<u64>,
+    },
+}
+
+/// A write of `table`.
+#[derive(Debug, Clone)]
+pub struct WritePlan<'s> {
+    pub table: &'s Table,
+    pub mutation: Mutation<'s>,
+    /// The payload is an array (`json_to_recordset`) rather than one object.
+    pub payload_is_array: bool,
+}
+
+/// The columns of `on_conflict=` (default: the primary key) checked against `table`.
+pub fn conflict_columns<'s>(
+    table: &'s Table,
+    named: Option<&[String]>,
+) -> Result<Vec<&'s Column>, ApiError> {
+    let names: Vec<String> = match named {
+        Some(names) => names.to_vec(),
+        None => table.primary_key.clone(),
+    };
+    if names.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "PGRST105",
+            format!(
+                "An upsert on '{}' needs on_conflict= or a primary key",
+                table.name.name
+            ),
+        ));
+    }
+    payload_columns(table, &names, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        let shape = payload_shape(br#"{"a": 1, "b": [1, {"x": 2}]}"#).unwrap();
+        assert_eq!(
+            (shape.is_array, shape.keys.clone(), shape.rows),
+            (false, vec!["a".into(), "b".into()], 1)
+        );
+        let shape = payload_shape(br#"[{"a": 1, "b": 2}, {"b": 3, "a": null}]"#).unwrap();
+        assert_eq!((shape.is_array, shape.rows), (true, 2));
+        assert_eq!(shape.keys, ["a", "b"]);
+        let shape = payload_shape(b"[]").unwrap();
+        assert_eq!((shape.is_array, shape.rows, shape.keys.len()), (true, 0, 0));
+        let error = payload_shape(br#"[{"a": 1}, {"b": 2}]"#).unwrap_err();
+        assert_eq!(
+            (error.code.as_str(), error.message.as_str()),
+            ("PGRST102", "All object keys must match")
+        );
+        for bad in [&b""[..], b"1", b"\"x\"", b"[1]", b"{", b"{} {}", b"[{}, 2]"] {
+            let error = payload_shape(bad).unwrap_err();
+            assert_eq!(error.code, "PGRST102", "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}
