@@ -1,6 +1,7 @@
 //! SQL text from plans. Names come from the schema cache and are quoted; every value from the
 //! request becomes a bind parameter (`$n`); nothing a client sent is pasted into the text.
 
+pub mod call;
 pub mod read;
 pub mod write;
 

@@ -17,8 +17,9 @@ pub fn render(plan: &ReadPlan<'_>) -> Statement {
     r.st
 }
 
-/// Appends to `st` (after a `WITH source AS (...)` it holds) the read of `plan` whose top level
-/// reads the rows of the CTE `source` instead of the relation: a write's representation.
+/// Appends to `st` the read of `plan` whose top level reads the rows of `source` (SQL: a CTE's
+/// quoted name, a function call, a subquery in parentheses) instead of the relation: a write's
+/// representation, a function's result. Parameters `source` uses must already be in `st`.
 pub fn render_over(st: Statement, plan: &ReadPlan<'_>, source: &str) -> Statement {
     let mut r = Renderer {
         st,
@@ -209,7 +210,7 @@ impl Renderer {
         let name = &plan.table.name;
         match (link, self.root_source.take()) {
             (None, Some(source)) => {
-                self.st.ident(&source);
+                self.st.push(&source);
             }
             _ => {
                 self.st.ident(&name.schema).push(".").ident(&name.name);

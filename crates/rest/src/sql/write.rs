@@ -148,7 +148,7 @@ pub fn render(
         }
         Returning::Read(read) => {
             st.push(" RETURNING ").ident(target).push(".*) ");
-            st = render_over(st, read, SOURCE);
+            st = render_over(st, read, &sluice_pg::sql::quote_ident(SOURCE));
         }
     }
     st
