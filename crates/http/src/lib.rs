@@ -5,6 +5,8 @@ pub mod mount;
 pub mod ops;
 pub mod server;
 pub mod stream;
+#[cfg(feature = "test-support")]
+pub mod testkit;
 pub mod view;
 
 pub use body::{BodyError, read_body};

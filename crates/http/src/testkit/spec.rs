@@ -1,0 +1,385 @@
+//! Spec files (HTTP exchanges pinned in readable files, see crates/http/tests/specs/README.md):
+//! parsing them, sending each exchange to a server and comparing the answer.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use std::path::{Path, PathBuf};
+
+/// One request and the answer expected for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    /// The line of the exchange's request, for messages.
+    pub line: usize,
+    pub title: String,
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    pub expected: Expected,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// `None`: not checked (`<any>`).
+    pub body: Option<String>,
+}
+
+fn header_line(line: &str) -> Option<(String, String)> {
+    let (name, value) = line.split_once(':')?;
+    let name = name.trim();
+    if name.is_empty() || name.contains(' ') {
+        return None;
+    }
+    Some((name.to_owned(), value.trim().to_owned()))
+}
+
+/// Parses a spec file; an error gives its line (1-based) and what is wrong.
+pub fn parse_spec(text: &str) -> Result<Vec<Exchange>, (usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut starts: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("###"))
+        .map(|(i, _)| i)
+        .collect();
+    if starts.is_empty() {
+        return Err((1, "no exchange (a line starting with ###)".into()));
+    }
+    starts.push(lines.len());
+    let mut exchanges = Vec::new();
+    for pair in starts.windows(2) {
+        let (start, end) = (pair[0], pair[1]);
+        exchanges.push(parse_exchange(&lines, start, end)?);
+    }
+    Ok(exchanges)
+}
+
+fn parse_exchange(lines: &[&str], start: usize, end: usize) -> Result<Exchange, (usize, String)> {
+    let title = lines[start].trim_start_matches('#').trim().to_owned();
+    let mut i = start + 1;
+    while i < end && (lines[i].trim().is_empty() || lines[i].starts_with('#')) {
+        i += 1;
+    }
+    if i >= end {
+        return Err((start + 1, "the exchange has no request line".into()));
+    }
+    let request_line = i;
+    let mut words = lines[i].split_whitespace();
+    let (Some(method), Some(path), None) = (words.next(), words.next(), words.next()) else {
+        return Err((
+            i + 1,
+            format!("expected `METHOD /path`, found {:?}", lines[i]),
+        ));
+    };
+    i += 1;
+    let mut headers = Vec::new();
+    while i < end && !lines[i].trim().is_empty() && !lines[i].starts_with("HTTP ") {
+        headers.push(header_line(lines[i]).ok_or((
+            i + 1,
+            format!("expected a header `Name: value`, found {:?}", lines[i]),
+        ))?);
+        i += 1;
+    }
+    let body_start = i;
+    while i < end && !lines[i].starts_with("HTTP ") {
+        i += 1;
+    }
+    if i >= end {
+        return Err((
+            request_line + 1,
+            "the exchange has no `HTTP <status>` line".into(),
+        ));
+    }
+    let mut body_lines: Vec<&str> = lines[body_start..i].to_vec();
+    while body_lines.first().is_some_and(|l| l.trim().is_empty()) {
+        body_lines.remove(0);
+    }
+    while body_lines.last().is_some_and(|l| l.trim().is_empty()) {
+        body_lines.pop();
+    }
+    let body: String = body_lines.iter().map(|l| format!("{l}\n")).collect();
+    let status: u16 = lines[i]["HTTP ".len()..].trim().parse().map_err(|_| {
+        (
+            i + 1,
+            format!("expected `HTTP <status>`, found {:?}", lines[i]),
+        )
+    })?;
+    i += 1;
+    let mut expected_headers = Vec::new();
+    while i < end && !lines[i].trim().is_empty() {
+        expected_headers.push(header_line(lines[i]).ok_or((
+            i + 1,
+            format!("expected a header `Name: value`, found {:?}", lines[i]),
+        ))?);
+        i += 1;
+    }
+    let mut expected_body: Vec<&str> = lines[i.min(end)..end].to_vec();
+    while expected_body.first().is_some_and(|l| l.trim().is_empty()) {
+        expected_body.remove(0);
+    }
+    while expected_body.last().is_some_and(|l| l.trim().is_empty()) {
+        expected_body.pop();
+    }
+    let expected_body = expected_body.join("\n");
+    Ok(Exchange {
+        line: request_line + 1,
+        title,
+        method: method.to_owned(),
+        path: path.to_owned(),
+        headers,
+        body,
+        expected: Expected {
+            status,
+            headers: expected_headers,
+            body: (expected_body.trim() != "<any>").then_some(expected_body),
+        },
+    })
+}
+
+/// Whether `actual` matches `expected`, where the string `"<any>"` matches anything.
+fn json_matches(expected: &serde_json::Value, actual: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (expected, actual) {
+        (Value::String(s), _) if s == "<any>" => true,
+        (Value::Object(e), Value::Object(a)) => {
+            e.len() == a.len()
+                && e.iter()
+                    .all(|(k, v)| a.get(k).is_some_and(|av| json_matches(v, av)))
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| json_matches(e, a))
+        }
+        (e, a) => e == a,
+    }
+}
+
+/// `None` when the bodies match (see the README), else what differs.
+pub fn compare_bodies(expected: &Option<String>, actual: &str) -> Option<String> {
+    let expected = expected.as_ref()?;
+    if expected.is_empty() {
+        return (!actual.is_empty()).then(|| "expected an empty body".to_owned());
+    }
+    if let (Ok(e), Ok(a)) = (
+        serde_json::from_str::<serde_json::Value>(expected),
+        serde_json::from_str::<serde_json::Value>(actual),
+    ) {
+        return (!json_matches(&e, &a))
+            .then(|| format!("JSON body differs; expected:\n{expected}"));
+    }
+    let trim = |s: &str| s.trim_end_matches('\n').to_owned();
+    (trim(expected) != trim(actual)).then(|| format!("body differs; expected:\n{expected}"))
+}
+
+/// Every directory under `dir` holding a file named `marker`, sorted.
+pub fn find_suites(dir: &Path, marker: &str, found: &mut Vec<PathBuf>) {
+    if dir.join(marker).is_file() {
+        found.push(dir.to_owned());
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut children: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    children.sort();
+    for child in children {
+        find_suites(&child, marker, found);
+    }
+}
+
+/// The test cluster's URL with another database (and a role to run as).
+pub fn url_for(base: &str, dbname: &str, role: Option<&str>) -> String {
+    let (without_query, query) = base.split_once('?').unwrap_or((base, ""));
+    let after_scheme = without_query.find("://").map_or(0, |i| i + 3);
+    let host_end = without_query[after_scheme..]
+        .find('/')
+        .map_or(without_query.len(), |i| after_scheme + i);
+    let mut url = format!("{}/{dbname}", &without_query[..host_end]);
+    let mut params: Vec<String> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if let Some(role) = role {
+        params.push(format!("options=-c%20role%3D{role}"));
+    }
+    if !params.is_empty() {
+        url.push('?');
+        url.push_str(&params.join("&"));
+    }
+    url
+}
+
+/// `setup.sql` with each `\\i file.sql` line replaced by that file (relative to the suite).
+pub fn read_setup(suite: &Path) -> Result<Option<String>, String> {
+    let Ok(text) = std::fs::read_to_string(suite.join("setup.sql")) else {
+        return Ok(None);
+    };
+    let mut sql = String::with_capacity(text.len());
+    for line in text.lines() {
+        match line.trim().strip_prefix("\\i ") {
+            Some(file) => {
+                let included = std::fs::read_to_string(suite.join(file.trim()))
+                    .map_err(|e| format!("setup.sql: \\i {file}: {e}"))?;
+                sql.push_str(&included);
+            }
+            None => sql.push_str(line),
+        }
+        sql.push('\n');
+    }
+    Ok(Some(sql))
+}
+
+/// The suite's `*.spec` files in name order.
+pub fn spec_files(suite: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(suite)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "spec"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Runs every exchange of every spec file of `suite` against `address`; mismatches go to
+/// `failures` as `file:line (title): what differed`, file paths shown relative to `root`.
+pub async fn run_spec_files(
+    suite: &Path,
+    root: &Path,
+    address: std::net::SocketAddr,
+    failures: &mut Vec<String>,
+) -> Result<(), String> {
+    for file in spec_files(suite)? {
+        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let shown = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let exchanges = match parse_spec(&text) {
+            Ok(exchanges) => exchanges,
+            Err((line, message)) => {
+                failures.push(format!("{shown}:{line}: {message}"));
+                continue;
+            }
+        };
+        for exchange in exchanges {
+            if let Err(message) = run_exchange(address, &exchange).await {
+                failures.push(format!(
+                    "{shown}:{} ({}): {message}",
+                    exchange.line, exchange.title
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sends one request on a new connection and checks the answer.
+pub async fn run_exchange(
+    address: std::net::SocketAddr,
+    exchange: &Exchange,
+) -> Result<(), String> {
+    let stream = tokio::net::TcpStream::connect(address)
+        .await
+        .map_err(|e| format!("connecting: {e}"))?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+    tokio::spawn(connection);
+    let mut request = http::Request::builder()
+        .method(exchange.method.as_str())
+        .uri(&exchange.path)
+        .header(http::header::HOST, address.to_string());
+    for (name, value) in &exchange.headers {
+        request = request.header(name, value);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(exchange.body.clone())))
+        .map_err(|e| format!("building the request: {e}"))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| format!("sending: {e}"))?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .map_err(|e| format!("reading the body (status {status}): {e}"))?;
+    let body = String::from_utf8_lossy(&body).into_owned();
+    check(&exchange.expected, status, &headers, &body)
+}
+
+fn check(
+    expected: &Expected,
+    status: u16,
+    headers: &http::HeaderMap,
+    body: &str,
+) -> Result<(), String> {
+    let mut problems = Vec::new();
+    if status != expected.status {
+        problems.push(format!("status {status}, expected {}", expected.status));
+    }
+    for (name, value) in &expected.headers {
+        let actual: Vec<&str> = headers
+            .get_all(name.as_str())
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        if !actual.contains(&value.as_str()) {
+            problems.push(format!("header {name}: {actual:?}, expected {value:?}"));
+        }
+    }
+    if let Some(problem) = compare_bodies(&expected.body, body) {
+        problems.push(problem);
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\n  body: {body}", problems.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchanges_parse_with_lines_headers_and_bodies() {
+        let text = "# a comment\n### first\nPUT /a/b\nContent-Type: application/csj\n\n\"x\"\n1\n\nHTTP 200\nContent-Type: application/json\n\n{\"records\": 1}\n\n### second\nGET /a\n\nHTTP 404\n\n<any>\n";
+        let exchanges = parse_spec(text).expect("parses");
+        assert_eq!(exchanges.len(), 2);
+        assert_eq!(exchanges[0].line, 3);
+        assert_eq!(exchanges[0].method, "PUT");
+        assert_eq!(exchanges[0].body, "\"x\"\n1\n");
+        assert_eq!(exchanges[0].expected.status, 200);
+        assert_eq!(
+            exchanges[0].expected.body.as_deref(),
+            Some("{\"records\": 1}")
+        );
+        assert_eq!(exchanges[1].body, "");
+        assert_eq!(exchanges[1].expected.body, None);
+    }
+
+    #[test]
+    fn bodies_compare_as_json_with_wildcards_or_as_text() {
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            compare_bodies(&some("{\"a\": 1, \"b\": \"<any>\"}"), "{\"b\":[2],\"a\":1}"),
+            None
+        );
+        assert!(compare_bodies(&some("{\"a\": 1}"), "{\"a\":2}").is_some());
+        assert!(compare_bodies(&some("{\"a\": 1}"), "{\"a\":1,\"c\":2}").is_some());
+        assert_eq!(compare_bodies(&some("\"a\"\n1"), "\"a\"\n1\n"), None);
+        assert!(compare_bodies(&some("a,b"), "a,c\n").is_some());
+        assert!(compare_bodies(&some(""), "x").is_some());
+        assert_eq!(compare_bodies(&None, "x"), None);
+    }
+}
