@@ -10,7 +10,8 @@ use crate::schema::SchemaCache;
 use crate::sql::{self, Statement};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use sluice_formats::ColumnSpec;
+use crate::response::composite::RecordLayout;
+use sluice_formats::{ColumnKind, ColumnSpec, Scalar};
 use sluice_http::stream::{self, CHUNK, ChunkSender, Outcome};
 use sluice_http::{Response, empty};
 use sluice_pg::SyncMode;
@@ -178,13 +179,29 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
             return;
         }
     };
+    let json_like = job.representation != Representation::Csv;
+    let records: Vec<Option<RecordLayout>> = statement
+        .columns()
+        .iter()
+        .map(|column| json_like.then(|| record_layout(&conn, column.type_oid())).flatten())
+        .collect();
     let specs: Vec<ColumnSpec> = statement
         .columns()
         .iter()
         .zip(kinds)
-        .map(|(column, kind)| ColumnSpec::new(column.name(), rest_kind(column.type_oid(), kind)))
+        .zip(&records)
+        .map(|((column, kind), record)| {
+            let kind = match record {
+                Some(_) => ColumnKind::scalar(Scalar::Json),
+                None => rest_kind(column.type_oid(), kind),
+            };
+            ColumnSpec::new(column.name(), kind)
+        })
         .collect();
     let mut encoder = response::encoder(job.representation, &specs);
+    let has_records = records.iter().any(Option::is_some);
+    let mut converted: Vec<Vec<u8>> = vec![Vec::new(); records.len()];
+    let mut scratch = Vec::new();
 
     let context_params = job.context.driver_params();
     let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
@@ -249,7 +266,25 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
                 let _ = sender.fail(not_single(2)).await;
                 return;
             }
-            encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
+            if has_records {
+                for (i, record) in records.iter().enumerate() {
+                    if let (Some(layout), Some(raw), Some(slot)) =
+                        (record, row.raw(i), converted.get_mut(i))
+                    {
+                        slot.clear();
+                        layout.write(slot, raw, &mut scratch);
+                    }
+                }
+                encoder.row(
+                    (0..row.len()).map(|i| match (records.get(i), converted.get(i)) {
+                        (Some(Some(_)), Some(json)) if row.raw(i).is_some() => Some(&json[..]),
+                        _ => row.raw(i),
+                    }),
+                    &mut buf,
+                );
+            } else {
+                encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
+            }
             if buf.len() >= CHUNK {
                 if !sender.started() {
                     sender.set_head(head(&job, None, total));
@@ -280,6 +315,30 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
         sender.set_head(head(&job, Some(rows_sent), total));
     }
     sender.finish(Bytes::from(buf)).await;
+}
+
+/// How a composite column's values become JSON objects: its fields' names and kinds from the
+/// connection's type cache (loaded with the result's types).
+fn record_layout(conn: &sluice_pg::Connection, type_oid: u32) -> Option<RecordLayout> {
+    let info = conn.type_info(type_oid)?;
+    let info = match info.is_domain() {
+        true => conn.type_info(info.base)?,
+        false => info,
+    };
+    if !info.is_composite() {
+        return None;
+    }
+    let lookup = |oid| conn.type_info(oid).map(|t| &**t);
+    Some(RecordLayout {
+        fields: info
+            .fields
+            .iter()
+            .map(|(name, oid)| {
+                let kind = sluice_formats::kind::resolve(*oid, &lookup);
+                (name.to_string(), rest_kind(*oid, kind))
+            })
+            .collect(),
+    })
 }
 
 /// The count the statements before the rows found: an exact count, the planner's estimate, or

@@ -8,6 +8,8 @@ use http::StatusCode;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format, Scalar};
 use sluice_pg::types::oid;
 
+pub mod composite;
+
 /// How rows are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Representation {
