@@ -9,6 +9,7 @@ use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format, Scalar};
 use sluice_pg::types::oid;
 
 pub mod composite;
+pub mod openapi;
 
 /// How rows are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
