@@ -123,19 +123,27 @@ impl JsonlDecoder {
             key,
         } = self;
         lines.each(input, eof, |line, line_no| {
-            decode_object(names, kinds, slots, row, key, line, line_no)?;
-            for (i, slot) in slots.iter().enumerate() {
-                if i > 0 {
-                    out.push(b'\t');
-                }
-                match slot.and_then(|(start, end)| row.get(start..end)) {
-                    Some(value) => out.extend_from_slice(value),
-                    None => out.extend_from_slice(b"\\N"),
-                }
-            }
-            out.push(b'\n');
-            Ok(())
+            write_row(names, kinds, slots, row, key, line, line_no, out)
         })
+    }
+
+    /// Decodes one object (`number` names it in errors: its line, or its place in an array),
+    /// appending its COPY text row to `out`.
+    pub fn decode_one(
+        &mut self,
+        object: &[u8],
+        number: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let JsonlDecoder {
+            names,
+            kinds,
+            slots,
+            row,
+            key,
+            ..
+        } = self;
+        write_row(names, kinds, slots, row, key, object, number, out)
     }
 
     /// The rows decoded so far.
@@ -147,6 +155,32 @@ impl JsonlDecoder {
     pub fn line_map(&self) -> &LineMap {
         &self.lines.map
     }
+}
+
+/// Decodes `line` and appends its COPY text row.
+#[allow(clippy::too_many_arguments)]
+fn write_row(
+    names: &[Box<[u8]>],
+    kinds: &[ColumnKind],
+    slots: &mut [Option<(usize, usize)>],
+    row: &mut Vec<u8>,
+    key: &mut Vec<u8>,
+    line: &[u8],
+    line_no: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    decode_object(names, kinds, slots, row, key, line, line_no)?;
+    for (i, slot) in slots.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\t');
+        }
+        match slot.and_then(|(start, end)| row.get(start..end)) {
+            Some(value) => out.extend_from_slice(value),
+            None => out.extend_from_slice(b"\\N"),
+        }
+    }
+    out.push(b'\n');
+    Ok(())
 }
 
 fn decode_object(

@@ -1,8 +1,8 @@
 //! Composite (row type) values as JSON objects, as `to_json` writes them: the record's text
 //! output `(x,3)` parsed field by field and each field written by its type's JSON kind.
 
-use sluice_formats::encode::write_json_value;
 use sluice_formats::ColumnKind;
+use sluice_formats::encode::write_json_value;
 
 /// The fields of a composite type: their names and JSON kinds (a nested composite is written
 /// as its text).
@@ -103,16 +103,28 @@ mod tests {
                 ("tags".into(), ColumnKind::array(Scalar::String, b',')),
             ],
         };
-        assert_eq!(json(&layout, "(x,3,{a})"), r#"{"label":"x","score":3,"tags":["a"]}"#);
-        assert_eq!(json(&layout, "(,,)"), r#"{"label":null,"score":null,"tags":null}"#);
+        assert_eq!(
+            json(&layout, "(x,3,{a})"),
+            r#"{"label":"x","score":3,"tags":["a"]}"#
+        );
+        assert_eq!(
+            json(&layout, "(,,)"),
+            r#"{"label":null,"score":null,"tags":null}"#
+        );
         assert_eq!(
             json(&layout, r#"("a ""b"", c\\d",-1,"{""x y"",z}")"#),
             r#"{"label":"a \"b\", c\\d","score":-1,"tags":["x y","z"]}"#
         );
-        assert_eq!(json(&layout, r#"("",1,{})"#), r#"{"label":"","score":1,"tags":[]}"#);
+        assert_eq!(
+            json(&layout, r#"("",1,{})"#),
+            r#"{"label":"","score":1,"tags":[]}"#
+        );
         // Not a record of this layout: the text as a string.
         assert_eq!(json(&layout, "(1,2)"), r#""(1,2)""#);
         assert_eq!(json(&layout, "nope"), r#""nope""#);
-        assert_eq!(json(&layout, "(\"unterminated,1,{})"), r#""(\"unterminated,1,{})""#);
+        assert_eq!(
+            json(&layout, "(\"unterminated,1,{})"),
+            r#""(\"unterminated,1,{})""#
+        );
     }
 }

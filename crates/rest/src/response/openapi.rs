@@ -56,8 +56,16 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
         let reference = |p: &str| json!({"$ref": format!("#/parameters/{p}")});
         let mut get_params = filters.clone();
         get_params.extend(
-            ["select", "order", "range", "rangeUnit", "offset", "limit", "preferCount"]
-                .map(reference),
+            [
+                "select",
+                "order",
+                "range",
+                "rangeUnit",
+                "offset",
+                "limit",
+                "preferCount",
+            ]
+            .map(reference),
         );
         let mut path = Map::new();
         path.insert(
@@ -78,7 +86,10 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
         }
         if table.updatable {
             let mut patch = filters.clone();
-            patch.extend([reference(&format!("body.{name}")), reference("preferReturn")]);
+            patch.extend([
+                reference(&format!("body.{name}")),
+                reference("preferReturn"),
+            ]);
             path.insert(
                 "patch".into(),
                 json!({"tags": [name], "summary": table.description, "parameters": patch,

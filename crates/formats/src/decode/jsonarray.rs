@@ -1,0 +1,243 @@
+//! A JSON array of objects (`[{...}, {...}]`, a REST bulk body) decoded as it arrives: each
+//! element, once complete, becomes a COPY text row through the JSON Lines object decoder. Errors
+//! name the element (1-based, as the "line") and the column within it.
+
+use super::error::{DecodeError, DecodeErrorKind};
+use super::jsonl::JsonlDecoder;
+use crate::kind::ColumnKind;
+
+/// Where the scan is in the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Before the opening `[`.
+    Start,
+    /// After `[` or `,`: an element (or, right after `[`, the closing `]`).
+    Element { first: bool },
+    /// After an element: `,` or `]`.
+    Separator,
+    /// After the closing `]`: only whitespace may follow.
+    Done,
+}
+
+/// Decodes the objects of a JSON array into COPY text rows of the given columns.
+#[derive(Clone, Debug)]
+pub struct JsonArrayDecoder {
+    objects: JsonlDecoder,
+    state: State,
+    /// Elements decoded so far.
+    elements: u64,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl JsonArrayDecoder {
+    /// A decoder for objects with keys `names` whose columns are of `kinds`.
+    pub fn new(names: &[String], kinds: Vec<ColumnKind>) -> JsonArrayDecoder {
+        JsonArrayDecoder {
+            objects: JsonlDecoder::new(names, kinds),
+            state: State::Start,
+            elements: 0,
+        }
+    }
+
+    /// The objects decoded so far.
+    pub fn rows(&self) -> u64 {
+        self.elements
+    }
+
+    /// Decodes the complete elements of `input`, appending COPY rows to `out`; returns the bytes
+    /// consumed (the caller keeps the rest and appends more). With `eof`, the array must end.
+    pub fn decode(
+        &mut self,
+        input: &[u8],
+        eof: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, DecodeError> {
+        let mut pos = 0;
+        loop {
+            while input.get(pos).copied().is_some_and(is_ws) {
+                pos += 1;
+            }
+            let Some(&byte) = input.get(pos) else {
+                if eof && self.state != State::Done {
+                    return Err(self.error(DecodeErrorKind::InvalidJson, "the array is not closed"));
+                }
+                return Ok(pos);
+            };
+            match (self.state, byte) {
+                (State::Start, b'[') => {
+                    pos += 1;
+                    self.state = State::Element { first: true };
+                }
+                (State::Element { first: true }, b']') | (State::Separator, b']') => {
+                    pos += 1;
+                    self.state = State::Done;
+                }
+                (State::Separator, b',') => {
+                    pos += 1;
+                    self.state = State::Element { first: false };
+                }
+                (State::Element { .. }, b'{') => {
+                    let rest = input.get(pos..).unwrap_or_default();
+                    let Some(length) = object_length(rest) else {
+                        if eof {
+                            return Err(self
+                                .error(DecodeErrorKind::InvalidJson, "the object is not closed"));
+                        }
+                        return Ok(pos);
+                    };
+                    let number = self.elements + 1;
+                    let object = rest.get(..length).unwrap_or_default();
+                    self.objects.decode_one(object, number, out)?;
+                    self.elements = number;
+                    pos += length;
+                    self.state = State::Separator;
+                }
+                (State::Element { .. }, _) => {
+                    return Err(self.error(DecodeErrorKind::NotAnObject, "expected an object"));
+                }
+                (State::Start, _) => {
+                    return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                        .detail("expected a JSON array '['"));
+                }
+                (State::Separator, _) => {
+                    return Err(self.error(DecodeErrorKind::InvalidJson, "expected ',' or ']'"));
+                }
+                (State::Done, _) => {
+                    return Err(self.error(
+                        DecodeErrorKind::InvalidJson,
+                        "expected the end of the body after the array",
+                    ));
+                }
+            }
+        }
+    }
+
+    fn error(&self, kind: DecodeErrorKind, detail: &str) -> DecodeError {
+        DecodeError::new(kind, self.elements + 1).detail(detail)
+    }
+}
+
+/// The length of the object starting at `text[0] == b'{'` up to its closing brace, `None` when
+/// it does not end in `text`. Strings (with escapes) are skipped; the object's own validity is
+/// the object decoder's to check.
+fn object_length(text: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = text.get(i) {
+        match b {
+            b'"' => {
+                i += 1;
+                loop {
+                    match text.get(i)? {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::Scalar;
+    use proptest::prelude::*;
+
+    fn decoder() -> JsonArrayDecoder {
+        JsonArrayDecoder::new(
+            &["a".to_string(), "b".to_string()],
+            vec![ColumnKind::scalar(Scalar::Number), ColumnKind::STRING],
+        )
+    }
+
+    fn all(input: &[u8]) -> Result<String, DecodeError> {
+        let mut out = Vec::new();
+        let used = decoder().decode(input, true, &mut out)?;
+        assert_eq!(used, input.len());
+        Ok(String::from_utf8(out).unwrap_or_default())
+    }
+
+    #[test]
+    fn arrays_of_objects() {
+        assert_eq!(
+            all(br#" [ {"a": 1, "b": "x,\"}]"}, {"b": null, "a": 2} ,{} ] "#).unwrap(),
+            "1\tx,\"}]\n2\t\\N\n\\N\t\\N\n"
+        );
+        assert_eq!(all(b"[]").unwrap(), "");
+    }
+
+    #[test]
+    fn errors_name_the_element() {
+        let e = all(br#"[{"a": 1}, {"a": 2, "z": 3}]"#).unwrap_err();
+        assert_eq!((e.kind(), e.line()), (DecodeErrorKind::UnknownKey, 2));
+        let e = all(br#"[{"a": 1}, 7]"#).unwrap_err();
+        assert_eq!((e.kind(), e.line()), (DecodeErrorKind::NotAnObject, 2));
+        let e = all(br#"[{"a": 1} {"a": 2}]"#).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::InvalidJson);
+        let e = all(br#"[{"a": 1}"#).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::InvalidJson);
+        let e = all(br#"{"a": 1}"#).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::InvalidJson);
+        let e = all(br#"[{"a": 1}] x"#).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::InvalidJson);
+        let e = all(br#"[{"a": "unterminated}]"#).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::InvalidJson);
+    }
+
+    proptest! {
+        /// Any split of the body into chunks gives the same rows as the whole body at once.
+        #[test]
+        fn any_split_gives_the_same_rows(
+            rows in proptest::collection::vec((any::<i32>(), "[ -~]{0,12}"), 0..20),
+            cuts in proptest::collection::vec(0usize..400, 0..8),
+        ) {
+            let body = serde_json::to_vec(&rows.iter().map(|(a, b)| {
+                serde_json::json!({"a": a, "b": b})
+            }).collect::<Vec<_>>()).unwrap_or_default();
+            let whole = all(&body).unwrap();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(body.len())).collect();
+            cuts.sort_unstable();
+            let mut d = decoder();
+            let mut out = Vec::new();
+            let mut pending: Vec<u8> = Vec::new();
+            let mut last = 0;
+            for cut in cuts.into_iter().chain([body.len()]) {
+                pending.extend_from_slice(&body[last..cut]);
+                last = cut;
+                let eof = cut == body.len();
+                let used = d.decode(&pending, eof, &mut out).unwrap();
+                pending.drain(..used);
+            }
+            prop_assert_eq!(String::from_utf8(out).unwrap_or_default(), whole);
+            prop_assert_eq!(d.rows(), rows.len() as u64);
+        }
+
+        /// Nothing panics on arbitrary bytes, split anywhere.
+        #[test]
+        fn never_panics(body in proptest::collection::vec(any::<u8>(), 0..200), cut in 0usize..200) {
+            let mut d = decoder();
+            let mut out = Vec::new();
+            let cut = cut.min(body.len());
+            if let Ok(used) = d.decode(&body[..cut], false, &mut out) {
+                let mut rest = body[used..].to_vec();
+                rest.truncate(body.len() - used);
+                let _ = d.decode(&rest, true, &mut out);
+            }
+        }
+    }
+}
