@@ -1,8 +1,10 @@
 //! The REST API as a mount of the HTTP server: each request parsed, its schema and resource
 //! found in the schema cache, and handed to the read, write or call path.
 
+mod call;
 mod context;
 mod read;
+mod write;
 
 pub use context::RequestContext;
 
@@ -41,31 +43,52 @@ impl RestApi {
     }
 
     async fn handle(self: Arc<Self>, request: Request, http: HttpContext) -> Response {
-        let (parts, _body) = request.into_parts();
+        let (parts, body) = request.into_parts();
         let path = http.rest(parts.uri.path());
         let path = if path.is_empty() { "/" } else { path };
-        let parsed = match request::parse_request(&parts.method, path, parts.uri.query(), &parts.headers)
-        {
-            Ok(parsed) => parsed,
-            Err(error) => return error_response(&error),
-        };
+        let parsed =
+            match request::parse_request(&parts.method, path, parts.uri.query(), &parts.headers) {
+                Ok(parsed) => parsed,
+                Err(error) => return error_response(&error),
+            };
         let cache = (self.schema)();
         let schema = match self.schema_for(&parsed) {
             Ok(schema) => schema,
             Err(error) => return error_response(&error),
         };
+        let context = RequestContext::new(
+            self.config.anon_role.clone(),
+            &schema,
+            &parts.method,
+            path,
+            &parts.headers,
+        );
+        let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
+        let body = if needs_body {
+            let length = parts
+                .headers
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok());
+            match sluice_http::read_body(body, length, http.body_limit, http.body_timeout).await {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    return error_response(&ApiError::new(
+                        error.status(),
+                        "PGRST102",
+                        error.to_string(),
+                    ));
+                }
+            }
+        } else {
+            bytes::Bytes::new()
+        };
         match &parsed.resource {
             Resource::Relation(name) => {
                 let target = Target {
-                    schema: schema.clone(),
+                    schema,
                     name: name.clone(),
-                    context: RequestContext::new(
-                        self.config.anon_role.clone(),
-                        &schema,
-                        &parts.method,
-                        path,
-                        &parts.headers,
-                    ),
+                    context,
                 };
                 let filters = match filters(&parsed) {
                     Ok(filters) => filters,
@@ -75,24 +98,58 @@ impl RestApi {
                     Method::Get | Method::Head => {
                         read::read(&self, &parsed, &target, &cache, filters).await
                     }
-                    Method::Options => options(&["OPTIONS", "GET", "HEAD"]),
+                    Method::Post | Method::Patch | Method::Put | Method::Delete => {
+                        write::write(&self, &parsed, &target, &cache, filters, body).await
+                    }
+                    Method::Options => {
+                        options(&["OPTIONS", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
+                    }
+                }
+            }
+            Resource::Routine(name) => {
+                let target = Target {
+                    schema,
+                    name: name.clone(),
+                    context,
+                };
+                match parsed.method {
+                    Method::Get | Method::Head | Method::Post => {
+                        call::call(&self, &parsed, &target, &cache, body).await
+                    }
+                    Method::Options => options(&["OPTIONS", "GET", "HEAD", "POST"]),
                     _ => error_response(&ApiError::new(
                         StatusCode::METHOD_NOT_ALLOWED,
-                        "PGRST117",
-                        format!("Unsupported HTTP method: {}", parts.method),
+                        "PGRST101",
+                        "Only GET or POST requests are allowed for function calls",
                     )),
                 }
             }
-            Resource::Routine(name) => error_response(&ApiError::new(
-                StatusCode::NOT_FOUND,
-                "PGRST202",
-                format!("Could not find the function {schema}.{name} in the schema cache"),
-            )),
-            Resource::Schema => error_response(&ApiError::new(
-                StatusCode::NOT_FOUND,
-                "PGRST126",
-                "Root endpoint metadata is disabled",
-            )),
+            Resource::Schema => {
+                if !self.config.openapi || !matches!(parsed.method, Method::Get | Method::Head) {
+                    return error_response(&ApiError::new(
+                        StatusCode::NOT_FOUND,
+                        "PGRST126",
+                        "Root endpoint metadata is disabled",
+                    ));
+                }
+                let host = parts
+                    .headers
+                    .get(header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or("localhost");
+                let base = if http.prefix.is_empty() {
+                    "/"
+                } else {
+                    &http.prefix
+                };
+                let document = crate::response::openapi::describe(&cache, &schema, host, base);
+                let mut response = Response::new(full(document.to_string()));
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/openapi+json; charset=utf-8"),
+                );
+                response
+            }
         }
     }
 

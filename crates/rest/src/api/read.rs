@@ -5,12 +5,12 @@ use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::{ReadInput, plan_read};
 use crate::request::{ApiRequest, Method, PathFilter, PreferCount, SelectItem};
+use crate::response::composite::RecordLayout;
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::SchemaCache;
 use crate::sql::{self, Statement};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use crate::response::composite::RecordLayout;
 use sluice_formats::{ColumnKind, ColumnSpec, Scalar};
 use sluice_http::stream::{self, CHUNK, ChunkSender, Outcome};
 use sluice_http::{Response, empty};
@@ -19,6 +19,8 @@ use std::sync::Arc;
 
 /// What a read sends, rendered before the producer task takes it.
 struct ReadJob {
+    /// How rows become the body: a representation of rows, or a function's value(s).
+    shape: Shape,
     context: Statement,
     /// The statements that count the rows, run before the rows (`Prefer: count=`).
     counts: Vec<Statement>,
@@ -29,6 +31,19 @@ struct ReadJob {
     limit: Option<u64>,
     count_preference: Option<PreferCount>,
     max_rows: Option<u64>,
+}
+
+/// How a result becomes a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Rows in a representation (an array of objects, one object, CSV, ...).
+    Rows,
+    /// One value: the first column of the only row (a function returning a scalar).
+    Scalar,
+    /// An array of the first column's values (a function returning a set of scalars).
+    ScalarSet,
+    /// The only row as an object (a function with OUT parameters).
+    OutObject,
 }
 
 /// The status and headers decided once the first chunk is ready.
@@ -48,9 +63,55 @@ pub(super) async fn read(
         Ok(job) => job,
         Err(error) => return error_response(&error),
     };
+    respond(api, request, job).await
+}
+
+/// A function call's result, streamed like a read.
+pub(super) async fn stream_call(
+    api: &Arc<RestApi>,
+    request: &ApiRequest,
+    target: &Target,
+    call: super::call::CallJob,
+) -> Response {
+    use crate::plan::call::ResultShape;
+    let (shape, representation) = match call.shape {
+        ResultShape::Scalar => (Shape::Scalar, Representation::Array),
+        ResultShape::ScalarSet => (Shape::ScalarSet, Representation::Array),
+        ResultShape::Object => (Shape::OutObject, Representation::Object),
+        ResultShape::Rows => match response::negotiate(&request.accept) {
+            Ok(representation) => (Shape::Rows, representation),
+            Err(error) => return error_response(&error),
+        },
+    };
+    let job = ReadJob {
+        shape,
+        context: target.context.statement(),
+        counts: Vec::new(),
+        main: call.statement,
+        representation,
+        offset: 0,
+        limit: None,
+        count_preference: None,
+        max_rows: api.config.max_rows,
+    };
+    respond(api, request, job).await
+}
+
+async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Response {
     let head_only = request.method == Method::Head;
     let representation = job.representation;
     let count_preference = job.count_preference;
+    let content_type = match job.shape {
+        Shape::Rows | Shape::OutObject if representation == Representation::Object => {
+            if job.shape == Shape::OutObject {
+                "application/json; charset=utf-8"
+            } else {
+                representation.content_type()
+            }
+        }
+        Shape::Rows => representation.content_type(),
+        _ => "application/json; charset=utf-8",
+    };
     let (sender, receiver) = stream::channel::<ReadHead, ApiError>();
     let pool = api.pool.clone();
     tokio::spawn(produce(pool, job, sender));
@@ -68,11 +129,11 @@ pub(super) async fn read(
     let mut response = Response::new(if head_only { empty() } else { body });
     *response.status_mut() = head.status;
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(representation.content_type()),
-    );
-    if let Some(range) = head.content_range.and_then(|r| HeaderValue::from_str(&r).ok()) {
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(range) = head
+        .content_range
+        .and_then(|r| HeaderValue::from_str(&r).ok())
+    {
         headers.insert(header::CONTENT_RANGE, range);
     }
     if let Some(count) = count_preference {
@@ -81,10 +142,7 @@ pub(super) async fn read(
             PreferCount::Planned => "count=planned",
             PreferCount::Estimated => "count=estimated",
         };
-        headers.insert(
-            "preference-applied",
-            HeaderValue::from_static(applied),
-        );
+        headers.insert("preference-applied", HeaderValue::from_static(applied));
     }
     response
 }
@@ -142,6 +200,7 @@ fn plan_job(
         },
     };
     Ok(ReadJob {
+        shape: Shape::Rows,
         context: target.context.statement(),
         counts,
         max_rows: api.config.max_rows,
@@ -183,7 +242,11 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
     let records: Vec<Option<RecordLayout>> = statement
         .columns()
         .iter()
-        .map(|column| json_like.then(|| record_layout(&conn, column.type_oid())).flatten())
+        .map(|column| {
+            json_like
+                .then(|| record_layout(&conn, column.type_oid()))
+                .flatten()
+        })
         .collect();
     let specs: Vec<ColumnSpec> = statement
         .columns()
@@ -246,10 +309,15 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
         }
     }
     let single = job.representation == Representation::Object;
+    let values = matches!(job.shape, Shape::Scalar | Shape::ScalarSet);
+    let value_kind = specs.first().map(|s| s.kind);
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
-    if !single {
+    if job.shape == Shape::ScalarSet {
+        buf.push(b'[');
+    } else if !single && !values {
         encoder.begin(&mut buf);
     }
+    let mut value_rows: u64 = 0;
     loop {
         let block = match rows.next_block().await {
             Ok(Some(block)) => block,
@@ -262,6 +330,24 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
             }
         };
         for row in block.iter() {
+            if values {
+                if job.shape == Shape::Scalar && value_rows >= 1 {
+                    break;
+                }
+                if value_rows > 0 {
+                    buf.push(b',');
+                }
+                if let Some(kind) = value_kind {
+                    sluice_formats::encode::write_json_value(
+                        &mut buf,
+                        kind,
+                        row.raw(0),
+                        &mut scratch,
+                    );
+                }
+                value_rows += 1;
+                continue;
+            }
             if single && encoder.rows() >= 1 {
                 let _ = sender.fail(not_single(2)).await;
                 return;
@@ -299,8 +385,14 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
             }
         }
     }
-    let rows_sent = encoder.rows();
-    if single {
+    let rows_sent = if values { value_rows } else { encoder.rows() };
+    if values {
+        match job.shape {
+            Shape::ScalarSet => buf.push(b']'),
+            _ if value_rows == 0 => buf.extend_from_slice(b"null"),
+            _ => {}
+        }
+    } else if single {
         if rows_sent != 1 {
             let _ = sender.fail(not_single(rows_sent)).await;
             return;
@@ -352,7 +444,11 @@ fn total_of(job: &ReadJob, before: &[sluice_pg::Rows]) -> Option<u64> {
     let exact = |rows: &sluice_pg::Rows| first_cell(rows).and_then(|n| n.parse::<u64>().ok());
     let planned = |rows: &sluice_pg::Rows| {
         let plan: serde_json::Value = serde_json::from_str(&first_cell(rows)?).ok()?;
-        plan.get(0)?.get("Plan")?.get("Plan Rows")?.as_f64().map(|n| n as u64)
+        plan.get(0)?
+            .get("Plan")?
+            .get("Plan Rows")?
+            .as_f64()
+            .map(|n| n as u64)
     };
     // The statements before the rows: the context, then the counts.
     let counts = before.get(1..)?;
@@ -376,7 +472,9 @@ fn total_of(job: &ReadJob, before: &[sluice_pg::Rows]) -> Option<u64> {
 fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
     let rows = rows.or_else(|| {
         let total = total?;
-        let end = job.limit.map_or(total, |limit| total.min(job.offset + limit));
+        let end = job
+            .limit
+            .map_or(total, |limit| total.min(job.offset + limit));
         Some(end.saturating_sub(job.offset))
     });
     let content_range = rows.map(|rows| content_range(job.offset, rows, total));
@@ -395,11 +493,10 @@ fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
 }
 
 fn not_single(rows: u64) -> ApiError {
-    let many = if rows > 1 { "multiple (or no)" } else { "multiple (or no)" };
     ApiError::new(
         StatusCode::NOT_ACCEPTABLE,
         "PGRST116",
-        format!("JSON object requested, {many} rows returned"),
+        "JSON object requested, multiple (or no) rows returned",
     )
     .details(if rows > 1 {
         "The result contains more than one row".to_string()

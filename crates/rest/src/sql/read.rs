@@ -36,7 +36,7 @@ pub fn render_count(plan: &ReadPlan<'_>, at_most: Option<u64>) -> Statement {
     let mut r = Renderer::default();
     let alias = r.alias("t");
     r.st.push("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ");
-    r.from(plan, &alias, None, true);
+    r.relation(plan, &alias, None, true);
     if let Some(at_most) = at_most {
         r.st.push(" LIMIT ").param(at_most.to_string());
     }
@@ -50,7 +50,7 @@ pub fn render_explain(plan: &ReadPlan<'_>) -> Statement {
     let mut r = Renderer::default();
     let alias = r.alias("t");
     r.st.push("EXPLAIN (FORMAT JSON) SELECT 1 FROM ");
-    r.from(plan, &alias, None, true);
+    r.relation(plan, &alias, None, true);
     r.st
 }
 
@@ -85,7 +85,7 @@ impl Renderer {
             self.output(plan, output, &alias, &lateral_aliases, &mut first);
         }
         self.st.push(" FROM ");
-        self.from_with(plan, &alias, link, false, &lateral_aliases);
+        self.relation_and_where(plan, &alias, link, false, &lateral_aliases);
         let grouped: Vec<&ColumnRef<'_>> = if plan.aggregates() {
             plan.outputs
                 .iter()
@@ -188,7 +188,7 @@ impl Renderer {
     }
 
     /// `FROM table AS alias` with the embeds' LATERAL joins and the WHERE clause.
-    fn from(
+    fn relation(
         &mut self,
         plan: &ReadPlan<'_>,
         alias: &str,
@@ -196,10 +196,10 @@ impl Renderer {
         only_inner: bool,
     ) {
         let laterals: Vec<String> = plan.embeds.iter().map(|_| self.alias("l")).collect();
-        self.from_with(plan, alias, link, only_inner, &laterals);
+        self.relation_and_where(plan, alias, link, only_inner, &laterals);
     }
 
-    fn from_with(
+    fn relation_and_where(
         &mut self,
         plan: &ReadPlan<'_>,
         alias: &str,

@@ -1,0 +1,607 @@
+//! POST, PATCH, PUT and DELETE of a table: the body read within the server's limits, its shape
+//! and columns checked against the cache, the statement run behind the request's context in one
+//! round trip (one implicit transaction, or an explicit one rolled back for `tx=rollback`), and
+//! PostgREST's answer: status, `Location`, `Content-Range`, `Preference-Applied`, the rows.
+
+use super::{RestApi, Target, error_response};
+use crate::error::ApiError;
+use crate::plan::write::{
+    Mutation, OnConflict, WritePlan, conflict_columns, payload_columns, payload_shape,
+};
+use crate::plan::{Condition, ReadInput, plan_read};
+use crate::request::{
+    ApiRequest, MediaType, Method, Operation, Operator, PathFilter, PreferHandling, PreferMissing,
+    PreferResolution, PreferReturn, SelectItem,
+};
+use crate::response::{self, Representation, content_range, rest_kind};
+use crate::schema::{SchemaCache, Table};
+use crate::sql::write::{Returning, render};
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use sluice_formats::ColumnSpec;
+use sluice_http::{Response, empty, full};
+use sluice_pg::SyncMode;
+
+/// What the write answers once it ran.
+struct Written {
+    rows: u64,
+    body: Option<Bytes>,
+    location: Option<String>,
+}
+
+pub(super) async fn write(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    filters: Vec<PathFilter>,
+    body: Bytes,
+) -> Response {
+    match run(api, request, target, cache, filters, body).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn run(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    filters: Vec<PathFilter>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let table = cache
+        .table(&target.schema, &target.name)
+        .ok_or_else(|| super::table_not_found(&target.schema, &target.name))?;
+    let prefer = &request.prefer;
+    if prefer.handling == Some(PreferHandling::Strict) && !prefer.invalid.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "PGRST122",
+            "Invalid preferences given with handling=strict",
+        )
+        .details(format!(
+            "Invalid preferences: {}",
+            prefer.invalid.join(", ")
+        )));
+    }
+    let returns = prefer.return_.unwrap_or(PreferReturn::Minimal);
+    let query = &request.query;
+    // Filters, order and limit as a read plan of the table's level: the write reuses them.
+    let star = [SelectItem::Star];
+    let select = query.select.as_deref().unwrap_or(&star);
+    let read_input = ReadInput {
+        select,
+        filters: &filters,
+        logic: &query.logic,
+        order: &query.order,
+        limit: &query.limit,
+        offset: &query.offset,
+        aggregates_enabled: api.config.aggregates_enabled,
+    };
+    let read = plan_read(cache, table, &read_input)?;
+    let needs_body = matches!(request.method, Method::Post | Method::Patch | Method::Put);
+    let (payload, payload_is_array, keys) = if needs_body {
+        let json = body_as_json(request, &body)?;
+        let shape = payload_shape(&json)?;
+        (Some(json), shape.is_array, shape.keys)
+    } else {
+        (None, false, Vec::new())
+    };
+    let conditions: Vec<Condition<'_>> = read.conditions.clone();
+    let mutation = match request.method {
+        Method::Post => {
+            let columns = payload_columns(table, &keys, query.columns.as_deref())?;
+            let on_conflict = match prefer.resolution {
+                Some(resolution) => Some(OnConflict {
+                    columns: conflict_columns(table, query.on_conflict.as_deref())?,
+                    resolution,
+                }),
+                None => None,
+            };
+            Mutation::Insert {
+                columns,
+                on_conflict,
+                missing_default: prefer.missing == Some(PreferMissing::Default),
+            }
+        }
+        Method::Put => put_mutation(table, &filters, &keys, payload.as_deref(), payload_is_array)?,
+        Method::Patch => {
+            let columns = payload_columns(table, &keys, query.columns.as_deref())?;
+            let keyed_by = if payload_is_array {
+                if table.primary_key.is_empty() {
+                    return Err(ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "PGRST102",
+                        "A bulk PATCH (an array body) needs a table with a primary key",
+                    ));
+                }
+                let key = conflict_columns(table, None)?;
+                if key.iter().any(|k| !keys.contains(&k.name)) {
+                    return Err(ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "PGRST102",
+                        "Each object of a bulk PATCH must hold the primary key",
+                    )
+                    .hint(format!(
+                        "Include {} in every object",
+                        table.primary_key.join(", ")
+                    )));
+                }
+                Some(key)
+            } else {
+                None
+            };
+            let columns = columns
+                .into_iter()
+                .filter(|c| {
+                    !keyed_by
+                        .as_ref()
+                        .is_some_and(|k| k.iter().any(|k| k.name == c.name))
+                })
+                .collect();
+            Mutation::Update {
+                columns,
+                conditions,
+                order: read.order.clone(),
+                limit: read.limit,
+                keyed_by,
+            }
+        }
+        Method::Delete => Mutation::Delete {
+            conditions,
+            order: read.order.clone(),
+            limit: read.limit,
+        },
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "PGRST117",
+                "Unsupported HTTP method",
+            ));
+        }
+    };
+    if let Mutation::Update { columns, .. } = &mutation {
+        if columns.is_empty() {
+            // Nothing to set: PostgREST answers as if no row matched.
+            return Ok(answer(
+                request,
+                returns,
+                Written {
+                    rows: 0,
+                    body: None,
+                    location: None,
+                },
+                None,
+            ));
+        }
+    }
+    let plan = WritePlan {
+        table,
+        mutation,
+        payload_is_array,
+    };
+    // The rows to read back: the whole read plan (select, embeds) for a representation; the
+    // primary key for `Location`.
+    let mut represented = read;
+    represented.conditions.clear();
+    represented.order.clear();
+    represented.limit = None;
+    represented.offset = None;
+    let representation = match returns {
+        PreferReturn::Representation => Some(response::negotiate(&request.accept)?),
+        _ => None,
+    };
+    let returning = match (returns, request.method) {
+        (PreferReturn::Representation, _) => Returning::Read(&represented),
+        (PreferReturn::HeadersOnly, Method::Post) if !table.primary_key.is_empty() => {
+            Returning::Columns(&table.primary_key)
+        }
+        _ => Returning::Nothing,
+    };
+    let statement = render(
+        &plan,
+        payload.map(|json| String::from_utf8_lossy(&json).into_owned()),
+        returning,
+    );
+    let commits = api.config.tx_end.commits(prefer.tx);
+    let written = execute(
+        api,
+        target,
+        &statement,
+        commits,
+        representation,
+        matches!(returning, Returning::Columns(_)).then_some(table),
+        prefer
+            .max_affected
+            .filter(|_| prefer.handling == Some(PreferHandling::Strict)),
+    )
+    .await?;
+    Ok(answer(request, returns, written, representation))
+}
+
+/// The JSON payload: a JSON body as it is, a form body as one object of strings, CSV as an
+/// array of objects of strings (their text goes to the columns' input functions).
+fn body_as_json(request: &ApiRequest, body: &Bytes) -> Result<Vec<u8>, ApiError> {
+    match request.content_type.as_ref().unwrap_or(&MediaType::Json) {
+        MediaType::Json | MediaType::Any | MediaType::SingleObject { .. } => Ok(body.to_vec()),
+        MediaType::UrlEncoded => {
+            let object: serde_json::Map<String, serde_json::Value> = form_urlencoded::parse(body)
+                .map(|(k, v)| (k.into_owned(), serde_json::Value::String(v.into_owned())))
+                .collect();
+            Ok(serde_json::Value::Object(object).to_string().into_bytes())
+        }
+        MediaType::Csv => csv_as_json(body),
+        MediaType::JsonLines => {
+            let mut rows = Vec::new();
+            for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let value: serde_json::Value = serde_json::from_slice(line).map_err(|e| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "PGRST102",
+                        "Invalid JSON Lines body",
+                    )
+                    .details(format!("line {}: {e}", i + 1))
+                })?;
+                rows.push(value);
+            }
+            Ok(serde_json::Value::Array(rows).to_string().into_bytes())
+        }
+        other => Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "PGRST107",
+            format!(
+                "The request's Content-Type is not acceptable: {}",
+                response::media_name(other)
+            ),
+        )),
+    }
+}
+
+/// A CSV body (a header line of column names, then rows) as a JSON array of objects; an empty
+/// field is NULL, as PostgREST reads CSV.
+fn csv_as_json(body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "PGRST102",
+            "The CSV body is not UTF-8",
+        )
+        .details(e.to_string())
+    })?;
+    let mut records = csv_records(text);
+    let header = records.next().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "PGRST102",
+            "The CSV body has no header line",
+        )
+    })??;
+    let mut rows = Vec::new();
+    for (i, record) in records.enumerate() {
+        let record = record?;
+        if record.len() != header.len() {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "PGRST102",
+                "A CSV row has another number of fields than the header",
+            )
+            .details(format!(
+                "row {} has {} fields, the header {}",
+                i + 1,
+                record.len(),
+                header.len()
+            )));
+        }
+        let object: serde_json::Map<String, serde_json::Value> = header
+            .iter()
+            .zip(record)
+            .map(|(k, v)| {
+                let value = match v {
+                    Some(v) => serde_json::Value::String(v),
+                    None => serde_json::Value::Null,
+                };
+                (k.clone().unwrap_or_default(), value)
+            })
+            .collect();
+        rows.push(serde_json::Value::Object(object));
+    }
+    Ok(serde_json::Value::Array(rows).to_string().into_bytes())
+}
+
+/// CSV records: fields unquoted (`""` in quotes is `"`); an unquoted empty field is `None`.
+fn csv_records(text: &str) -> impl Iterator<Item = Result<Vec<Option<String>>, ApiError>> + '_ {
+    let mut chars = text.chars().peekable();
+    std::iter::from_fn(move || {
+        chars.peek()?;
+        let mut record = Vec::new();
+        let mut field = String::new();
+        let mut quoted = false;
+        let mut was_quoted = false;
+        loop {
+            match (chars.next(), quoted) {
+                (None, true) => {
+                    return Some(Err(ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "PGRST102",
+                        "Unterminated quoted field in the CSV body",
+                    )));
+                }
+                (None, false) | (Some('\n'), false) => {
+                    let field = std::mem::take(&mut field);
+                    let field = field
+                        .strip_suffix('\r')
+                        .map(str::to_string)
+                        .unwrap_or(field);
+                    record.push((was_quoted || !field.is_empty()).then_some(field));
+                    return Some(Ok(record));
+                }
+                (Some('"'), true) if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                (Some('"'), true) => quoted = false,
+                (Some('"'), false) if field.is_empty() => {
+                    quoted = true;
+                    was_quoted = true;
+                }
+                (Some(','), false) => {
+                    let value = std::mem::take(&mut field);
+                    record.push((was_quoted || !value.is_empty()).then_some(value));
+                    was_quoted = false;
+                }
+                (Some(c), _) => field.push(c),
+            }
+        }
+    })
+}
+
+/// PUT: one row by its full primary key, `pk=eq.value` filters only, the body one object with
+/// every column (PGRST105 and PGRST115 otherwise).
+fn put_mutation<'s>(
+    table: &'s Table,
+    filters: &[PathFilter],
+    keys: &[String],
+    payload: Option<&[u8]>,
+    is_array: bool,
+) -> Result<Mutation<'s>, ApiError> {
+    let invalid = || {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "PGRST105",
+            "Filters must include all and only primary key columns with 'eq' operators",
+        )
+    };
+    if table.primary_key.is_empty() || filters.len() != table.primary_key.len() || is_array {
+        return Err(invalid());
+    }
+    let mut url_values = Vec::new();
+    for pk in &table.primary_key {
+        let value = filters
+            .iter()
+            .find_map(|f| match (&f.filter, f.path.is_empty()) {
+                (filter, true)
+                    if filter.field.name == *pk
+                        && filter.field.json_path.is_empty()
+                        && !filter.negated =>
+                {
+                    match &filter.operation {
+                        Operation::Compare {
+                            op: Operator::Eq,
+                            quantifier: None,
+                            value,
+                        } => Some(value.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .ok_or_else(invalid)?;
+        url_values.push((pk.clone(), value));
+    }
+    let body: serde_json::Value = payload
+        .and_then(|p| serde_json::from_slice(p).ok())
+        .unwrap_or_default();
+    for (pk, value) in &url_values {
+        let given = match body.get(pk) {
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(serde_json::Value::Null) | None => None,
+            Some(other) => Some(other.to_string()),
+        };
+        if given.as_deref() != Some(value.as_str()) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "PGRST115",
+                "Payload values do not match URL in primary key column(s)",
+            ));
+        }
+    }
+    let columns = payload_columns(table, keys, None)?;
+    Ok(Mutation::Insert {
+        on_conflict: Some(OnConflict {
+            columns: conflict_columns(table, None)?,
+            resolution: PreferResolution::MergeDuplicates,
+        }),
+        columns,
+        missing_default: false,
+    })
+}
+
+/// Runs the statement behind the context; reads the rows it returns.
+async fn execute(
+    api: &RestApi,
+    target: &Target,
+    statement: &crate::sql::Statement,
+    commits: bool,
+    representation: Option<Representation>,
+    location_of: Option<&Table>,
+    max_affected: Option<u64>,
+) -> Result<Written, ApiError> {
+    let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+    let context = target.context.statement();
+    let context_params = context.driver_params();
+    let params = statement.driver_params();
+    let mut batch = conn
+        .pipeline(SyncMode::Once)
+        .await
+        .map_err(|e| ApiError::from_pg(&e, false))?;
+    let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    if !commits {
+        batch.query("BEGIN", &[]).map_err(pg)?;
+    }
+    batch.query(&context.sql, &context_params).map_err(pg)?;
+    let main = batch.query(&statement.sql, &params).map_err(pg)?;
+    if !commits {
+        batch.query("ROLLBACK", &[]).map_err(pg)?;
+    }
+    let results = batch.run().await.map_err(pg)?;
+    let mut rows_result = None;
+    for (i, result) in results.into_iter().enumerate() {
+        let rows = result.map_err(pg)?;
+        if i == main {
+            rows_result = Some(rows);
+        }
+    }
+    let rows = rows_result.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "PGRSTX00",
+            "The write gave no result",
+        )
+    })?;
+    let affected = rows.command_tag().rows_affected().max(rows.len() as u64);
+    if let Some(max) = max_affected {
+        if affected > max {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "PGRST124",
+                "Query result exceeds max-affected preference constraint",
+            )
+            .details(format!("The query affects {affected} rows")));
+        }
+    }
+    let location = location_of.and_then(|table| {
+        let row = rows.get(0)?;
+        let pairs: Vec<String> = table
+            .primary_key
+            .iter()
+            .enumerate()
+            .map(|(i, pk)| {
+                let value = row.raw(i).map(|v| String::from_utf8_lossy(v).into_owned());
+                let value: String =
+                    form_urlencoded::byte_serialize(value.unwrap_or_default().as_bytes()).collect();
+                format!("{pk}=eq.{value}")
+            })
+            .collect();
+        Some(format!("/{}?{}", table.name.name, pairs.join("&")))
+    });
+    let body = match representation {
+        None => None,
+        Some(representation) => {
+            let oids: Vec<u32> = rows.columns().iter().map(|c| c.type_oid()).collect();
+            let kinds = sluice_formats::kind::column_kinds(&mut conn, &oids)
+                .await
+                .map_err(pg)?;
+            let specs: Vec<ColumnSpec> = rows
+                .columns()
+                .iter()
+                .zip(kinds)
+                .map(|(c, k)| ColumnSpec::new(c.name(), rest_kind(c.type_oid(), k)))
+                .collect();
+            let mut encoder = response::encoder(representation, &specs);
+            let mut out = Vec::new();
+            if representation == Representation::Object {
+                if rows.len() != 1 {
+                    return Err(ApiError::new(
+                        StatusCode::NOT_ACCEPTABLE,
+                        "PGRST116",
+                        "JSON object requested, multiple (or no) rows returned",
+                    )
+                    .details(format!("The result contains {} rows", rows.len())));
+                }
+            } else {
+                encoder.begin(&mut out);
+            }
+            for row in rows.iter() {
+                encoder.row((0..row.len()).map(|i| row.raw(i)), &mut out);
+            }
+            if representation == Representation::Object {
+                if out.last() == Some(&b'\n') {
+                    out.pop();
+                }
+            } else {
+                encoder.finish(&mut out);
+            }
+            Some(Bytes::from(out))
+        }
+    };
+    Ok(Written {
+        rows: affected,
+        body,
+        location,
+    })
+}
+
+/// The answer: 201 for POST, 200 with a representation, else 204; the headers clients read.
+fn answer(
+    request: &ApiRequest,
+    returns: PreferReturn,
+    written: Written,
+    representation: Option<Representation>,
+) -> Response {
+    let status = match (request.method, &written.body) {
+        (Method::Post, _) => StatusCode::CREATED,
+        (_, Some(_)) => StatusCode::OK,
+        _ => StatusCode::NO_CONTENT,
+    };
+    let mut response = Response::new(match written.body {
+        Some(body) => full(body),
+        None => empty(),
+    });
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    if let Some(representation) = representation {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(representation.content_type()),
+        );
+    }
+    if let Some(location) = written
+        .location
+        .and_then(|l| HeaderValue::from_str(&l).ok())
+    {
+        headers.insert(header::LOCATION, location);
+    }
+    let range = match request.method {
+        Method::Post => "*/*".to_string(),
+        _ => content_range(0, written.rows, None),
+    };
+    if let Ok(range) = HeaderValue::from_str(&range) {
+        headers.insert(header::CONTENT_RANGE, range);
+    }
+    let mut applied = Vec::new();
+    match returns {
+        PreferReturn::Representation => applied.push("return=representation"),
+        PreferReturn::HeadersOnly => applied.push("return=headers-only"),
+        PreferReturn::Minimal if request.prefer.return_.is_some() => applied.push("return=minimal"),
+        PreferReturn::Minimal => {}
+    }
+    match request.prefer.resolution {
+        Some(PreferResolution::MergeDuplicates) => applied.push("resolution=merge-duplicates"),
+        Some(PreferResolution::IgnoreDuplicates) => applied.push("resolution=ignore-duplicates"),
+        None => {}
+    }
+    if request.prefer.missing == Some(PreferMissing::Default) {
+        applied.push("missing=default");
+    }
+    if !applied.is_empty() {
+        if let Ok(value) = HeaderValue::from_str(&applied.join(", ")) {
+            headers.insert("preference-applied", value);
+        }
+    }
+    response
+}
