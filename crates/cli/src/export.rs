@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use sluice_formats::kind::{self, TypeRow};
+use sluice_formats::kind;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format, Oid};
 use sluice_pg::{Config, Connection};
 use std::fs::File;
@@ -114,45 +114,15 @@ pub(crate) async fn connect(database: Option<&str>) -> anyhow::Result<Connection
     })
 }
 
-/// The JSON kinds of columns of types `oids`: built-in types directly, others (domains, enums,
-/// arrays of those) looked up in `pg_type`, following links a few rounds deep.
+/// The JSON kinds of columns of types `oids` (types that are not built in are looked up in the
+/// catalog once per connection).
 pub(crate) async fn column_kinds(
     conn: &mut Connection,
     oids: &[Oid],
 ) -> Result<Vec<ColumnKind>, Failure> {
-    let mut known: Vec<TypeRow> = Vec::new();
-    for _ in 0..6 {
-        let missing = kind::missing_types(oids, &known);
-        if missing.is_empty() {
-            break;
-        }
-        let sql = kind::catalog_query(&missing);
-        let rows = conn
-            .query(&sql, &[])
-            .await
-            .map_err(|e| db_failure(e, &sql))?;
-        for row in rows.iter() {
-            let number = |i: usize| -> Oid {
-                row.raw(i)
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0)
-            };
-            let byte = |i: usize| row.raw(i).and_then(|v| v.first().copied()).unwrap_or(b',');
-            known.push(TypeRow {
-                oid: number(0),
-                typtype: byte(1),
-                category: byte(2),
-                element: number(3),
-                base: number(4),
-                delimiter: byte(5),
-            });
-        }
-        if rows.is_empty() {
-            break;
-        }
-    }
-    Ok(oids.iter().map(|&oid| kind::resolve(oid, &known)).collect())
+    kind::column_kinds(conn, oids)
+        .await
+        .map_err(|e| Failure::Other(anyhow::Error::new(e).context("looking up column types")))
 }
 
 /// The process's peak resident set size in KiB (VmHWM), 0 if unknown.

@@ -157,11 +157,6 @@ fn decode_failure(e: DecodeError, input_name: &str) -> Failure {
     Failure::Other(anyhow!("{input_name}: {e}"))
 }
 
-/// `name` as an SQL identifier.
-fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 /// The table's columns, names and type OIDs, as `SELECT * FROM table` describes them.
 async fn table_columns(conn: &mut Connection, table: &str) -> Result<Vec<(String, Oid)>, Failure> {
     let sql = format!("SELECT * FROM {table} LIMIT 0");
@@ -408,7 +403,10 @@ async fn import_jsonl(
 fn copy_sql(table: &str, columns: Option<&[String]>, options: &str) -> String {
     let mut sql = format!("COPY {table}");
     if let Some(columns) = columns {
-        let list: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
+        let list: Vec<String> = columns
+            .iter()
+            .map(|c| sluice_pg::sql::quote_ident(c))
+            .collect();
         sql.push_str(&format!(" ({})", list.join(", ")));
     }
     sql.push_str(" FROM STDIN");

@@ -1,9 +1,9 @@
 //! What a column's values are in JSON: a scalar kind (number, boolean, JSON, string), alone or as
 //! the elements of an array, learnt from the column's type OID and, for types that are not built
-//! in (domains, enums, arrays of those), from `pg_type`.
+//! in (domains, enums, arrays of those), from what the connection learnt from the catalog.
 
-/// A PostgreSQL object identifier (a type's OID).
-pub type Oid = u32;
+pub use sluice_pg::types::Oid;
+use sluice_pg::{Connection, TypeInfo};
 
 /// The JSON shape of a single value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,89 +84,35 @@ impl ColumnKind {
     }
 }
 
-/// One row of `pg_type`, as much of it as kinds need (see [`catalog_query`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TypeRow {
-    /// `oid`.
-    pub oid: Oid,
-    /// `typtype`: `b` base, `d` domain, `e` enum, `c` composite, `r` range, ...
-    pub typtype: u8,
-    /// `typcategory`: `A` for arrays, `N` numeric, `B` boolean, `S` string, ...
-    pub category: u8,
-    /// `typelem`: the element type of an array, or 0.
-    pub element: Oid,
-    /// `typbasetype`: the type a domain is over, or 0.
-    pub base: Oid,
-    /// `typdelim`: the delimiter between array elements of this type.
-    pub delimiter: u8,
-}
-
 /// How many domain or array links are followed before giving up (a catalog cannot loop, but a
 /// bad lookup result must not hang us).
 const MAX_LINKS: usize = 8;
 
-/// The SQL that fetches the [`TypeRow`]s of `oids`, columns in field order of [`TypeRow`].
-pub fn catalog_query(oids: &[Oid]) -> String {
-    let mut sql = String::from(
-        "SELECT oid, typtype, typcategory, typelem, typbasetype, typdelim FROM pg_catalog.pg_type WHERE oid IN (",
-    );
-    for (i, oid) in oids.iter().enumerate() {
-        if i > 0 {
-            sql.push(',');
-        }
-        sql.push_str(&oid.to_string());
-    }
-    sql.push(')');
-    sql
+/// The kind of type `oid`: built in, or followed through domains and arrays with `lookup` (what
+/// the catalog says of a type); any type still unknown is a string.
+pub fn resolve<'a>(oid: Oid, lookup: &impl Fn(Oid) -> Option<&'a TypeInfo>) -> ColumnKind {
+    resolve_links(oid, lookup, MAX_LINKS)
 }
 
-/// The OIDs among `oids` (and the element and base types they lead to through `known`) that
-/// are neither built in nor in `known`: what the next catalog lookup should fetch.
-pub fn missing_types(oids: &[Oid], known: &[TypeRow]) -> Vec<Oid> {
-    let mut missing = Vec::new();
-    for &start in oids {
-        let mut oid = start;
-        for _ in 0..MAX_LINKS {
-            if oid == 0 || ColumnKind::builtin(oid).is_some() {
-                break;
-            }
-            match known.iter().find(|r| r.oid == oid) {
-                Some(row) if row.typtype == b'd' => oid = row.base,
-                Some(row) if row.category == b'A' && row.element != 0 => oid = row.element,
-                Some(_) => break,
-                None => {
-                    if !missing.contains(&oid) {
-                        missing.push(oid);
-                    }
-                    break;
-                }
-            }
-        }
-    }
-    missing
-}
-
-/// The kind of type `oid`: built in, or followed through domains and arrays in `known`; any
-/// type still unknown is a string.
-pub fn resolve(oid: Oid, known: &[TypeRow]) -> ColumnKind {
-    resolve_links(oid, known, MAX_LINKS)
-}
-
-fn resolve_links(oid: Oid, known: &[TypeRow], links: usize) -> ColumnKind {
+fn resolve_links<'a>(
+    oid: Oid,
+    lookup: &impl Fn(Oid) -> Option<&'a TypeInfo>,
+    links: usize,
+) -> ColumnKind {
     if let Some(kind) = ColumnKind::builtin(oid) {
         return kind;
     }
-    let Some(row) = known.iter().find(|r| r.oid == oid) else {
+    let Some(info) = lookup(oid) else {
         return ColumnKind::STRING;
     };
     if links == 0 {
         return ColumnKind::STRING;
     }
-    if row.typtype == b'd' {
-        return resolve_links(row.base, known, links - 1);
+    if info.is_domain() {
+        return resolve_links(info.base, lookup, links - 1);
     }
-    if row.category == b'A' && row.element != 0 {
-        let element = resolve_links(row.element, known, links - 1);
+    if info.is_array() {
+        let element = resolve_links(info.element, lookup, links - 1);
         // An array of arrays does not exist in PostgreSQL; a domain over an array type as
         // element is treated as a string.
         let scalar = if element.is_array() {
@@ -174,24 +120,50 @@ fn resolve_links(oid: Oid, known: &[TypeRow], links: usize) -> ColumnKind {
         } else {
             element.scalar
         };
-        return ColumnKind::array(scalar, row.delimiter);
+        return ColumnKind::array(scalar, info.delimiter);
     }
     ColumnKind::STRING
+}
+
+/// The kinds of columns of types `oids`: built-in types directly, others from what `conn` has
+/// learnt of them from the catalog (looked up once per connection).
+pub async fn column_kinds(
+    conn: &mut Connection,
+    oids: &[Oid],
+) -> Result<Vec<ColumnKind>, sluice_pg::Error> {
+    let unknown: Vec<Oid> = oids
+        .iter()
+        .copied()
+        .filter(|&oid| ColumnKind::builtin(oid).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        conn.load_types(&unknown).await?;
+    }
+    let lookup = |oid| conn.type_info(oid).map(|info| &**info);
+    Ok(oids.iter().map(|&oid| resolve(oid, &lookup)).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn row(oid: Oid, typtype: u8, category: u8, element: Oid, base: Oid) -> TypeRow {
-        TypeRow {
+    fn row(oid: Oid, typtype: u8, category: u8, element: Oid, base: Oid) -> TypeInfo {
+        TypeInfo {
             oid,
+            schema: "public".into(),
+            name: format!("t{oid}").into(),
             typtype,
             category,
             element,
             base,
             delimiter: b',',
+            range_subtype: 0,
+            fields: Box::new([]),
         }
+    }
+
+    fn lookup<'a>(known: &'a [TypeInfo]) -> impl Fn(Oid) -> Option<&'a TypeInfo> {
+        move |oid| known.iter().find(|t| t.oid == oid)
     }
 
     #[test]
@@ -223,6 +195,7 @@ mod tests {
             row(50003, b'b', b'A', 50002, 0),
             row(50004, b'd', b'A', 0, 1007),
         ];
+        let known = lookup(&known);
         assert_eq!(resolve(50000, &known), ColumnKind::scalar(Scalar::Number));
         assert_eq!(
             resolve(50001, &known),
@@ -241,25 +214,8 @@ mod tests {
     }
 
     #[test]
-    fn missing_follows_links() {
-        assert_eq!(missing_types(&[23, 50001], &[]), vec![50001]);
-        let known = [row(50001, b'b', b'A', 50000, 0)];
-        assert_eq!(missing_types(&[23, 50001], &known), vec![50000]);
-        let known = [
-            row(50001, b'b', b'A', 50000, 0),
-            row(50000, b'd', b'N', 0, 23),
-        ];
-        assert!(missing_types(&[23, 50001], &known).is_empty());
-        assert_eq!(
-            catalog_query(&[1, 2]),
-            "SELECT oid, typtype, typcategory, typelem, typbasetype, typdelim FROM pg_catalog.pg_type WHERE oid IN (1,2)"
-        );
-    }
-
-    #[test]
     fn cycles_end() {
         let known = [row(7, b'd', b'S', 0, 8), row(8, b'd', b'S', 0, 7)];
-        assert_eq!(resolve(7, &known), ColumnKind::STRING);
-        assert!(missing_types(&[7], &known).is_empty());
+        assert_eq!(resolve(7, &lookup(&known)), ColumnKind::STRING);
     }
 }

@@ -5,26 +5,7 @@ use crate::shape::{ColumnType, TableShape};
 use sluice_pg::Connection;
 use std::fmt::Write;
 
-/// Quotes an identifier for SQL (`my"db` → `"my""db"`).
-pub fn quote_ident(name: &str, out: &mut String) {
-    out.push('"');
-    for c in name.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-}
-
-/// `"schema"."table"`.
-pub fn qualified(schema: &str, table: &str) -> String {
-    let mut out = String::with_capacity(schema.len() + table.len() + 5);
-    quote_ident(schema, &mut out);
-    out.push('.');
-    quote_ident(table, &mut out);
-    out
-}
+pub use sluice_pg::sql::{push_ident, qualified};
 
 /// The advisory lock key of a schema (`table` empty) or a table: a stable 64-bit hash (FNV-1a)
 /// of the names, so every Sluice process takes the same lock for the same table.
@@ -53,7 +34,7 @@ pub async fn lock(conn: &mut Connection, key: i64) -> sluice_pg::Result<()> {
 /// Creates the schema if it is not there.
 pub async fn create_schema(conn: &mut Connection, schema: &str) -> sluice_pg::Result<()> {
     let mut sql = String::from("CREATE SCHEMA IF NOT EXISTS ");
-    quote_ident(schema, &mut sql);
+    push_ident(&mut sql, schema);
     conn.batch_execute(&sql).await
 }
 
@@ -103,11 +84,11 @@ pub async fn extend_table(
     let mut shape = existing.clone().unwrap_or_default();
     if existing.is_none() {
         let _ = write!(sql, "CREATE TABLE IF NOT EXISTS {name} (");
-        quote_ident(TIME_COLUMN, &mut sql);
+        push_ident(&mut sql, TIME_COLUMN);
         sql.push_str(" timestamptz NOT NULL");
         for column in &plan.columns {
             sql.push_str(", ");
-            quote_ident(column.name, &mut sql);
+            push_ident(&mut sql, column.name);
             sql.push(' ');
             sql.push_str(column.ty.sql());
         }
@@ -134,7 +115,7 @@ pub async fn extend_table(
             }
             first = false;
             sql.push_str("ADD COLUMN IF NOT EXISTS ");
-            quote_ident(column, &mut sql);
+            push_ident(&mut sql, column);
             sql.push(' ');
             sql.push_str(ty.sql());
             shape.columns.insert(column.to_owned(), ty);

@@ -151,18 +151,9 @@ pub fn no_content() -> Response {
 
 /// Maps a driver error to the API's: connection-level failures are "unavailable" (503).
 pub fn from_db(error: sluice_pg::Error) -> ApiError {
-    use sluice_pg::ErrorKind;
-    let down = matches!(
-        error.kind(),
-        ErrorKind::Closed | ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Auth
-    ) || matches!(
-        error.code(),
-        // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
-        Some("57P01" | "57P02" | "57P03" | "53300")
-    );
-    if down {
+    if error.is_unavailable() {
         ApiError::Unavailable(error.to_string())
-    } else if error.code().is_some_and(|code| code.starts_with("22")) {
+    } else if error.is_class(sluice_pg::sqlstate::CLASS_DATA_EXCEPTION) {
         // Data exceptions: a value PostgreSQL cannot store (a NUL in a string, say).
         ApiError::Invalid(format!("PostgreSQL refused a value: {error}"))
     } else {

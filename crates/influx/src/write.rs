@@ -34,12 +34,13 @@ impl From<sluice_pg::Error> for Failure {
 /// SQLSTATEs a write retries: lost races on the catalog, deadlocks between concurrent schema
 /// changes, and a table or column dropped behind the cache's back.
 fn retry_kind(error: &sluice_pg::Error) -> Option<bool> {
+    use sluice_pg::sqlstate::*;
     match error.code()? {
-        // duplicate_table, duplicate_column, unique_violation (pg_type), duplicate_schema,
-        // deadlock_detected, serialization_failure
-        "42P07" | "42701" | "23505" | "42P06" | "40P01" | "40001" => Some(false),
-        // undefined_table, undefined_column, invalid_schema_name: the cache is stale.
-        "42P01" | "42703" | "3F000" => Some(true),
+        // Lost races on the catalog (a unique violation on pg_type among them).
+        DUPLICATE_TABLE | DUPLICATE_COLUMN | UNIQUE_VIOLATION | DUPLICATE_SCHEMA => Some(false),
+        _ if error.is_retryable() => Some(false),
+        // The cache is stale.
+        UNDEFINED_TABLE | UNDEFINED_COLUMN | INVALID_SCHEMA_NAME => Some(true),
         _ => None,
     }
 }
@@ -183,10 +184,10 @@ fn copy_sql(schema: &str, table: &TablePlan<'_>) -> String {
     sql.push_str("COPY ");
     sql.push_str(&ddl::qualified(schema, table.name));
     sql.push_str(" (");
-    ddl::quote_ident(TIME_COLUMN, &mut sql);
+    ddl::push_ident(&mut sql, TIME_COLUMN);
     for column in &table.columns {
         sql.push_str(", ");
-        ddl::quote_ident(column.name, &mut sql);
+        ddl::push_ident(&mut sql, column.name);
     }
     sql.push_str(") FROM STDIN (FORMAT binary)");
     sql

@@ -7,6 +7,7 @@
 //! - Statements are prepared automatically once the same SQL has run N times
 //!   ([`config::Config::set_prepare_threshold`]); pipelines batch many statements per round trip.
 
+pub mod catalog;
 pub mod config;
 mod conn;
 mod copy;
@@ -17,15 +18,17 @@ pub mod protocol;
 mod query;
 mod rows;
 mod simple;
+pub mod sql;
 mod statement;
 mod stream;
 mod transaction;
 pub mod types;
 
+pub use catalog::TypeInfo;
 pub use config::Config;
 pub use conn::{CancelToken, Connection, Notification};
 pub use copy::{BINARY_HEADER, BinaryCopyWriter, CopyIn, CopyOut};
-pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity};
+pub use error::{DbError, Error, ErrorKind, ErrorPosition, Result, Severity, sqlstate};
 pub use pipeline::{Pipeline, SyncMode};
 pub use pool::{Pool, PoolError, PoolErrorKind, PoolSettings, PooledConnection};
 pub use protocol::backend::TransactionStatus;

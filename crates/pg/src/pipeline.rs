@@ -32,7 +32,8 @@ struct Entry {
 /// statements, then [`Pipeline::run`]. Dropping it unrun sends nothing.
 #[derive(Debug)]
 pub struct Pipeline<'c> {
-    conn: &'c mut Connection,
+    /// Taken by [`Pipeline::run_stream`], which hands the connection to the stream.
+    conn: Option<&'c mut Connection>,
     mode: SyncMode,
     prelude_syncs: u32,
     /// Where this pipeline's statements start in the write buffer.
@@ -49,7 +50,7 @@ impl Connection {
         let prelude_syncs = self.begin_request().await?;
         let start = self.io.write.len();
         Ok(Pipeline {
-            conn: self,
+            conn: Some(self),
             mode,
             prelude_syncs,
             start,
@@ -68,19 +69,22 @@ impl Pipeline<'_> {
 
     /// Adds a statement whose rows come back in `format`.
     pub fn query_with(&mut self, sql: &str, params: Params<'_>, format: Format) -> Result<usize> {
-        let mut plan = self.conn.statements.plan(sql);
+        let Some(conn) = self.conn.as_deref_mut() else {
+            return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
+        };
+        let mut plan = conn.statements.plan(sql);
         if matches!(plan, Plan::Prepare(_) | Plan::Unprepared) {
             if let Some((_, name)) = self.preparing.iter().find(|(s, _)| &**s == sql) {
                 plan = Plan::Pending(name.clone());
             }
         }
-        self.conn.write_statement(sql, params, format, &plan)?;
+        conn.write_statement(sql, params, format, &plan)?;
         let keep_sql = matches!(plan, Plan::Prepare(_) | Plan::Pending(_));
         if let Plan::Prepare(name) = &plan {
             self.preparing.push((sql.into(), name.clone()));
         }
         if self.mode == SyncMode::PerStatement {
-            frontend::sync(&mut self.conn.io.write);
+            frontend::sync(&mut conn.io.write);
         }
         self.entries.push(Entry {
             plan,
@@ -106,7 +110,9 @@ impl Pipeline<'_> {
     /// [`ErrorKind::PipelineAborted`]) because none of them took effect.
     pub async fn run(mut self) -> Result<Vec<Result<Rows>>> {
         self.ran = true;
-        let conn = &mut *self.conn;
+        let Some(conn) = self.conn.as_deref_mut() else {
+            return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
+        };
         let syncs = match self.mode {
             SyncMode::PerStatement => self.entries.len() as u32,
             SyncMode::Once => {
@@ -160,6 +166,67 @@ impl Pipeline<'_> {
     }
 }
 
+impl<'c> Pipeline<'c> {
+    /// Sends the batch as one implicit transaction (one Sync, whatever the mode), reads the
+    /// rows of every statement but the last, and streams the last one's rows: the way to run a
+    /// statement behind the session settings it needs (`set_config` calls, `SET LOCAL ROLE`)
+    /// in one round trip. When an earlier statement fails, its error is returned and nothing of
+    /// the batch takes effect. An empty batch is a usage error.
+    pub async fn run_stream(mut self) -> Result<(Vec<Rows>, RowStream<'c>)> {
+        self.ran = true;
+        let entries = std::mem::take(&mut self.entries);
+        let Some(conn) = self.conn.take() else {
+            return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
+        };
+        let Some((last, before)) = entries.split_last() else {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "run_stream of an empty pipeline",
+            ));
+        };
+        if self.mode == SyncMode::PerStatement {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "run_stream needs a pipeline with SyncMode::Once",
+            ));
+        }
+        frontend::sync(&mut conn.io.write);
+        conn.send_request(self.prelude_syncs, 1, true).await?;
+        let mut results = Vec::with_capacity(before.len());
+        for (i, entry) in before.iter().enumerate() {
+            let sql = entry.sql.as_deref().unwrap_or("");
+            let result = match conn.read_head(sql, &entry.plan, entry.format).await {
+                Ok(head) => RowStream::new(conn, head, false).collect().await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(rows) => results.push(rows),
+                Err(e) => {
+                    if !e.is_closed() && !conn.is_broken() {
+                        conn.drain(0).await?;
+                    }
+                    return Err(e.context(format!("pipeline statement {i}")));
+                }
+            }
+        }
+        let sql = last.sql.as_deref().unwrap_or("");
+        match conn.read_head(sql, &last.plan, last.format).await {
+            Ok(head) => Ok((results, RowStream::new(conn, head, true))),
+            Err(e) => {
+                if let (Plan::Prepared(s), true) = (&last.plan, is_stale_statement(&e)) {
+                    if let Some(name) = conn.statements.invalidate(s.sql()) {
+                        conn.prelude.close_statements.push(name);
+                    }
+                }
+                if !e.is_closed() && !conn.is_broken() {
+                    conn.drain(0).await?;
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
 fn aborted(index: usize, failed: Option<usize>) -> Error {
     let k = failed.unwrap_or(index);
     Error::new(
@@ -173,9 +240,9 @@ fn aborted(index: usize, failed: Option<usize>) -> Error {
 
 impl Drop for Pipeline<'_> {
     fn drop(&mut self) {
-        if !self.ran {
+        if let (false, Some(conn)) = (self.ran, self.conn.as_deref_mut()) {
             // Unsent statements must not ride along with the next request.
-            self.conn.io.write.truncate(self.start);
+            conn.io.write.truncate(self.start);
         }
     }
 }

@@ -94,8 +94,8 @@ fn is_plain_statement(sql: &str) -> bool {
 /// type changed under it (`0A000 cached plan must not change result type`).
 pub(crate) fn is_stale_statement(e: &Error) -> bool {
     e.as_db_error().is_some_and(|db| {
-        db.code() == "26000"
-            || (db.code() == "0A000"
+        db.code() == crate::sqlstate::INVALID_SQL_STATEMENT_NAME
+            || (db.code() == crate::sqlstate::FEATURE_NOT_SUPPORTED
                 && db
                     .message()
                     .contains("cached plan must not change result type"))

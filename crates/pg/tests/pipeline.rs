@@ -142,3 +142,70 @@ async fn pipeline_inside_a_transaction() {
         .unwrap();
     assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
 }
+
+/// The session settings a statement needs, sent in front of it in the same write and the same
+/// implicit transaction; its rows streamed; nothing set outlives the batch.
+#[tokio::test]
+async fn run_stream_runs_settings_and_streams_the_last_statement() {
+    let mut conn = common::connect().await;
+    for round in 0..7 {
+        let mut batch = conn.pipeline(SyncMode::Once).await.unwrap();
+        batch
+            .query(
+                "SELECT set_config('request.path', $1, true), set_config('search_path', $2, true)",
+                &[&format!("/films/{round}"), &"pg_catalog"],
+            )
+            .unwrap();
+        batch
+            .query(
+                "SELECT current_setting('request.path'), g FROM generate_series(1, $1::int) g",
+                &[&3000i32],
+            )
+            .unwrap();
+        let (before, mut stream) = batch.run_stream().await.unwrap();
+        assert_eq!(before.len(), 1);
+        let mut rows = 0;
+        while let Some(block) = stream.next_block().await.unwrap() {
+            for row in block.iter() {
+                assert_eq!(row.get::<&str>(0).unwrap(), format!("/films/{round}"));
+                rows += 1;
+            }
+        }
+        drop(stream);
+        assert_eq!(rows, 3000);
+        let left = conn
+            .query_one("SELECT current_setting('request.path', true)", &[])
+            .await
+            .unwrap();
+        assert_eq!(left.get::<Option<&str>>(0).unwrap().unwrap_or(""), "");
+    }
+}
+
+#[tokio::test]
+async fn run_stream_reports_a_failing_setting_and_leaves_the_connection_usable() {
+    let mut conn = common::connect().await;
+    let mut batch = conn.pipeline(SyncMode::Once).await.unwrap();
+    batch
+        .query("SET LOCAL ROLE no_such_role_here", &[])
+        .unwrap();
+    batch.query("SELECT 1", &[]).unwrap();
+    let error = batch.run_stream().await.unwrap_err();
+    assert_eq!(error.code(), Some("22023"), "{error}");
+    let mut batch = conn.pipeline(SyncMode::Once).await.unwrap();
+    batch.query("SELECT 1", &[]).unwrap();
+    batch.query("SELECT 1/0", &[]).unwrap();
+    // The division fails either at the start of its rows or in the first block.
+    let error = match batch.run_stream().await {
+        Err(error) => error,
+        Ok((_, mut stream)) => loop {
+            match stream.next_block().await {
+                Err(error) => break error,
+                Ok(None) => panic!("1/0 gave rows"),
+                Ok(Some(_)) => {}
+            }
+        },
+    };
+    assert_eq!(error.code(), Some("22012"), "{error}");
+    let row = conn.query_one("SELECT 41 + 1", &[]).await.unwrap();
+    assert_eq!(row.get::<i32>(0).unwrap(), 42);
+}

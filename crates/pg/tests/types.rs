@@ -631,3 +631,58 @@ async fn serde_json_values() {
         }
     }
 }
+
+/// The connection's type cache follows domains, arrays, ranges and composites to their
+/// element, base, subtype and attribute types, in both sessions (unprepared and prepared).
+#[tokio::test]
+async fn catalog_type_info_follows_links() {
+    let schema = common::unique("catalog");
+    let mut setup = common::connect().await;
+    setup
+        .batch_execute(&format!(
+            "CREATE SCHEMA {schema};
+             CREATE DOMAIN {schema}.positive AS int4 CHECK (VALUE > 0);
+             CREATE TYPE {schema}.mood AS ENUM ('sad', 'happy');
+             CREATE TYPE {schema}.pair AS (label text, score {schema}.positive, dropped int);
+             ALTER TYPE {schema}.pair DROP ATTRIBUTE dropped;
+             CREATE TYPE {schema}.floatrange AS RANGE (subtype = float8);"
+        ))
+        .await
+        .unwrap();
+    for conn in &mut sessions().await {
+        // Twice: the second time answers from the cache.
+        for _ in 0..2 {
+            let row = conn
+                .query_one(
+                    &format!(
+                        "SELECT NULL::{schema}.positive[], NULL::{schema}.mood,
+                                NULL::{schema}.pair, NULL::{schema}.floatrange"
+                    ),
+                    &[],
+                )
+                .await
+                .unwrap();
+            let oids: Vec<u32> = row.columns().iter().map(|c| c.type_oid()).collect();
+            conn.load_types(&oids).await.unwrap();
+            let array = conn.type_info(oids[0]).unwrap().clone();
+            assert!(array.is_array(), "{array:?}");
+            let domain = conn.type_info(array.element).unwrap().clone();
+            assert!(domain.is_domain());
+            assert_eq!(&*domain.name, "positive");
+            assert_eq!(&*domain.schema, schema);
+            assert_eq!(domain.base, 23, "int4");
+            let mood = conn.type_info(oids[1]).unwrap();
+            assert_eq!(mood.typtype, b'e');
+            let pair = conn.type_info(oids[2]).unwrap().clone();
+            assert!(pair.is_composite());
+            let fields: Vec<(&str, u32)> = pair.fields.iter().map(|(n, t)| (&**n, *t)).collect();
+            assert_eq!(fields, [("label", 25), ("score", domain.oid)]);
+            let range = conn.type_info(oids[3]).unwrap();
+            assert_eq!((range.typtype, range.range_subtype), (b'r', 701));
+        }
+    }
+    setup
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}

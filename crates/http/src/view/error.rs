@@ -45,17 +45,15 @@ impl ApiError {
             api.hint = db.hint().map(str::to_owned);
             return api;
         }
-        match error.kind() {
-            ErrorKind::Closed
-            | ErrorKind::Connect
-            | ErrorKind::Timeout
-            | ErrorKind::Auth
-            | ErrorKind::Tls => ApiError::new(
+        if error.is_unavailable() {
+            return ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "database_unavailable",
                 format!("the database is unavailable: {error}"),
             )
-            .with_hint("retry later"),
+            .with_hint("retry later");
+        }
+        match error.kind() {
             ErrorKind::Conversion | ErrorKind::ParameterCount => {
                 ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
             }
@@ -101,14 +99,23 @@ impl ApiError {
 /// VIEWS.md's mapping: 409 unique/foreign key, 404 undefined table/function, 403 privilege,
 /// 503 connection failure or shutdown, 400 bad input, else 500.
 pub fn status_for_sqlstate(code: &str) -> StatusCode {
+    use sluice_pg::sqlstate::*;
     match code {
-        "23505" | "23503" => StatusCode::CONFLICT,
-        "42P01" | "42883" => StatusCode::NOT_FOUND,
-        "42501" => StatusCode::FORBIDDEN,
-        "22P02" | "23514" | "23502" | "22007" | "22008" | "22003" | "22001" | "22023" => {
-            StatusCode::BAD_REQUEST
+        UNIQUE_VIOLATION | FOREIGN_KEY_VIOLATION => StatusCode::CONFLICT,
+        UNDEFINED_TABLE | UNDEFINED_FUNCTION => StatusCode::NOT_FOUND,
+        INSUFFICIENT_PRIVILEGE => StatusCode::FORBIDDEN,
+        INVALID_TEXT_REPRESENTATION
+        | CHECK_VIOLATION
+        | NOT_NULL_VIOLATION
+        | INVALID_DATETIME_FORMAT
+        | DATETIME_FIELD_OVERFLOW
+        | NUMERIC_VALUE_OUT_OF_RANGE
+        | STRING_DATA_RIGHT_TRUNCATION
+        | INVALID_PARAMETER_VALUE => StatusCode::BAD_REQUEST,
+        // Connection exceptions and the server going away (57P01-57P05), not a canceled query.
+        _ if class(code) == CLASS_CONNECTION_EXCEPTION || code.starts_with("57P") => {
+            StatusCode::SERVICE_UNAVAILABLE
         }
-        _ if code.starts_with("08") || code.starts_with("57P") => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -2,11 +2,10 @@
 //! the sluice-formats encoders; and the column kinds of a result, learnt once per type.
 
 use sluice_formats::encode::write_json_value;
-use sluice_formats::kind::{self, TypeRow};
+use sluice_formats::kind;
 use sluice_formats::{ColumnKind, Oid};
 use sluice_pg::{Column, Connection, Row};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Writes rows of one result as JSON objects. The layout (keys, commas, braces of nested
 /// objects) is computed once from the column names, so a row costs no allocation; it can be kept
@@ -171,98 +170,14 @@ impl ObjectWriter {
     }
 }
 
-/// Column kinds by type OID for types that are not built in (domains, enums, arrays of those),
-/// looked up in `pg_type` the first time a result shows them. Shared by a mount's requests.
-#[derive(Debug, Default)]
-pub struct KindCache {
-    known: Mutex<HashMap<Oid, ColumnKind>>,
-}
-
-impl KindCache {
-    pub fn new() -> KindCache {
-        KindCache::default()
-    }
-
-    /// The kinds of `columns`, in order. Built-in types cost nothing; others are looked up on
-    /// `conn` once per OID (for the lifetime of the cache).
-    pub async fn kinds(
-        &self,
-        conn: &mut Connection,
-        columns: &[Column],
-    ) -> Result<Vec<ColumnKind>, sluice_pg::Error> {
-        let mut kinds = Vec::with_capacity(columns.len());
-        let mut unknown: Vec<Oid> = Vec::new();
-        {
-            let known = self.lock();
-            for column in columns {
-                let oid = column.type_oid();
-                match ColumnKind::builtin(oid).or_else(|| known.get(&oid).copied()) {
-                    Some(kind) => kinds.push(kind),
-                    None => {
-                        kinds.push(ColumnKind::STRING);
-                        unknown.push(oid);
-                    }
-                }
-            }
-        }
-        if unknown.is_empty() {
-            return Ok(kinds);
-        }
-        let rows = lookup_types(conn, &unknown).await?;
-        let mut known = self.lock();
-        for &oid in &unknown {
-            known.insert(oid, kind::resolve(oid, &rows));
-        }
-        for (kind, column) in kinds.iter_mut().zip(columns) {
-            if let Some(found) = known.get(&column.type_oid()) {
-                *kind = *found;
-            }
-        }
-        Ok(kinds)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Oid, ColumnKind>> {
-        // A panic while holding the lock cannot leave the map inconsistent: keep using it.
-        self.known
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// The `pg_type` rows of `oids` and of the element and base types they lead to.
-async fn lookup_types(
+/// The JSON kinds of `columns` (types that are not built in are looked up in the catalog once per
+/// connection).
+pub async fn column_kinds(
     conn: &mut Connection,
-    oids: &[Oid],
-) -> Result<Vec<TypeRow>, sluice_pg::Error> {
-    let mut known: Vec<TypeRow> = Vec::new();
-    for _ in 0..6 {
-        let missing = kind::missing_types(oids, &known);
-        if missing.is_empty() {
-            break;
-        }
-        let rows = conn.query(&kind::catalog_query(&missing), &[]).await?;
-        if rows.is_empty() {
-            break;
-        }
-        for row in rows.iter() {
-            let number = |i: usize| -> Oid {
-                row.raw(i)
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0)
-            };
-            let byte = |i: usize| row.raw(i).and_then(|v| v.first().copied()).unwrap_or(b',');
-            known.push(TypeRow {
-                oid: number(0),
-                typtype: byte(1),
-                category: byte(2),
-                element: number(3),
-                base: number(4),
-                delimiter: byte(5),
-            });
-        }
-    }
-    Ok(known)
+    columns: &[Column],
+) -> Result<Vec<ColumnKind>, sluice_pg::Error> {
+    let oids: Vec<_> = columns.iter().map(Column::type_oid).collect();
+    kind::column_kinds(conn, &oids).await
 }
 
 #[cfg(test)]

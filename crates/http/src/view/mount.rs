@@ -4,7 +4,6 @@
 
 use crate::mount::{Mount, MountFuture, Request, RequestContext, Response, empty};
 use crate::view::error::ApiError;
-use crate::view::json::KindCache;
 use crate::view::load::{ViewError, load_file};
 use crate::view::model::{Endpoint, Failed, Return, Source, View};
 use crate::view::path::{match_path, query_parameter, segments};
@@ -19,7 +18,6 @@ use std::sync::Arc;
 pub struct ViewMount {
     view: View,
     pool: sluice_pg::Pool,
-    kinds: Arc<KindCache>,
     objects: ObjectGets,
 }
 
@@ -29,7 +27,6 @@ impl ViewMount {
         ViewMount {
             view,
             pool,
-            kinds: Arc::new(KindCache::new()),
             objects: ObjectGets::new(),
         }
     }
@@ -136,9 +133,7 @@ impl ViewMount {
                         && command.arguments.len() == captures.len(),
                 };
                 match endpoint.returns {
-                    Return::Object => {
-                        read::get_object(&self.pool, &self.kinds, &self.objects, query).await
-                    }
+                    Return::Object => read::get_object(&self.pool, &self.objects, query).await,
                     returns if parts.method == Method::HEAD => {
                         read::head_rows(
                             &self.pool,
@@ -151,7 +146,6 @@ impl ViewMount {
                     returns => {
                         read::get_rows(
                             &self.pool,
-                            &self.kinds,
                             query,
                             returns,
                             parts.headers.get(header::ACCEPT),
@@ -169,7 +163,7 @@ impl ViewMount {
                     params: captures.iter().cloned().map(Some).collect(),
                     captures_only: true,
                 };
-                read::delete(&self.pool, &self.kinds, query, endpoint.returns).await
+                read::delete(&self.pool, query, endpoint.returns).await
             }
             _ => {
                 write::handle(WriteRequest {

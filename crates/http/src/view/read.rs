@@ -5,7 +5,7 @@ use crate::mount::{Response, ResponseBody, full};
 use crate::view::accept;
 pub use crate::view::accept::Negotiated;
 use crate::view::error::ApiError;
-use crate::view::json::{KindCache, ObjectLayout, ObjectWriter};
+use crate::view::json::{ObjectLayout, ObjectWriter, column_kinds};
 use crate::view::model::Return;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
@@ -68,7 +68,6 @@ enum Layout {
 /// A GET of `return: "csj"` or `"json-csv"`: the rows streamed as they arrive.
 pub async fn get_rows(
     pool: &Pool,
-    kinds: &Arc<KindCache>,
     query: Query,
     returns: Return,
     accept: Option<&HeaderValue>,
@@ -83,9 +82,8 @@ pub async fn get_rows(
     let (head_tx, head_rx) = oneshot::channel();
     let (chunk_tx, chunk_rx) = mpsc::channel(QUEUED_CHUNKS);
     let pool = pool.clone();
-    let kinds = kinds.clone();
     tokio::spawn(async move {
-        produce(pool, kinds, query, layout, head_tx, chunk_tx).await;
+        produce(pool, query, layout, head_tx, chunk_tx).await;
     });
     let body: ResponseBody = match head_rx.await {
         Ok(Ok(Head::Complete(bytes))) => full(bytes),
@@ -151,7 +149,6 @@ enum Head {
 /// Runs the query and encodes its rows, sending chunks as they fill.
 async fn produce(
     pool: Pool,
-    kinds: Arc<KindCache>,
     mut query: Query,
     layout: Layout,
     head_tx: oneshot::Sender<Result<Head, ApiError>>,
@@ -173,7 +170,7 @@ async fn produce(
     };
     query.fit(&prepared);
     let columns = prepared.columns();
-    let column_kinds = match kinds.kinds(&mut conn, columns).await {
+    let column_kinds = match column_kinds(&mut conn, columns).await {
         Ok(k) => k,
         Err(error) => {
             let _ = head_tx.send(Err(ApiError::from_pg(&error)));
@@ -397,12 +394,7 @@ impl ObjectGets {
 
 /// A GET of `return: "object"`: exactly one row as a JSON object. The first run of a statement
 /// prepares it and learns its layout; later runs go through the pipelining mode.
-pub async fn get_object(
-    pool: &Pool,
-    kinds: &KindCache,
-    gets: &ObjectGets,
-    mut query: Query,
-) -> Response {
+pub async fn get_object(pool: &Pool, gets: &ObjectGets, mut query: Query) -> Response {
     if let (Some(plan), Some(multiplexer)) = (gets.plan(&query.sql), gets.multiplexer(pool)) {
         let count = if query.captures_only {
             plan.params.min(query.params.len())
@@ -438,7 +430,7 @@ pub async fn get_object(
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
     };
-    match one_object(&mut conn, kinds, &mut query, Some(gets)).await {
+    match one_object(&mut conn, &mut query, Some(gets)).await {
         Ok(Some(body)) => json_response(StatusCode::OK, body),
         Ok(None) => not_found(),
         Err(error) => error.into_response(),
@@ -457,7 +449,6 @@ fn more_than_one_row() -> ApiError {
 /// Runs `query` and writes its only row as an object; `None` when there is no row.
 async fn one_object(
     conn: &mut sluice_pg::Connection,
-    kinds: &KindCache,
     query: &mut Query,
     gets: Option<&ObjectGets>,
 ) -> Result<Option<Vec<u8>>, ApiError> {
@@ -466,8 +457,7 @@ async fn one_object(
         .await
         .map_err(|e| ApiError::from_pg(&e))?;
     query.fit(&statement);
-    let column_kinds = kinds
-        .kinds(conn, statement.columns())
+    let column_kinds = column_kinds(conn, statement.columns())
         .await
         .map_err(|e| ApiError::from_pg(&e))?;
     let mut writer = ObjectWriter::for_columns(statement.columns(), column_kinds);
@@ -515,7 +505,7 @@ async fn one_object(
 /// A DELETE. `return: "object"` answers with the deleted row (the statement needs a RETURNING
 /// clause; without one, `{}`), 404 when nothing was deleted, and rolls back and answers 500 when
 /// more than one row was; otherwise the answer is `{"deleted": N}`.
-pub async fn delete(pool: &Pool, kinds: &KindCache, mut query: Query, returns: Return) -> Response {
+pub async fn delete(pool: &Pool, mut query: Query, returns: Return) -> Response {
     let mut conn = match pool.get().await {
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
@@ -551,15 +541,13 @@ pub async fn delete(pool: &Pool, kinds: &KindCache, mut query: Query, returns: R
             tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
             return Ok((deleted > 0).then(|| b"{}\n".to_vec()));
         }
-        let object = one_object(&mut tx, kinds, &mut query, None)
-            .await
-            .map_err(|e| {
-                if e.code == "more_than_one_row" {
-                    more_than_one_deleted(2)
-                } else {
-                    e
-                }
-            })?;
+        let object = one_object(&mut tx, &mut query, None).await.map_err(|e| {
+            if e.code == "more_than_one_row" {
+                more_than_one_deleted(2)
+            } else {
+                e
+            }
+        })?;
         tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
         Ok(object)
     };

@@ -82,6 +82,8 @@ pub struct Connection {
     notices: VecDeque<DbError>,
     notice_handler: Option<NoticeHandler>,
     notifications: VecDeque<Notification>,
+    /// Types looked up in the catalog ([`Connection::load_types`]).
+    pub(crate) types: crate::catalog::TypeCache,
 }
 
 impl std::fmt::Debug for Connection {
@@ -140,6 +142,7 @@ impl Connection {
             notices,
             notice_handler: None,
             notifications: VecDeque::new(),
+            types: Default::default(),
         }
     }
 

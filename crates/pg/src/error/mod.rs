@@ -1,6 +1,7 @@
 //! The driver's error type: one opaque `Error` with a kind, the server's fields, and a source.
 
 mod db;
+pub mod sqlstate;
 
 pub use db::{DbError, ErrorPosition, Severity};
 
@@ -145,6 +146,47 @@ impl Error {
         self.0.kind == ErrorKind::Timeout
     }
 
+    /// Whether the server reported exactly this SQLSTATE (see [`sqlstate`]).
+    pub fn is_code(&self, code: &str) -> bool {
+        self.code() == Some(code)
+    }
+
+    /// Whether the server reported a SQLSTATE of this class (its first two characters, see the
+    /// `CLASS_*` constants of [`sqlstate`]).
+    pub fn is_class(&self, class: &str) -> bool {
+        self.code()
+            .is_some_and(|code| sqlstate::class(code) == class)
+    }
+
+    /// Whether the session is gone: the connection closed or broke, or the server ended it
+    /// (a connection exception, `08xxx`, or a shutdown, `57P01`/`57P02`). Work in flight on it
+    /// may or may not have been committed.
+    pub fn is_connection_lost(&self) -> bool {
+        self.is_closed()
+            || self.is_class(sqlstate::CLASS_CONNECTION_EXCEPTION)
+            || self.is_code(sqlstate::ADMIN_SHUTDOWN)
+            || self.is_code(sqlstate::CRASH_SHUTDOWN)
+    }
+
+    /// Whether the database cannot serve right now, so a client should come back later (HTTP
+    /// 503): the session was lost, connecting failed or timed out, or the server is starting
+    /// up or has no connection slot left (`57P03`, `53300`).
+    pub fn is_unavailable(&self) -> bool {
+        self.is_connection_lost()
+            || matches!(
+                self.0.kind,
+                ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Auth | ErrorKind::Tls
+            )
+            || self.is_code(sqlstate::CANNOT_CONNECT_NOW)
+            || self.is_code(sqlstate::TOO_MANY_CONNECTIONS)
+    }
+
+    /// Whether running the same transaction again may well succeed: it lost a serialization
+    /// race (`40001`) or a deadlock (`40P01`).
+    pub fn is_retryable(&self) -> bool {
+        self.is_code(sqlstate::SERIALIZATION_FAILURE) || self.is_code(sqlstate::DEADLOCK_DETECTED)
+    }
+
     /// Adds context in front of the message (e.g. which host a connection attempt was for).
     pub(crate) fn context(mut self, context: impl fmt::Display) -> Error {
         self.0.message = Some(match self.0.message.take() {
@@ -227,3 +269,51 @@ impl From<crate::config::ConfigError> for Error {
 
 /// The driver's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::backend::{Message, parse};
+
+    fn server_error(code: &str) -> Error {
+        let body = format!("SERROR\0VERROR\0C{code}\0Mm\0\0");
+        let mut bytes = vec![b'E'];
+        bytes.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        bytes.extend_from_slice(body.as_bytes());
+        let Some((Message::ErrorResponse(fields), _)) = parse(&bytes).unwrap() else {
+            panic!("not an error")
+        };
+        Error::db(DbError::from_fields(&fields))
+    }
+
+    #[test]
+    fn codes_and_classes() {
+        let e = server_error(sqlstate::UNIQUE_VIOLATION);
+        assert!(e.is_code("23505"));
+        assert!(e.is_class(sqlstate::CLASS_INTEGRITY_CONSTRAINT_VIOLATION));
+        assert!(!e.is_class(sqlstate::CLASS_DATA_EXCEPTION));
+        assert!(!e.is_unavailable() && !e.is_connection_lost() && !e.is_retryable());
+        assert_eq!(sqlstate::class("57P01"), "57");
+        assert_eq!(sqlstate::class("5"), "5");
+    }
+
+    #[test]
+    fn what_counts_as_down_lost_and_retryable() {
+        for code in ["08006", "57P01", "57P02"] {
+            let e = server_error(code);
+            assert!(e.is_connection_lost() && e.is_unavailable(), "{code}");
+        }
+        for code in ["57P03", "53300"] {
+            let e = server_error(code);
+            assert!(!e.is_connection_lost() && e.is_unavailable(), "{code}");
+        }
+        let canceled = server_error(sqlstate::QUERY_CANCELED);
+        assert!(!canceled.is_unavailable());
+        for code in ["40001", "40P01"] {
+            assert!(server_error(code).is_retryable(), "{code}");
+        }
+        assert!(Error::closed().is_connection_lost());
+        let refused = Error::new(ErrorKind::Connect, "connection refused");
+        assert!(refused.is_unavailable() && !refused.is_connection_lost());
+    }
+}

@@ -7,11 +7,10 @@ use super::body::Fields;
 use super::sql::{self, Target};
 use super::values::{Cell, RequestValues, RowPlace, cell_of, row_cells, source_value};
 use crate::view::error::ApiError;
-use crate::view::json::{KindCache, ObjectWriter};
+use crate::view::json::{ObjectWriter, column_kinds};
 use crate::view::model::{Endpoint, MethodObject};
 use http::StatusCode;
 use sluice_pg::{Connection, Rows, ToSql};
-use std::sync::OnceLock;
 
 /// The row a write answers with: its JSON object and status.
 pub struct Answer {
@@ -19,19 +18,12 @@ pub struct Answer {
     pub object: Vec<u8>,
 }
 
-/// Column kinds of types that are not built in, learnt once for all writes.
-fn kinds() -> &'static KindCache {
-    static KINDS: OnceLock<KindCache> = OnceLock::new();
-    KINDS.get_or_init(KindCache::new)
-}
-
 /// The first row of `rows` as a JSON object, `None` without rows.
 async fn first_object(conn: &mut Connection, rows: &Rows) -> Result<Option<Vec<u8>>, ApiError> {
     let Some(row) = rows.get(0) else {
         return Ok(None);
     };
-    let kinds = kinds()
-        .kinds(conn, rows.columns())
+    let kinds = column_kinds(conn, rows.columns())
         .await
         .map_err(|e| ApiError::from_pg(&e))?;
     let mut out = Vec::with_capacity(256);

@@ -244,7 +244,7 @@ pub fn duplicate_key(at: Option<(usize, u64)>) -> ApiError {
 /// PostgreSQL's "ON CONFLICT DO UPDATE command cannot affect row a second time" is a body with
 /// one key twice.
 pub fn duplicate_in_statement(error: ApiError) -> ApiError {
-    if error.code == "21000" {
+    if error.code == sluice_pg::sqlstate::CARDINALITY_VIOLATION {
         let mut api = duplicate_key(None);
         api.message = format!("{}: {}", api.message, error.message);
         return api;

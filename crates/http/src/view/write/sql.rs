@@ -1,18 +1,8 @@
 //! SQL text of writes: upserts, updates, inserts and the bulk passes over a staging table,
 //! built from a method object's table and the columns that have values.
 
+use sluice_pg::sql::push_ident as push_quoted;
 use std::fmt::Write;
-
-fn push_quoted(out: &mut String, name: &str) {
-    out.push('"');
-    for c in name.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-}
 
 /// A column taking part in a statement.
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,107 @@
+//! SQLSTATE codes the gates act on, by PostgreSQL's names (Appendix A of its manual), and the
+//! classes they belong to.
+
+/// `00000`.
+pub const SUCCESSFUL_COMPLETION: &str = "00000";
+/// `0A000`.
+pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+/// `21000`: e.g. `ON CONFLICT DO UPDATE command cannot affect row a second time`.
+pub const CARDINALITY_VIOLATION: &str = "21000";
+/// `22001`.
+pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
+/// `22003`.
+pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+/// `22007`.
+pub const INVALID_DATETIME_FORMAT: &str = "22007";
+/// `22008`.
+pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
+/// `22023`.
+pub const INVALID_PARAMETER_VALUE: &str = "22023";
+/// `22P02`.
+pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+/// `23502`.
+pub const NOT_NULL_VIOLATION: &str = "23502";
+/// `23503`.
+pub const FOREIGN_KEY_VIOLATION: &str = "23503";
+/// `23505`.
+pub const UNIQUE_VIOLATION: &str = "23505";
+/// `23514`.
+pub const CHECK_VIOLATION: &str = "23514";
+/// `23P01`.
+pub const EXCLUSION_VIOLATION: &str = "23P01";
+/// `25006`.
+pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
+/// `26000`: a prepared statement that does not exist (dropped on the server).
+pub const INVALID_SQL_STATEMENT_NAME: &str = "26000";
+/// `28000`.
+pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
+/// `28P01`.
+pub const INVALID_PASSWORD: &str = "28P01";
+/// `3F000`.
+pub const INVALID_SCHEMA_NAME: &str = "3F000";
+/// `40001`.
+pub const SERIALIZATION_FAILURE: &str = "40001";
+/// `40P01`.
+pub const DEADLOCK_DETECTED: &str = "40P01";
+/// `42501`.
+pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+/// `42601`.
+pub const SYNTAX_ERROR: &str = "42601";
+/// `42701`.
+pub const DUPLICATE_COLUMN: &str = "42701";
+/// `42703`.
+pub const UNDEFINED_COLUMN: &str = "42703";
+/// `42804`.
+pub const DATATYPE_MISMATCH: &str = "42804";
+/// `42883`.
+pub const UNDEFINED_FUNCTION: &str = "42883";
+/// `42939`: a reserved name (`pg_` prefixes for schemas, system columns).
+pub const RESERVED_NAME: &str = "42939";
+/// `42P01`.
+pub const UNDEFINED_TABLE: &str = "42P01";
+/// `42P06`.
+pub const DUPLICATE_SCHEMA: &str = "42P06";
+/// `42P07`.
+pub const DUPLICATE_TABLE: &str = "42P07";
+/// `42P17`.
+pub const INVALID_OBJECT_DEFINITION: &str = "42P17";
+/// `53300`.
+pub const TOO_MANY_CONNECTIONS: &str = "53300";
+/// `54000`: e.g. a row too big.
+pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+/// `54011`: more than 1,600 columns.
+pub const TOO_MANY_COLUMNS: &str = "54011";
+/// `55P03`.
+pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+/// `57014`: canceled, or `statement_timeout`.
+pub const QUERY_CANCELED: &str = "57014";
+/// `57P01`.
+pub const ADMIN_SHUTDOWN: &str = "57P01";
+/// `57P02`.
+pub const CRASH_SHUTDOWN: &str = "57P02";
+/// `57P03`.
+pub const CANNOT_CONNECT_NOW: &str = "57P03";
+/// `P0001`: `RAISE EXCEPTION` without another code.
+pub const RAISE_EXCEPTION: &str = "P0001";
+
+/// Class `08`: connection exception.
+pub const CLASS_CONNECTION_EXCEPTION: &str = "08";
+/// Class `22`: data exception (a value the type cannot hold, a bad format, a NUL in text).
+pub const CLASS_DATA_EXCEPTION: &str = "22";
+/// Class `23`: integrity constraint violation.
+pub const CLASS_INTEGRITY_CONSTRAINT_VIOLATION: &str = "23";
+/// Class `40`: transaction rollback.
+pub const CLASS_TRANSACTION_ROLLBACK: &str = "40";
+/// Class `42`: syntax error or access rule violation.
+pub const CLASS_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION: &str = "42";
+/// Class `53`: insufficient resources.
+pub const CLASS_INSUFFICIENT_RESOURCES: &str = "53";
+/// Class `54`: program limit exceeded.
+pub const CLASS_PROGRAM_LIMIT_EXCEEDED: &str = "54";
+/// Class `57`: operator intervention.
+pub const CLASS_OPERATOR_INTERVENTION: &str = "57";
+
+/// The class (first two characters) of a SQLSTATE.
+pub fn class(code: &str) -> &str {
+    code.get(..2).unwrap_or(code)
+}

@@ -1,0 +1,12 @@
+//! sluice-rest: the automatic REST API over PostgreSQL, in PostgREST's dialect.
+//!
+//! A request flows down the layers: [`request`] parses the URL grammar and headers (sans-I/O);
+//! the plan checks every name against the [`schema`] cache and resolves embedding; SQL is
+//! rendered from the plan with every value a bind parameter; the driver runs it in one
+//! transaction; the response streams rows out through `sluice-formats`' encoders.
+
+pub mod error;
+pub mod request;
+pub mod schema;
+
+pub use error::ApiError;

@@ -1,0 +1,24 @@
+//! The sans-I/O front of the REST API: a request's method, path, query string and headers parsed
+//! into an [`ApiRequest`] (PostgREST's URL grammar and headers), before anything looks at the
+//! schema.
+
+pub mod ast;
+
+pub use ast::*;
+
+/// A request as the grammar reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiRequest {
+    pub method: Method,
+    pub resource: Resource,
+    pub query: QueryParams,
+    pub prefer: Preferences,
+    /// The `Range` header (with `Range-Unit: items` or none), for GET/HEAD.
+    pub range: Option<RowRange>,
+    /// The `Accept` header's media types, best first (q-values and order); `[Any]` without one.
+    pub accept: Vec<MediaType>,
+    /// The `Content-Type` of the body, when there is one.
+    pub content_type: Option<MediaType>,
+    /// `Accept-Profile` (GET, HEAD) or `Content-Profile` (other methods): the schema asked for.
+    pub profile: Option<String>,
+}

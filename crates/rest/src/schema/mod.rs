@@ -1,0 +1,6 @@
+//! The schema cache: what the exposed schemas hold, loaded from the catalog in a handful of
+//! queries, kept as an immutable snapshot and swapped whole on reload.
+
+pub mod model;
+
+pub use model::*;

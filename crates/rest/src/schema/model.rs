@@ -1,0 +1,228 @@
+//! What the schema cache knows of the exposed schemas: relations and their columns, the
+//! relationships between them, and functions. Immutable once built.
+
+use sluice_pg::types::Oid;
+use std::collections::HashMap;
+
+/// A schema-qualified name (`public.films`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QualifiedName {
+    pub schema: String,
+    pub name: String,
+}
+
+impl QualifiedName {
+    pub fn new(schema: impl Into<String>, name: impl Into<String>) -> QualifiedName {
+        QualifiedName {
+            schema: schema.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for QualifiedName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.schema, self.name)
+    }
+}
+
+/// What kind of relation a [`Table`] is (`pg_class.relkind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelationKind {
+    Table,
+    PartitionedTable,
+    View,
+    MaterializedView,
+    ForeignTable,
+}
+
+/// A table, view, materialized view or foreign table of an exposed schema.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub name: QualifiedName,
+    pub kind: RelationKind,
+    /// `COMMENT ON TABLE`.
+    pub description: Option<String>,
+    /// Columns in their order (`attnum`).
+    pub columns: Vec<Column>,
+    /// The primary key's columns, in key order; for a view, those of the table it selects from
+    /// when the view shows them all.
+    pub primary_key: Vec<String>,
+    /// Whether INSERT, UPDATE and DELETE are possible at all (tables; auto-updatable views or
+    /// views with INSTEAD OF triggers/rules), whatever the privileges.
+    pub insertable: bool,
+    pub updatable: bool,
+    pub deletable: bool,
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    pub fn is_view(&self) -> bool {
+        matches!(
+            self.kind,
+            RelationKind::View | RelationKind::MaterializedView
+        )
+    }
+}
+
+/// A column of a [`Table`].
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    /// The column's type (for a domain, the domain's OID).
+    pub type_oid: Oid,
+    /// The type as `format_type` writes it (`character varying(20)`, `integer[]`).
+    pub type_name: String,
+    /// The base type's name when the type is a domain (PostgREST's `nominal` vs `type`), else
+    /// the same as `type_name`.
+    pub base_type_name: String,
+    pub nullable: bool,
+    /// The default expression, as `pg_get_expr` shows it.
+    pub default: Option<String>,
+    /// `GENERATED ALWAYS AS (...) STORED` or `GENERATED ALWAYS AS IDENTITY`: cannot be written.
+    pub generated: bool,
+    /// `character varying(n)`'s n.
+    pub max_length: Option<i32>,
+    /// The labels of an enum type, in order.
+    pub enum_values: Vec<String>,
+    /// `COMMENT ON COLUMN`.
+    pub description: Option<String>,
+}
+
+/// How the rows of two relations relate through a foreign key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cardinality {
+    /// Many rows of `table` point to one of `foreign_table` (the FK is on `table`).
+    ManyToOne(ForeignKey),
+    /// One row of `table` has many of `foreign_table` (the FK is on `foreign_table`).
+    OneToMany(ForeignKey),
+    /// A many-to-one whose columns are also unique (or the reverse, `parent`): at most one row
+    /// each way.
+    OneToOne { key: ForeignKey, parent: bool },
+    /// Through a junction table with foreign keys to both.
+    ManyToMany(Junction),
+}
+
+/// A foreign-key constraint as a relationship uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKey {
+    /// The constraint's name (a disambiguation hint may name it).
+    pub constraint: String,
+    /// `(column of table, column of foreign_table)` pairs, in key order.
+    pub columns: Vec<(String, String)>,
+}
+
+/// The junction table of a many-to-many relationship.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Junction {
+    pub table: QualifiedName,
+    /// The junction's key to `table` and its `(table column, junction column)` pairs.
+    pub source: ForeignKey,
+    /// The junction's key to `foreign_table` and its `(foreign column, junction column)`
+    /// pairs.
+    pub target: ForeignKey,
+}
+
+/// A relationship from `table` to `foreign_table`, one for each direction of each foreign key
+/// (and for views over tables with foreign keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relationship {
+    pub table: QualifiedName,
+    pub foreign_table: QualifiedName,
+    pub cardinality: Cardinality,
+    /// `table` and `foreign_table` are the same relation.
+    pub is_self: bool,
+}
+
+impl Relationship {
+    /// Whether each row of `table` has at most one row of `foreign_table`.
+    pub fn is_to_one(&self) -> bool {
+        matches!(
+            self.cardinality,
+            Cardinality::ManyToOne(_) | Cardinality::OneToOne { .. }
+        )
+    }
+}
+
+/// How a function's body may touch the database (`provolatile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Volatility {
+    Immutable,
+    Stable,
+    Volatile,
+}
+
+/// A parameter of a [`Routine`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutineParam {
+    /// Empty for an unnamed parameter.
+    pub name: String,
+    pub type_oid: Oid,
+    pub type_name: String,
+    pub has_default: bool,
+    pub variadic: bool,
+}
+
+/// What a [`Routine`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReturnType {
+    /// One value of this type (a scalar or a composite).
+    Single { type_oid: Oid, type_name: String },
+    /// `SETOF` or `TABLE (...)`: rows.
+    SetOf { type_oid: Oid, type_name: String },
+}
+
+/// A function (or procedure) of an exposed schema; overloads are separate routines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routine {
+    pub name: QualifiedName,
+    pub description: Option<String>,
+    /// The input parameters (IN, INOUT, VARIADIC), in order.
+    pub params: Vec<RoutineParam>,
+    pub returns: ReturnType,
+    /// When the return type is a table's row type (or `SETOF` it): that table, so the result
+    /// can be embedded and filtered like it.
+    pub returns_table: Option<QualifiedName>,
+    /// Whether the return type is a composite (a table's or `OUT` parameters'), so the result
+    /// has columns.
+    pub returns_composite: bool,
+    pub volatility: Volatility,
+    pub is_procedure: bool,
+}
+
+/// The schema cache: an immutable snapshot of the exposed schemas, shared by every request and
+/// replaced whole on reload.
+#[derive(Debug, Clone, Default)]
+pub struct SchemaCache {
+    /// The exposed schemas, in the configured order (the first is the default).
+    pub schemas: Vec<String>,
+    pub tables: HashMap<QualifiedName, Table>,
+    /// The relationships leaving each relation.
+    pub relationships: HashMap<QualifiedName, Vec<Relationship>>,
+    /// The routines of each name (overloads).
+    pub routines: HashMap<QualifiedName, Vec<Routine>>,
+    /// `COMMENT ON SCHEMA` of each exposed schema (for OpenAPI's description).
+    pub schema_descriptions: HashMap<String, String>,
+}
+
+impl SchemaCache {
+    pub fn table(&self, schema: &str, name: &str) -> Option<&Table> {
+        self.tables.get(&QualifiedName::new(schema, name))
+    }
+
+    /// The relationships from `table` to relations named `foreign` (in any exposed schema).
+    pub fn relationships_to<'a>(
+        &'a self,
+        table: &QualifiedName,
+        foreign: &'a str,
+    ) -> impl Iterator<Item = &'a Relationship> + 'a {
+        self.relationships
+            .get(table)
+            .into_iter()
+            .flatten()
+            .filter(move |r| r.foreign_table.name == foreign)
+    }
+}
