@@ -586,7 +586,7 @@ impl Cluster {
         format!(
             "postgres://{}:{}@{HOST}:{}/{}",
             percent_encode(role.name),
-            percent_encode(role.password),
+            percent_encode(role.password()),
             self.port,
             percent_encode(dbname)
         )

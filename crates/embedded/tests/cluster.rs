@@ -69,7 +69,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
             role.name
         );
         assert_eq!(
-            psql(&cluster, &url, Some(role.password), &sql),
+            psql(&cluster, &url, Some(role.password()), &sql),
             Ok("0".into()),
             "{role:?}"
         );
@@ -90,7 +90,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
         TEST_DATABASE,
         "sslmode=disable",
     );
-    let refused = psql(&cluster, &tls_plain, Some(TLS_ROLE.password), "select 1")
+    let refused = psql(&cluster, &tls_plain, Some(TLS_ROLE.password()), "select 1")
         .expect_err("the TLS role is rejected without TLS");
     assert!(refused.contains("no encryption"), "{refused}");
     let tls_on = tcp(
@@ -104,7 +104,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
         psql(
             &cluster,
             &tls_on,
-            Some(TLS_ROLE.password),
+            Some(TLS_ROLE.password()),
             "select ssl from pg_stat_ssl where pid = pg_backend_pid()"
         ),
         Ok("t".into())
@@ -142,7 +142,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
         psql(
             &cluster,
             &scram,
-            Some(SCRAM_ROLE.password),
+            Some(SCRAM_ROLE.password()),
             "select count(*) from t_sluice_scram"
         ),
         Ok("0".into())
@@ -355,7 +355,7 @@ fn the_shared_test_database_answers() {
         let url = db.url_for(&role, TEST_DATABASE).expect("embedded");
         let url = format!("{url}?sslmode=require");
         assert_eq!(
-            psql(cluster, &url, Some(role.password), "select current_user"),
+            psql(cluster, &url, Some(role.password()), "select current_user"),
             Ok(role.name.into())
         );
     }

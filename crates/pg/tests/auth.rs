@@ -19,7 +19,7 @@ fn conninfo(c: &Cluster, role: &Role, host: &str, extra: &str) -> String {
         "host={host} port={} user={} password={} dbname={TEST_DATABASE} {extra}",
         c.port(),
         role.name,
-        role.password
+        role.password()
     )
 }
 
@@ -246,7 +246,7 @@ async fn password_from_a_passfile() {
             "# test\n127.0.0.1:{}:*:{}:{}\n",
             c.port(),
             SCRAM_ROLE.name,
-            SCRAM_ROLE.password
+            SCRAM_ROLE.password()
         ),
     )
     .unwrap();
