@@ -36,10 +36,7 @@ impl Target {
                 .stop_on_drop(true),
         )
         .context("starting the embedded cluster")?;
-        let url = format!(
-            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
-            cluster.port()
-        );
+        let url = format!("{}?sslmode=disable", cluster.url_with_password());
         Ok(Target {
             url,
             bin_dir: Some(cluster.bin_dir().to_path_buf()),

@@ -81,6 +81,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         (Some(url), true) => (Some(url.to_string()), None),
         (None, true) => {
             let cluster = start_embedded(&settings)?;
+            // The password stays in its file: this URL may show in error messages.
             (Some(cluster.url()), Some(cluster))
         }
     };
@@ -132,6 +133,7 @@ fn start_embedded(settings: &Settings) -> Result<Cluster> {
         cluster.url(),
         cluster.log_file().display()
     );
+    eprintln!("sluice: connect with psql: {}", cluster.psql_command());
     Ok(cluster)
 }
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
+use crate::auth::{self, SUPERUSER, Secret};
 use crate::binaries::{Binaries, find_binaries, find_binaries_for_version, parse_pg_version_file};
 use crate::commands::{Programs, last_lines};
 use crate::conf::{self, SLUICE_CONF, ServerSettings};
@@ -32,8 +33,11 @@ const HOST: &str = "127.0.0.1";
 /// a watchdog process does the same if this process dies first (panic, abort, `SIGKILL`). A
 /// persistent one keeps running after drop unless [`ClusterOptions::stop_on_drop`] was set.
 ///
-/// The superuser is `postgres`, trusted over the socket and over 127.0.0.1. When this process is
-/// root, the server runs as the `postgres` system user (or `nobody`), which owns the files.
+/// Only its owner gets in: every connection, over 127.0.0.1 or the unix socket, authenticates
+/// with SCRAM. The superuser is `postgres`; its password is generated when the cluster is
+/// initialised and kept in `sluice.pgpass` in the data directory (mode 0600), and the socket
+/// lives in a directory only the server user can enter. When this process is root, the server
+/// runs as the `postgres` system user (or `nobody`), which owns the files.
 #[derive(Debug)]
 pub struct Cluster {
     programs: Programs,
@@ -42,6 +46,7 @@ pub struct Cluster {
     log_file: PathBuf,
     port: u16,
     ca_cert: Option<PathBuf>,
+    password: Secret,
     test_roles: bool,
     tls: bool,
     settings: Vec<(String, String)>,
@@ -124,9 +129,16 @@ impl Cluster {
         cluster.ca_cert = ca.is_file().then_some(ca);
 
         if existing.is_some() {
-            if let Some(running) = pidfile::read(&data_dir)?
-                && process_alive(running.pid)
-            {
+            let upgrade = auth::upgrade_needed(&data_dir)?;
+            let running = pidfile::read(&data_dir)?.filter(|r| process_alive(r.pid));
+            if upgrade.any() && running.is_some() {
+                eprintln!(
+                    "sluice-embedded: stopping the PostgreSQL server of {} to upgrade its \
+                     authentication (it trusted local connections)",
+                    data_dir.display()
+                );
+                cluster.programs.pg_ctl_stop(&data_dir, "fast")?;
+            } else if let Some(running) = running {
                 if let Some(requested) = options.port
                     && requested != running.port
                 {
@@ -141,9 +153,11 @@ impl Cluster {
                 if !running.socket_dir.as_os_str().is_empty() {
                     cluster.socket_dir = running.socket_dir;
                 }
+                cluster.password = Secret(auth::read_password(&data_dir)?.unwrap_or_default());
                 cluster.arm_watchdog(None)?;
                 return Ok(cluster);
             }
+            cluster.upgrade_auth(upgrade)?;
             conf::ensure_included(&data_dir.join("postgresql.conf"))?;
             if cluster.tls {
                 cluster.ca_cert = Some(tls::ensure_files(&data_dir, cluster.user())?);
@@ -160,6 +174,18 @@ impl Cluster {
             check_reachable(&data_dir, cluster.user())?;
             create_private_dir(&data_dir, 0o700, cluster.user())?;
             cluster.initialise(None)?;
+        }
+        cluster.password = Secret(auth::read_password(&data_dir)?.ok_or(
+            EmbeddedError::BadPasswordFile {
+                path: auth::password_file(&data_dir),
+            },
+        )?);
+        if auth::foreign_hba_trusts(&data_dir) {
+            eprintln!(
+                "sluice-embedded: warning: {} was not written by Sluice and trusts some \
+                 connections (no password); anyone who can reach the server may get in",
+                data_dir.join("pg_hba.conf").display()
+            );
         }
         let recorded = std::fs::read_to_string(data_dir.join(SLUICE_CONF))
             .ok()
@@ -184,6 +210,7 @@ impl Cluster {
             socket_dir,
             port: 0,
             ca_cert: None,
+            password: Secret::default(),
             test_roles: options.test_roles,
             tls: options.tls,
             settings: options.settings.clone(),
@@ -228,19 +255,63 @@ impl Cluster {
                 self.test_roles,
                 base,
             )?;
+            self.write_hba()?;
         } else {
             self.programs.initdb(&self.data_dir)?;
             conf::ensure_included(&self.data_dir.join("postgresql.conf"))?;
-            if self.test_roles {
-                self.programs
-                    .single_user(&self.data_dir, "template1", &setup_sql())?;
-            }
+            self.write_hba()?;
+            let roles = if self.test_roles {
+                setup_sql()
+            } else {
+                String::new()
+            };
+            auth::set_superuser_password(&self.programs, &self.data_dir, &roles)?;
         }
-        let hba = self.data_dir.join("pg_hba.conf");
-        std::fs::write(&hba, conf::render_hba(self.test_roles, self.tls))
-            .map_err(|e| EmbeddedError::io("write", &hba, e))?;
+        self.password = Secret(auth::read_password(&self.data_dir)?.ok_or(
+            EmbeddedError::BadPasswordFile {
+                path: auth::password_file(&self.data_dir),
+            },
+        )?);
         if self.tls {
             self.ca_cert = Some(tls::ensure_files(&self.data_dir, self.user())?);
+        }
+        Ok(())
+    }
+
+    fn write_hba(&self) -> Result<()> {
+        let hba = self.data_dir.join("pg_hba.conf");
+        std::fs::write(&hba, conf::render_hba(self.test_roles, self.tls))
+            .map_err(|e| EmbeddedError::io("write", &hba, e))
+    }
+
+    /// Brings a stopped data directory made by an older Sluice (trusting local connections,
+    /// the superuser without a password) to today's rules, saying so on stderr.
+    fn upgrade_auth(&mut self, upgrade: auth::Upgrade) -> Result<()> {
+        if upgrade.hba {
+            self.write_hba()?;
+        }
+        if upgrade.password {
+            auth::set_superuser_password(&self.programs, &self.data_dir, "")?;
+        }
+        if upgrade.any() {
+            eprintln!(
+                "sluice-embedded: upgraded the authentication of {}: connections need SCRAM \
+                 now{}{}",
+                self.data_dir.display(),
+                if upgrade.hba {
+                    ", pg_hba.conf no longer trusts local connections"
+                } else {
+                    ""
+                },
+                if upgrade.password {
+                    format!(
+                        ", the superuser's new password is in {}",
+                        auth::password_file(&self.data_dir).display()
+                    )
+                } else {
+                    String::new()
+                },
+            );
         }
         Ok(())
     }
@@ -448,17 +519,63 @@ impl Cluster {
         &self.programs.binaries
     }
 
-    /// `postgres://postgres@127.0.0.1:<port>/postgres` (trusted, no password).
+    /// `postgres://postgres@127.0.0.1:<port>/postgres?passfile=<password file>`: the
+    /// superuser's URL. The password stays in [`Cluster::password_file`], which libpq (psql,
+    /// pgbench, Python drivers) and sluice-pg read through `passfile`, so the URL is safe to
+    /// print and to put on a command line. [`Cluster::url_with_password`] is for clients
+    /// without pgpass support.
     pub fn url(&self) -> String {
-        format!("postgres://postgres@{HOST}:{}/postgres", self.port)
+        format!(
+            "postgres://{SUPERUSER}@{HOST}:{}/postgres?passfile={}",
+            self.port,
+            percent_encode(&self.password_file().to_string_lossy())
+        )
     }
 
-    /// The superuser's URL over the unix socket, with the socket directory percent-encoded as
-    /// the host (understood by libpq and tokio-postgres).
+    /// `postgres://postgres:<password>@127.0.0.1:<port>/postgres`: the superuser's URL with
+    /// the password in it. Keep it out of logs and command lines (`ps` shows those to every
+    /// user); prefer [`Cluster::url`].
+    pub fn url_with_password(&self) -> String {
+        format!(
+            "postgres://{SUPERUSER}:{}@{HOST}:{}/postgres",
+            self.password.0, self.port
+        )
+    }
+
+    /// The superuser's URL over the unix socket (the socket directory percent-encoded as the
+    /// host, understood by libpq, sluice-pg and tokio-postgres), the password in its file as
+    /// for [`Cluster::url`].
     pub fn socket_url(&self) -> String {
         format!(
-            "postgres://postgres@{}:{}/postgres",
+            "postgres://{SUPERUSER}@{}:{}/postgres?passfile={}",
             percent_encode(&self.socket_dir.to_string_lossy()),
+            self.port,
+            percent_encode(&self.password_file().to_string_lossy())
+        )
+    }
+
+    /// The superuser's password (generated at initialisation). Keep it out of logs.
+    pub fn password(&self) -> &str {
+        &self.password.0
+    }
+
+    /// The file holding the superuser's password, in pgpass format (`*:*:*:postgres:<password>`),
+    /// mode 0600 and owned by the server user: point `PGPASSFILE` at it.
+    pub fn password_file(&self) -> PathBuf {
+        auth::password_file(&self.data_dir)
+    }
+
+    /// A shell command line that opens psql on this cluster as the superuser, its password read
+    /// from [`Cluster::password_file`] (so the line itself holds no secret).
+    pub fn psql_command(&self) -> String {
+        let psql = self
+            .programs
+            .binaries
+            .program("psql")
+            .map_or_else(|| "psql".to_owned(), |p| shell_quote(&p.to_string_lossy()));
+        format!(
+            "PGPASSFILE={} {psql} -h {HOST} -p {} -U {SUPERUSER} postgres",
+            shell_quote(&self.password_file().to_string_lossy()),
             self.port
         )
     }
@@ -469,7 +586,7 @@ impl Cluster {
         format!(
             "postgres://{}:{}@{HOST}:{}/{}",
             percent_encode(role.name),
-            percent_encode(role.password),
+            percent_encode(role.password()),
             self.port,
             percent_encode(dbname)
         )
@@ -550,6 +667,19 @@ fn port_is_free(port: u16) -> bool {
     TcpListener::bind((HOST, port)).is_ok()
 }
 
+/// Quotes `text` for a POSIX shell when it holds anything but safe characters.
+fn shell_quote(text: &str) -> String {
+    let safe = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:,@%".contains(&b));
+    if safe {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 fn percent_encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -572,5 +702,16 @@ mod tests {
         assert_eq!(percent_encode("/tmp/a b"), "%2Ftmp%2Fa%20b");
         assert_eq!(percent_encode("tls-Secret-4"), "tls-Secret-4");
         assert_eq!(percent_encode("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn shell_quoting_leaves_plain_paths_alone() {
+        assert_eq!(
+            shell_quote("/var/lib/sluice/pgdata"),
+            "/var/lib/sluice/pgdata"
+        );
+        assert_eq!(shell_quote("/tmp/a b"), "'/tmp/a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
     }
 }

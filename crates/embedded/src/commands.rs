@@ -42,16 +42,9 @@ impl Programs {
     /// Runs `initdb` into `data_dir`, with the C.UTF-8 locale, falling back to `--no-locale`
     /// (C with UTF8 encoding) where that locale is missing.
     pub fn initdb(&self, data_dir: &Path) -> Result<()> {
-        let base = [
-            "-A",
-            "trust",
-            "--auth-local=trust",
-            "-U",
-            "postgres",
-            "-E",
-            "UTF8",
-            "--no-sync",
-        ];
+        // Nobody gets in until our pg_hba.conf (SCRAM) and the superuser's password are in
+        // place; single-user mode, which sets them, does not consult pg_hba.conf.
+        let base = ["-A", "reject", "-U", "postgres", "-E", "UTF8", "--no-sync"];
         let first = self.run(
             "initdb",
             self.command(&self.binaries.initdb())
@@ -92,7 +85,8 @@ impl Programs {
     }
 
     /// Runs `sql` (one statement per line) in single-user mode against `database`; any error
-    /// ends the session and fails the call.
+    /// ends the session and fails the call. The statements go through a pipe, never the
+    /// command line, so passwords in them do not show in `ps`.
     pub fn single_user(&self, data_dir: &Path, database: &str, sql: &str) -> Result<()> {
         let mut command = self.command(&self.binaries.postgres());
         command
@@ -122,7 +116,7 @@ impl Programs {
                 source,
             })?;
         check(
-            "creating the test roles (single-user mode)",
+            "setting the superuser's password and test roles (single-user mode)",
             command_line,
             &output,
         )

@@ -123,14 +123,24 @@ pub fn ensure_included(postgresql_conf: &Path) -> Result<()> {
         .map_err(|e| EmbeddedError::io("write", postgresql_conf, e))
 }
 
-/// Renders pg_hba.conf: local connections and 127.0.0.1 are trusted, except the test roles
-/// (when created), which must use their own method, and the TLS role, which must use TLS.
+/// The first line of every pg_hba.conf we write; a file without it is the user's own.
+const HBA_HEADER: &str = "# Written by sluice-embedded";
+
+/// Whether `hba` is a pg_hba.conf written by this crate (today's or an older one).
+pub fn is_our_hba(hba: &str) -> bool {
+    hba.starts_with(HBA_HEADER)
+}
+
+/// Renders pg_hba.conf: every connection, over the unix socket or 127.0.0.1, authenticates
+/// with SCRAM (the superuser's password is in the password file); the test roles (when
+/// created) use their own method, and the TLS role must use TLS. Nothing is trusted.
 pub fn render_hba(test_roles: bool, tls: bool) -> String {
-    let mut out = String::from(
-        "# Written by sluice-embedded when the cluster was created.\n\
+    let mut out = format!(
+        "{HBA_HEADER} when the cluster was created or upgraded.\n\
+         # Nothing is trusted: the superuser's password is in sluice.pgpass (mode 0600).\n\
          # TYPE    DATABASE     USER             ADDRESS        METHOD\n\
-         local     all          all                             trust\n\
-         local     replication  all                             trust\n",
+         local     all          all                             scram-sha-256\n\
+         local     replication  all                             scram-sha-256\n"
     );
     if test_roles {
         for role in TEST_ROLES {
@@ -158,9 +168,8 @@ pub fn render_hba(test_roles: bool, tls: bool) -> String {
         }
     }
     out.push_str(
-        "host      all          postgres         127.0.0.1/32   trust\n\
-         host      all          all              127.0.0.1/32   trust\n\
-         host      replication  all              127.0.0.1/32   trust\n",
+        "host      all          all              127.0.0.1/32   scram-sha-256\n\
+         host      replication  all              127.0.0.1/32   scram-sha-256\n",
     );
     out
 }
@@ -197,13 +206,22 @@ mod tests {
     }
 
     #[test]
-    fn hba_puts_the_test_roles_before_the_trust_lines() {
+    fn hba_trusts_nobody_and_puts_the_test_roles_first() {
         let hba = render_hba(true, true);
+        assert!(is_our_hba(&hba));
+        assert!(!hba.contains("trust\n"), "{hba}");
+        for line in hba.lines().filter(|l| !l.starts_with('#')) {
+            let method = line.split_whitespace().last().expect("a method");
+            assert!(
+                ["scram-sha-256", "md5", "password", "reject"].contains(&method),
+                "{line}"
+            );
+        }
         let position = |needle: &str| hba.find(needle).expect(needle);
         assert!(position("hostssl   all          sluice_tls") < position("hostnossl"));
         assert!(
             position("sluice_md5       127.0.0.1/32   md5")
-                < position("all              127.0.0.1/32   trust")
+                < position("all              127.0.0.1/32   scram-sha-256")
         );
         let no_tls = render_hba(true, false);
         assert!(!no_tls.contains("hostssl"));

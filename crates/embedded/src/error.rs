@@ -208,6 +208,16 @@ pub enum EmbeddedError {
         content: String,
     },
 
+    /// The password file of a data directory could not be understood.
+    #[error(
+        "{path} does not hold the superuser's password in the form `*:*:*:postgres:<password>`; \
+         remove it and start again to set a new password"
+    )]
+    BadPasswordFile {
+        /// The file.
+        path: PathBuf,
+    },
+
     /// A server setting name or value cannot be written to postgresql.conf.
     #[error("invalid server setting `{name}`: {reason}")]
     InvalidSetting {

@@ -12,6 +12,12 @@
 //!   durability off, TLS with a private CA, the [`TEST_ROLES`] and the `sluice_test` database)
 //!   or [`ClusterOptions::persistent`] (initialised once in a data directory, then reused).
 //!   The server listens on 127.0.0.1 and on a unix socket in a private directory.
+//! * Access: only the owner gets in. Nothing is trusted: every connection authenticates with
+//!   SCRAM; the superuser's password is generated at initialisation and kept in `sluice.pgpass`
+//!   (pgpass format, mode 0600) in the data directory; [`Cluster::url`] and
+//!   [`Cluster::psql_command`] point at that file (`passfile`, `PGPASSFILE`), so they are safe
+//!   to print; [`Cluster::url_with_password`] carries the password itself. Data
+//!   directories made by older versions (trusting local connections) are upgraded on start.
 //! * Speed: temporary clusters go to `/dev/shm` when it has 1 GiB free (else the temporary
 //!   directory; `SLUICE_PG_TMPDIR` overrides), and only the first one per process runs initdb:
 //!   the others copy that template data directory.
@@ -26,6 +32,7 @@
 //! # Ok::<(), sluice_embedded::EmbeddedError>(())
 //! ```
 
+mod auth;
 mod binaries;
 pub mod clients;
 mod cluster;
@@ -42,6 +49,7 @@ mod tls;
 mod user;
 mod watchdog;
 
+pub use auth::PASSWORD_FILE;
 pub use binaries::{
     BIN_DIR_ENV, Binaries, NO_INSTALL_ENV, find_binaries, find_binaries_for_version,
 };
@@ -60,6 +68,7 @@ pub use user::{ServerUser, running_as_root};
 /// Parsers of the files and outputs this crate reads, exposed for the fuzz targets.
 #[doc(hidden)]
 pub mod parsers {
+    pub use crate::auth::parse_password_file;
     pub use crate::binaries::{parse_pg_version_file, parse_version_output};
     pub use crate::conf::recorded_port;
     pub use crate::pidfile::parse as parse_postmaster_pid;

@@ -12,6 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::auth;
 use crate::commands::Programs;
 use crate::conf;
 use crate::error::{EmbeddedError, Result};
@@ -87,9 +88,14 @@ fn build(programs: &Programs, test_roles: bool, base: &Path) -> Result<Template>
     let _root = root.keep();
     programs.initdb(&data_dir)?;
     conf::ensure_included(&data_dir.join("postgresql.conf"))?;
-    if test_roles {
-        programs.single_user(&data_dir, "template1", &setup_sql())?;
-    }
+    // The superuser's password (and its file) are part of the template: the clusters of one
+    // process share it, as they share their owner.
+    let roles = if test_roles {
+        setup_sql()
+    } else {
+        String::new()
+    };
+    auth::set_superuser_password(programs, &data_dir, &roles)?;
     Ok(Template {
         bin_dir: programs.binaries.bin_dir().to_path_buf(),
         test_roles,

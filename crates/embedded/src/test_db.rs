@@ -24,7 +24,8 @@ pub struct TestDatabase {
 
 impl TestDatabase {
     /// The superuser URL: `DATABASE_URL` as given, or
-    /// `postgres://postgres@127.0.0.1:<port>/postgres` for the embedded cluster.
+    /// `postgres://postgres:<password>@127.0.0.1:<port>/postgres` for the embedded cluster
+    /// (see [`Cluster::url`]: it carries the cluster's generated password).
     pub fn url(&self) -> &str {
         &self.url
     }

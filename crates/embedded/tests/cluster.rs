@@ -41,8 +41,9 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
     );
     let settings = "select current_setting('fsync') || current_setting('max_connections') \
                     || current_setting('ssl') || (select count(*) from pg_stat_ssl where pid = pg_backend_pid() and ssl)";
+    let superuser = Some(cluster.password());
     assert_eq!(
-        psql(&cluster, &socket, None, settings),
+        psql(&cluster, &socket, superuser, settings),
         Ok("off200on0".into())
     );
 
@@ -50,7 +51,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
     let stored = psql(
         &cluster,
         &socket,
-        None,
+        superuser,
         "select string_agg(rolname || '=' || left(rolpassword, 6), ',' order by rolname) \
          from pg_authid where rolname like 'sluice\\_%'",
     );
@@ -68,7 +69,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
             role.name
         );
         assert_eq!(
-            psql(&cluster, &url, Some(role.password), &sql),
+            psql(&cluster, &url, Some(role.password()), &sql),
             Ok("0".into()),
             "{role:?}"
         );
@@ -89,7 +90,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
         TEST_DATABASE,
         "sslmode=disable",
     );
-    let refused = psql(&cluster, &tls_plain, Some(TLS_ROLE.password), "select 1")
+    let refused = psql(&cluster, &tls_plain, Some(TLS_ROLE.password()), "select 1")
         .expect_err("the TLS role is rejected without TLS");
     assert!(refused.contains("no encryption"), "{refused}");
     let tls_on = tcp(
@@ -103,7 +104,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
         psql(
             &cluster,
             &tls_on,
-            Some(TLS_ROLE.password),
+            Some(TLS_ROLE.password()),
             "select ssl from pg_stat_ssl where pid = pg_backend_pid()"
         ),
         Ok("t".into())
@@ -123,7 +124,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
             "postgres",
             &format!("sslmode={mode} sslrootcert={ca}"),
         );
-        psql(&cluster, &conninfo, None, "select 1")
+        psql(&cluster, &conninfo, superuser, "select 1")
     };
     assert_eq!(verify("localhost", "verify-full"), Ok("1".into()));
     let mismatch = verify("127.0.0.1", "verify-full").expect_err("name mismatch");
@@ -141,7 +142,7 @@ fn temporary_cluster_serves_every_role_tls_and_restarts() {
         psql(
             &cluster,
             &scram,
-            Some(SCRAM_ROLE.password),
+            Some(SCRAM_ROLE.password()),
             "select count(*) from t_sluice_scram"
         ),
         Ok("0".into())
@@ -188,10 +189,9 @@ fn dropping_a_cluster_stops_it_and_removes_its_files() {
         "postgres",
         "sslmode=require",
     );
-    assert!(
-        psql(&cluster, &require, None, "select 1").is_err(),
-        "no TLS when off"
-    );
+    let refused = psql(&cluster, &require, Some(cluster.password()), "select 1")
+        .expect_err("no TLS when off");
+    assert!(refused.contains("SSL"), "{refused}");
     let roles = psql(
         &cluster,
         &cluster.url(),
@@ -355,7 +355,7 @@ fn the_shared_test_database_answers() {
         let url = db.url_for(&role, TEST_DATABASE).expect("embedded");
         let url = format!("{url}?sslmode=require");
         assert_eq!(
-            psql(cluster, &url, Some(role.password), "select current_user"),
+            psql(cluster, &url, Some(role.password()), "select current_user"),
             Ok(role.name.into())
         );
     }

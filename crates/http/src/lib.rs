@@ -1,6 +1,7 @@
 //! The HTTP gateway: the server loop, the mount interface other HTTP gates plug into, and views.
 
 pub mod body;
+pub mod budget;
 pub mod mount;
 pub mod ops;
 pub mod server;
@@ -9,6 +10,7 @@ pub mod stream;
 pub mod testkit;
 pub mod view;
 
-pub use body::{BodyError, read_body};
+pub use body::{BodyError, BodyReader, Slow, read_body};
+pub use budget::MemoryBudget;
 pub use mount::{Mount, MountFuture, Request, RequestContext, Response, ResponseBody, empty, full};
 pub use server::{Router, ServerOptions, run};

@@ -118,6 +118,9 @@ pub async fn body(request: Request, context: &RequestContext) -> Result<Bytes, A
         BodyError::TooLarge { limit } => ApiError::TooLarge { limit },
         BodyError::Timeout(_) => ApiError::Timeout(error.to_string()),
         BodyError::Io(_) => ApiError::Invalid(error.to_string()),
+        // sluice-http's memory budget is spent: 503 with Retry-After, as InfluxDB answers
+        // when its write queue is full.
+        BodyError::Busy(_) => ApiError::Unavailable(error.to_string()),
     })?;
     if !gzip {
         return Ok(raw);

@@ -61,12 +61,29 @@ settings! {
         body_limit: Size = Size(server_defaults().body_limit as u64);
         /// Longest wait for the next chunk of a request body; beyond it the answer is 408.
         body_timeout: Span = Span(server_defaults().body_timeout);
-        /// Longest wait for a whole request head, and for the next request on an idle keep-alive
-        /// connection; the connection is closed beyond it.
+        /// Least average rate of a request body in bytes per second, checked after
+        /// min_body_rate_grace (Kestrel's MinRequestBodyDataRate); slower bodies are answered 408
+        /// and their connection closed. 0 turns the check off.
+        min_body_rate: u64 = server_defaults().min_body_rate;
+        /// How long a request body may take before min_body_rate applies.
+        min_body_rate_grace: Span = Span(server_defaults().min_body_rate_grace);
+        /// Longest time from a request's head to the end of its body; beyond it the answer is
+        /// 408.
+        request_timeout: Span = Span(server_defaults().request_timeout);
+        /// Longest wait for a whole request head from its first byte (and for a new
+        /// connection's first request); the connection is closed beyond it.
         header_timeout: Span = Span(server_defaults().header_timeout);
-        /// Most connections served at once. At the cap Sluice stops accepting: further
-        /// connections wait in the kernel's listen backlog until one closes.
+        /// Longest idle time of a keep-alive connection between two requests.
+        keep_alive_timeout: Span = Span(server_defaults().keep_alive_timeout);
+        /// Most connections served at once. At the cap a new connection takes the slot of one
+        /// that makes no progress (idle, a stalled head, a body under min_body_rate); when every
+        /// connection is busy answering, it waits until one closes.
         max_connections: usize = server_defaults().max_connections;
+        /// Budget of request-body bytes held in memory by all requests together; a body that
+        /// finds no room within inflight_wait is answered 503 with Retry-After. 0: no budget.
+        max_inflight_bytes: Size = Size(server_defaults().max_inflight_bytes as u64);
+        /// Longest wait of a request body for room in max_inflight_bytes.
+        inflight_wait: Span = Span(server_defaults().inflight_wait);
         /// Keep connections open between requests (HTTP/1.1 keep-alive).
         keep_alive: bool = server_defaults().keep_alive;
         /// At SIGTERM/SIGINT, the longest wait for requests in flight to finish.
@@ -156,8 +173,14 @@ impl Settings {
         sluice_http::ServerOptions {
             body_limit: h.body_limit.bytes(),
             body_timeout: h.body_timeout.0,
+            min_body_rate: h.min_body_rate,
+            min_body_rate_grace: h.min_body_rate_grace.0,
+            request_timeout: h.request_timeout.0,
             header_timeout: h.header_timeout.0,
+            keep_alive_timeout: h.keep_alive_timeout.0,
             max_connections: h.max_connections,
+            max_inflight_bytes: h.max_inflight_bytes.bytes(),
+            inflight_wait: h.inflight_wait.0,
             keep_alive: h.keep_alive,
             shutdown_timeout: h.shutdown_timeout.0,
             access_log: h.access_log,

@@ -1,5 +1,5 @@
 //! Fuzzes the parsers of files and outputs sluice-embedded reads: postmaster.pid, /etc/passwd,
-//! `postgres --version`, PG_VERSION and sluice.conf. None may panic on any input.
+//! `postgres --version`, PG_VERSION, sluice.conf and sluice.pgpass. None may panic on any input.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -19,4 +19,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = parsers::parse_version_output(&text);
     let _ = parsers::parse_pg_version_file(&text);
     let _ = parsers::recorded_port(&text);
+    let _ = parsers::parse_password_file(&text);
 });

@@ -1,6 +1,7 @@
 //! The access log line and the request metrics, taken when a response body ends (or is dropped).
 
 use super::Shared;
+use super::conns::ConnState;
 use crate::mount::ResponseBody;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
@@ -19,6 +20,22 @@ pub(super) struct Record {
     pub start: Instant,
 }
 
+/// A request of a connection from its head to the end of its response (or its drop).
+pub(super) struct InFlight(Arc<ConnState>);
+
+impl InFlight {
+    pub(super) fn new(connection: Arc<ConnState>) -> InFlight {
+        connection.request_started();
+        InFlight(connection)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.request_ended();
+    }
+}
+
 /// A response body that counts the bytes it hands to the connection and, when it ends or is
 /// dropped (the client went away), logs the request and records it in the metrics. Streamed
 /// bodies are thereby logged with their real size and full duration.
@@ -27,15 +44,22 @@ pub struct LoggedBody {
     bytes: u64,
     finished: bool,
     record: Option<(Record, Arc<Shared>)>,
+    _in_flight: InFlight,
 }
 
 impl LoggedBody {
-    pub(super) fn new(inner: ResponseBody, record: Record, shared: Arc<Shared>) -> LoggedBody {
+    pub(super) fn new(
+        inner: ResponseBody,
+        record: Record,
+        shared: Arc<Shared>,
+        in_flight: InFlight,
+    ) -> LoggedBody {
         LoggedBody {
             inner,
             bytes: 0,
             finished: false,
             record: Some((record, shared)),
+            _in_flight: in_flight,
         }
     }
 }

@@ -1,22 +1,30 @@
 //! The HTTP server loop: accepts connections within a cap, routes each request to the mount of its prefix.
 //!
-//! Limits and what happens at them:
-//! - **Slow headers.** A request head must arrive within [`ServerOptions::header_timeout`], else
-//!   the connection is closed without an answer. The same clock runs while a keep-alive
-//!   connection waits for its next request, so it is also the idle timeout of keep-alive.
-//! - **Bodies.** A `Content-Length` over [`ServerOptions::body_limit`] is answered 413 before a
-//!   mount sees the request; mounts read bodies with [`crate::read_body`] within the limit and
-//!   [`ServerOptions::body_timeout`] that [`RequestContext`] carries (413 / 408).
-//! - **Connections.** At most [`ServerOptions::max_connections`] connections are served at once.
-//!   At the cap the server stops accepting: new connections wait in the kernel's listen backlog
-//!   (they are neither refused nor answered) until a connection closes.
+//! Limits and what happens at them (each a field of [`ServerOptions`]):
+//! - **Slow heads, idle connections.** A request head must arrive whole within `header_timeout`
+//!   of its first byte (a new connection's first head within `header_timeout` of the accept),
+//!   else the connection is closed without an answer; a keep-alive connection idle for
+//!   `keep_alive_timeout` is closed.
+//! - **Bodies.** Mounts read bodies through [`crate::body`], within `body_limit` (413, also for
+//!   a larger `Content-Length` before reading), `body_timeout` without data (408), the
+//!   `min_body_rate` after `min_body_rate_grace` of waiting (408, as Kestrel's
+//!   MinRequestBodyDataRate), and `request_timeout` for the whole body (408).
+//! - **Memory.** Bodies in memory reserve their bytes against `max_inflight_bytes`; a body that
+//!   finds no room within `inflight_wait` is answered 503 with `Retry-After`.
+//! - **Connections.** At most `max_connections` connections are served at once. At the cap a
+//!   new connection takes the slot of one that makes no progress (idle keep-alive, a stalled
+//!   head, a body slower than `min_body_rate`; see [`conns`]); when every connection is busy
+//!   answering, it waits (and those behind it in the kernel's backlog) until one closes.
 //! - **Shutdown.** When the shutdown future resolves the listener is closed, idle connections
 //!   are closed, and requests in flight finish (their responses complete, then their
 //!   connections close), for at most [`ServerOptions::shutdown_timeout`]; `/-/ready` answers
 //!   503 meanwhile.
 
+pub(crate) mod conns;
 mod log;
 
+use crate::body::{BodyRules, RequestScope, SCOPE};
+use crate::budget::MemoryBudget;
 use crate::mount::{Mount, RequestContext, Response, full};
 use crate::ops::{self, Metrics};
 use log::{LoggedBody, Record};
@@ -32,11 +40,25 @@ pub struct ServerOptions {
     pub body_limit: usize,
     /// Longest wait for the next chunk of a request body (408 beyond).
     pub body_timeout: Duration,
-    /// Longest wait for a whole request head, and for the next request on an idle keep-alive
-    /// connection; the connection is closed beyond it.
+    /// Least average rate of a request body, in bytes per second of waiting for it, enforced
+    /// after `min_body_rate_grace` (408 below it); 0 turns it off. Kestrel's default: 240.
+    pub min_body_rate: u64,
+    /// Waiting time before `min_body_rate` applies. Kestrel's default: 5 s.
+    pub min_body_rate_grace: Duration,
+    /// Longest time from a request's head to the end of its body (408 beyond).
+    pub request_timeout: Duration,
+    /// Longest wait for a whole request head from its first byte (and for a new connection's
+    /// first request); the connection is closed beyond it.
     pub header_timeout: Duration,
-    /// Most connections served at once; more wait in the listen backlog.
+    /// Longest idle time of a keep-alive connection between two requests.
+    pub keep_alive_timeout: Duration,
+    /// Most connections served at once; at the cap a new one takes the slot of a connection
+    /// that makes no progress, else waits.
     pub max_connections: usize,
+    /// Budget of request-body bytes held in memory by all requests together (0: none).
+    pub max_inflight_bytes: usize,
+    /// Longest wait of a body for room in that budget before it is answered 503.
+    pub inflight_wait: Duration,
     /// Whether connections stay open for further requests (HTTP/1.1 keep-alive).
     pub keep_alive: bool,
     /// Longest wait for in-flight requests after shutdown is asked for.
@@ -50,8 +72,14 @@ impl Default for ServerOptions {
         ServerOptions {
             body_limit: 256 << 20,
             body_timeout: Duration::from_secs(30),
+            min_body_rate: 240,
+            min_body_rate_grace: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(300),
             header_timeout: Duration::from_secs(10),
+            keep_alive_timeout: Duration::from_secs(75),
             max_connections: 1024,
+            max_inflight_bytes: 256 << 20,
+            inflight_wait: Duration::from_secs(2),
             keep_alive: true,
             shutdown_timeout: Duration::from_secs(30),
             access_log: true,
@@ -110,9 +138,14 @@ impl Router {
 struct Shared {
     router: Router,
     options: ServerOptions,
+    rules: Arc<BodyRules>,
     metrics: Metrics,
     shutting_down: AtomicBool,
 }
+
+/// How often the accept loop, holding a connection at the cap, looks again for a connection
+/// that makes no progress.
+const EVICTION_RETRY: Duration = Duration::from_millis(100);
 
 /// Serves HTTP/1.1 on `listener` until `shutdown` resolves, then lets in-flight requests finish
 /// (for at most `options.shutdown_timeout`).
@@ -123,32 +156,39 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let prefixes: Vec<Arc<str>> = router.mounts.iter().map(|(p, _)| p.clone()).collect();
+    let rules = Arc::new(BodyRules {
+        min_rate: options.min_body_rate,
+        grace: options.min_body_rate_grace,
+        request_timeout: options.request_timeout,
+        budget: (options.max_inflight_bytes > 0)
+            .then(|| MemoryBudget::new(options.max_inflight_bytes, options.inflight_wait)),
+    });
     let shared = Arc::new(Shared {
         metrics: Metrics::new(&prefixes),
         router,
         options,
+        rules,
         shutting_down: AtomicBool::new(false),
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(
         shared.options.max_connections.max(1),
     ));
+    let registry = Arc::new(conns::Registry::new());
+    let timeouts = conns::Timeouts {
+        header: shared.options.header_timeout,
+        keep_alive: shared.options.keep_alive_timeout,
+        evicted_grace: Duration::from_secs(2),
+    };
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(shared.options.header_timeout)
+        // The watcher enforces both; hyper's timer, which runs from the end of the previous
+        // response, is only a backstop.
+        .header_read_timeout(shared.options.header_timeout + shared.options.keep_alive_timeout)
         .keep_alive(shared.options.keep_alive);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
-    loop {
-        // A slot first: at the cap the listener is not polled, so connections queue in the
-        // kernel's backlog instead of being accepted and starved.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(slot) => slot,
-                Err(_) => break, // Never closed; kept total.
-            },
-            () = &mut shutdown => break,
-        };
+    'accept: loop {
         let (stream, _peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -161,19 +201,40 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
+        // At the cap, the connection just accepted waits for a slot, which a connection making
+        // no progress is told to give up.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => loop {
+                registry.evict_one(shared.options.min_body_rate);
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => break slot,
+                        Err(_) => break 'accept, // Never closed; kept total.
+                    },
+                    () = tokio::time::sleep(EVICTION_RETRY) => {}
+                    () = &mut shutdown => break 'accept,
+                }
+            },
+        };
         let _ = stream.set_nodelay(true);
+        let registered = registry.open();
+        let state = registered.state.clone();
         let connection_shared = shared.clone();
         let service = hyper::service::service_fn(move |request| {
             let shared = connection_shared.clone();
-            async move { Ok::<_, std::convert::Infallible>(shared.answer(request).await) }
+            let state = state.clone();
+            async move { Ok::<_, std::convert::Infallible>(shared.answer(request, state).await) }
         });
-        let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let io = conns::Counted::new(stream, registered.state.clone());
+        let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
         let connection = graceful.watch(connection);
         let open = shared.metrics.connection_opened();
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            if let Some(Err(error)) = conns::watch(connection, &registered.state, timeouts).await {
                 tracing::debug!(%error, "HTTP connection ended with an error");
             }
+            drop(registered);
             drop(open);
             drop(slot);
         });
@@ -194,12 +255,23 @@ pub async fn run(
 }
 
 impl Shared {
-    /// Answers one request and wraps its body so the access log and metrics see it end.
-    async fn answer(self: Arc<Shared>, request: crate::Request) -> http::Response<LoggedBody> {
+    /// Answers one request and wraps its body so the access log and metrics see it end (and
+    /// the connection's state, that the request is over).
+    async fn answer(
+        self: Arc<Shared>,
+        request: crate::Request,
+        connection: Arc<conns::ConnState>,
+    ) -> http::Response<LoggedBody> {
         let start = Instant::now();
         let method = request.method().clone();
         let uri = request.uri().clone();
-        let (route, response) = self.dispatch(request).await;
+        let in_flight = log::InFlight::new(connection.clone());
+        let scope = RequestScope {
+            rules: self.rules.clone(),
+            connection: Some(connection),
+            started: start,
+        };
+        let (route, response) = SCOPE.scope(scope, self.dispatch(request)).await;
         let (parts, body) = response.into_parts();
         let record = Record {
             route,
@@ -208,7 +280,7 @@ impl Shared {
             status: parts.status,
             start,
         };
-        http::Response::from_parts(parts, LoggedBody::new(body, record, self))
+        http::Response::from_parts(parts, LoggedBody::new(body, record, self, in_flight))
     }
 
     async fn dispatch(&self, request: crate::Request) -> (usize, Response) {

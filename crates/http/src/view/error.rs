@@ -96,26 +96,75 @@ impl ApiError {
     }
 }
 
-/// VIEWS.md's mapping: 409 unique/foreign key, 404 undefined table/function, 403 privilege,
-/// 503 connection failure or shutdown, 400 bad input, else 500.
+/// The status of a database error, the one place views map SQLSTATEs (VIEWS.md's mapping, with
+/// Sluice's reading of "400 bad input": what the request's content caused is the client's
+/// error, so Telegraf-style clients do not retry it forever):
+/// - 409: a duplicate or conflicting row (unique, foreign key, exclusion, restrict);
+/// - 404 undefined table or function, 403 insufficient privilege;
+/// - 413: a value too large for PostgreSQL (54000: row or index entry too big);
+/// - 400: any other data exception (class 22: a bad number or date, a NUL in text, a division
+///   by zero), integrity violation (class 23: NOT NULL, CHECK) or program limit (class 54);
+/// - 503: a connection exception (class 08) or the server going away (57P01-57P05);
+/// - 500: anything else (the view's SQL or the server at fault).
 pub fn status_for_sqlstate(code: &str) -> StatusCode {
     use sluice_pg::sqlstate::*;
+    /// `23001`: a row still referenced through `ON DELETE RESTRICT`.
+    const RESTRICT_VIOLATION: &str = "23001";
     match code {
-        UNIQUE_VIOLATION | FOREIGN_KEY_VIOLATION => StatusCode::CONFLICT,
-        UNDEFINED_TABLE | UNDEFINED_FUNCTION => StatusCode::NOT_FOUND,
-        INSUFFICIENT_PRIVILEGE => StatusCode::FORBIDDEN,
-        INVALID_TEXT_REPRESENTATION
-        | CHECK_VIOLATION
-        | NOT_NULL_VIOLATION
-        | INVALID_DATETIME_FORMAT
-        | DATETIME_FIELD_OVERFLOW
-        | NUMERIC_VALUE_OUT_OF_RANGE
-        | STRING_DATA_RIGHT_TRUNCATION
-        | INVALID_PARAMETER_VALUE => StatusCode::BAD_REQUEST,
-        // Connection exceptions and the server going away (57P01-57P05), not a canceled query.
-        _ if class(code) == CLASS_CONNECTION_EXCEPTION || code.starts_with("57P") => {
-            StatusCode::SERVICE_UNAVAILABLE
+        UNIQUE_VIOLATION | FOREIGN_KEY_VIOLATION | EXCLUSION_VIOLATION | RESTRICT_VIOLATION => {
+            return StatusCode::CONFLICT;
         }
+        UNDEFINED_TABLE | UNDEFINED_FUNCTION => return StatusCode::NOT_FOUND,
+        INSUFFICIENT_PRIVILEGE => return StatusCode::FORBIDDEN,
+        PROGRAM_LIMIT_EXCEEDED => return StatusCode::PAYLOAD_TOO_LARGE,
+        _ => {}
+    }
+    match class(code) {
+        CLASS_DATA_EXCEPTION
+        | CLASS_INTEGRITY_CONSTRAINT_VIOLATION
+        | CLASS_PROGRAM_LIMIT_EXCEEDED => StatusCode::BAD_REQUEST,
+        CLASS_CONNECTION_EXCEPTION => StatusCode::SERVICE_UNAVAILABLE,
+        // The server going away (57P01-57P05), not a canceled query.
+        _ if code.starts_with("57P") => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_request_caused_is_4xx_and_server_faults_5xx() {
+        let cases = [
+            ("23505", 409),
+            ("23503", 409),
+            ("23P01", 409),
+            ("23001", 409),
+            ("23502", 400),
+            ("23514", 400),
+            ("22P02", 400),
+            ("22021", 400),
+            ("22012", 400),
+            ("22001", 400),
+            ("54000", 413),
+            ("54011", 400),
+            ("54023", 400),
+            ("42P01", 404),
+            ("42883", 404),
+            ("42501", 403),
+            ("08006", 503),
+            ("57P01", 503),
+            ("57P03", 503),
+            ("57014", 500),
+            ("42601", 500),
+            ("XX000", 500),
+            ("53200", 500),
+            ("", 500),
+            ("2", 500),
+        ];
+        for (code, status) in cases {
+            assert_eq!(status_for_sqlstate(code).as_u16(), status, "{code}");
+        }
     }
 }
