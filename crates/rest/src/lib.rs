@@ -5,7 +5,6 @@
 //! rendered from the plan with every value a bind parameter; the driver runs it in one
 //! transaction; the response streams rows out through `sluice-formats`' encoders.
 
-
 pub mod config;
 pub mod error;
 pub mod plan;
