@@ -85,6 +85,9 @@ async fn run(
     let (payload, payload_is_array, keys) = if needs_body {
         let json = body_as_json(request, &body)?;
         let shape = payload_shape(&json)?;
+        if query.columns.is_none() {
+            shape.require_matching_keys()?;
+        }
         (Some(json), shape.is_array, shape.keys)
     } else {
         (None, false, Vec::new())
@@ -459,6 +462,15 @@ async fn execute(
         batch.query("ROLLBACK", &[]).map_err(pg)?;
     }
     let results = batch.run().await.map_err(pg)?;
+    // With one Sync, every statement fails when one does: report the server's error.
+    if let Some(error) = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .find(|e| e.as_db_error().is_some())
+        .or_else(|| results.iter().find_map(|r| r.as_ref().err()))
+    {
+        return Err(pg_ref(error));
+    }
     let mut rows_result = None;
     for (i, result) in results.into_iter().enumerate() {
         let rows = result.map_err(pg)?;
@@ -544,6 +556,10 @@ async fn execute(
         body,
         location,
     })
+}
+
+fn pg_ref(error: &sluice_pg::Error) -> ApiError {
+    ApiError::from_pg(error, false)
 }
 
 /// The answer: 201 for POST, 200 with a representation, else 204; the headers clients read.

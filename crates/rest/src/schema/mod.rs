@@ -2,5 +2,7 @@
 //! queries, kept as an immutable snapshot and swapped whole on reload.
 
 pub mod model;
+mod quick;
+pub use quick::load;
 
 pub use model::*;
