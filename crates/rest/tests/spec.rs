@@ -5,7 +5,7 @@
 use sluice_http::testkit::spec::{find_suites, read_setup, run_spec_files, url_for};
 use sluice_http::{Router, ServerOptions};
 use sluice_pg::{Connection, Pool, PoolSettings};
-use sluice_rest::api::RestApi;
+use sluice_rest::api::{RestApi, SchemaSource};
 use sluice_rest::{RestConfig, TxEnd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,7 +134,7 @@ async fn serve_suite(
     );
     drop(conn);
     let pool = Pool::connect(&url, PoolSettings::default()).map_err(|e| format!("pool: {e}"))?;
-    let api = RestApi::new(pool.clone(), config, Arc::new(move || cache.clone()));
+    let api = RestApi::new(pool.clone(), config, SchemaSource::Fixed(cache));
     let mut router = Router::new();
     router.mount("", Arc::new(api));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -16,8 +16,46 @@ use http::{HeaderValue, StatusCode, header};
 use sluice_http::{Mount, MountFuture, Request, RequestContext as HttpContext, Response, full};
 use std::sync::Arc;
 
-/// Where the current schema cache comes from (the reloadable handle, or a fixed snapshot).
-pub type SchemaSource = Arc<dyn Fn() -> Arc<SchemaCache> + Send + Sync>;
+/// Where the current schema cache comes from.
+#[derive(Clone)]
+pub enum SchemaSource {
+    /// One snapshot for good (tests).
+    Fixed(Arc<SchemaCache>),
+    /// The reloadable cache; a request for a name it does not know reloads it (at most once per
+    /// [`MISS_RELOAD_INTERVAL`]) before answering 404.
+    Handle(Arc<crate::schema::SchemaHandle>),
+}
+
+/// The shortest time between reloads caused by requests for unknown names.
+pub const MISS_RELOAD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl SchemaSource {
+    fn current(&self) -> Arc<SchemaCache> {
+        match self {
+            SchemaSource::Fixed(cache) => cache.clone(),
+            SchemaSource::Handle(handle) => handle.current(),
+        }
+    }
+
+    /// The cache, reloaded first when it lacks what `resource` names in `schema`.
+    async fn for_resource(&self, resource: &Resource, schema: &str) -> Arc<SchemaCache> {
+        let cache = self.current();
+        let SchemaSource::Handle(handle) = self else {
+            return cache;
+        };
+        let known = match resource {
+            Resource::Relation(name) => cache.table(schema, name).is_some(),
+            Resource::Routine(name) => cache
+                .routines
+                .contains_key(&crate::schema::QualifiedName::new(schema, name)),
+            Resource::Schema => true,
+        };
+        if known || !handle.refresh(MISS_RELOAD_INTERVAL).await {
+            return cache;
+        }
+        handle.current()
+    }
+}
 
 /// The REST API over a pool: mount it at the API's prefix.
 pub struct RestApi {
@@ -51,11 +89,11 @@ impl RestApi {
                 Ok(parsed) => parsed,
                 Err(error) => return error_response(&error),
             };
-        let cache = (self.schema)();
         let schema = match self.schema_for(&parsed) {
             Ok(schema) => schema,
             Err(error) => return error_response(&error),
         };
+        let cache = self.schema.for_resource(&parsed.resource, &schema).await;
         let context = RequestContext::new(
             self.config.anon_role.clone(),
             &schema,
