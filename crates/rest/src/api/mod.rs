@@ -1,11 +1,13 @@
 //! The REST API as a mount of the HTTP server: each request parsed, its schema and resource
 //! found in the schema cache, and handed to the read, write or call path.
 
+mod bulk;
 mod call;
 mod context;
 mod read;
 mod write;
 
+pub use bulk::STREAM_THRESHOLD;
 pub use context::RequestContext;
 
 use crate::config::RestConfig;
@@ -102,12 +104,37 @@ impl RestApi {
             &parts.headers,
         );
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
+        let length: Option<u64> = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        if let (Resource::Relation(name), Method::Post) = (&parsed.resource, parsed.method) {
+            if bulk::streams(&parsed, length) {
+                let reader = match sluice_http::body::BodyReader::new(
+                    body,
+                    length,
+                    http.body_limit,
+                    http.body_timeout,
+                ) {
+                    Ok(reader) => reader,
+                    Err(error) => {
+                        return error_response(&ApiError::new(
+                            error.status(),
+                            "PGRST102",
+                            error.to_string(),
+                        ));
+                    }
+                };
+                let target = Target {
+                    schema,
+                    name: name.clone(),
+                    context,
+                };
+                return bulk::insert(&self, &parsed, &target, &cache, reader).await;
+            }
+        }
         let body = if needs_body {
-            let length = parts
-                .headers
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse().ok());
             match sluice_http::read_body(body, length, http.body_limit, http.body_timeout).await {
                 Ok(bytes) => bytes,
                 Err(error) => {

@@ -140,3 +140,70 @@ pub fn fixtures() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/fixtures.sql"))
         .unwrap_or_default()
 }
+
+/// An answer: status, headers, body.
+pub struct Answer {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Sends one request; `chunked` sends the body in pieces without a `Content-Length`.
+pub async fn send(
+    address: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+    chunked: bool,
+) -> Answer {
+    use http_body_util::BodyExt;
+    let stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("handshake");
+    tokio::spawn(connection);
+    let mut request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::HOST, address.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body: http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible> =
+        if chunked {
+            let pieces: Vec<Result<http_body::Frame<bytes::Bytes>, std::convert::Infallible>> =
+                body.chunks(7919)
+                    .map(|c| Ok(http_body::Frame::data(bytes::Bytes::copy_from_slice(c))))
+                    .collect();
+            http_body_util::StreamBody::new(futures_util::stream::iter(pieces)).boxed()
+        } else {
+            http_body_util::Full::new(bytes::Bytes::from(body)).boxed()
+        };
+    let response = sender
+        .send_request(request.body(body).expect("request"))
+        .await
+        .expect("send");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes().to_vec())
+        .unwrap_or_default();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}

@@ -3,8 +3,8 @@
 -- `\i ../fixtures.sql` in their setup.sql.
 
 -- Roles are cluster-wide: suites share them.
-DO $$ BEGIN CREATE ROLE rest_anon NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
-DO $$ BEGIN CREATE ROLE rest_reader NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE rest_anon NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE rest_reader NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
 
 CREATE TABLE authors (
   id int PRIMARY KEY,
