@@ -40,7 +40,11 @@ pub struct RestArgs {
     #[arg(long, default_value_t = 8)]
     pool_size: usize,
     /// The cases to run, comma-separated: point, all, bulk, load, schema.
-    #[arg(long, value_delimiter = ',', default_value = "point,all,bulk,load,schema")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "point,all,bulk,load,schema"
+    )]
     cases: Vec<String>,
 }
 
@@ -93,7 +97,14 @@ pub fn run(args: RestArgs) -> Result<()> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    let serve = Serve::start(&sluice, &target.url, port, &views, args.pool_size, "session")?;
+    let serve = Serve::start(
+        &sluice,
+        &target.url,
+        port,
+        &views,
+        args.pool_size,
+        "session",
+    )?;
     let result = (|| -> Result<()> {
         if runs("point") {
             point(&target, &serve, &dir, &args)?;
@@ -136,7 +147,8 @@ fn point(target: &Target, serve: &Serve, dir: &Path, args: &RestArgs) -> Result<
     let view_script = dir.join("view_point.lua");
     std::fs::write(&rest_script, REST_POINT)?;
     std::fs::write(&view_script, VIEW_POINT)?;
-    let (mut rest, mut rest_p99, mut view, mut pg) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut rest, mut rest_p99, mut view, mut pg) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..args.rounds {
         for turn in 0..3 {
             match (round + turn) % 3 {
@@ -317,8 +329,14 @@ fn all_rows(target: &Target, serve: &Serve, sluice: &Path, args: &RestArgs) -> R
                 note: "reference".into(),
             },
             Line {
-                case: "PostgREST's statement (`json_agg` of the result, one value) through sluice-pg".into(),
-                figure: format!("{p:.3} s ({} bytes), PostgreSQL backend peak {:.1} MiB", lens.2, max(&postgrest_pg)),
+                case:
+                    "PostgREST's statement (`json_agg` of the result, one value) through sluice-pg"
+                        .into(),
+                figure: format!(
+                    "{p:.3} s ({} bytes), PostgreSQL backend peak {:.1} MiB",
+                    lens.2,
+                    max(&postgrest_pg)
+                ),
                 note: format!("{:.2} x export", p / e),
             },
             Line {
@@ -374,14 +392,25 @@ fn bulk(target: &Target, serve: &Serve, sluice: &Path, dir: &Path, args: &RestAr
         serve.reset_peak()?;
         let start = Instant::now();
         let out = std::process::Command::new("curl")
-            .args(["-sS", "--fail", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary"])
+            .args([
+                "-sS",
+                "--fail",
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+            ])
             .arg(format!("@{}", array.display()))
             .arg(format!("http://{}/{BULK_TABLE}", serve.base))
             .output()
             .context("running curl")?;
         let secs = start.elapsed().as_secs_f64();
         if !out.status.success() {
-            bail!("the bulk POST failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "the bulk POST failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let peak = serve.memory_kib("VmHWM")? as f64 / 1024.0;
         Ok((secs, peak - before))
@@ -395,7 +424,8 @@ fn bulk(target: &Target, serve: &Serve, sluice: &Path, dir: &Path, args: &RestAr
         BULK_TABLE.into(),
         lines.display().to_string(),
     ];
-    let (mut rest, mut growth, mut import, mut postgrest) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut rest, mut growth, mut import, mut postgrest) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..args.rounds {
         for turn in 0..3 {
             truncate()?;
@@ -414,7 +444,10 @@ fn bulk(target: &Target, serve: &Serve, sluice: &Path, dir: &Path, args: &RestAr
                         .arg(&array)
                         .output()?;
                     if !out.status.success() {
-                        bail!("PostgREST's statement failed: {}", String::from_utf8_lossy(&out.stderr));
+                        bail!(
+                            "PostgREST's statement failed: {}",
+                            String::from_utf8_lossy(&out.stderr)
+                        );
                     }
                     postgrest.push(start.elapsed().as_secs_f64());
                 }
@@ -504,20 +537,32 @@ fn schema_load(target: &Target, args: &RestArgs) -> Result<()> {
             }
         ));
     }
-    target.psql(&sql)?;
     let exe = std::env::current_exe()?;
+    let setup = dir_sql(&sql)?;
+    let out = std::process::Command::new(&exe)
+        .args(["rest-worker", "execute", &target.url, SCHEMA])
+        .arg(&setup)
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "creating the schema failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let mut times = Vec::new();
     for _ in 0..args.rounds.max(3) {
         let out = std::process::Command::new(&exe)
             .args(["rest-worker", "schema-load", &target.url, SCHEMA])
             .output()?;
         if !out.status.success() {
-            bail!("the schema load failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "the schema load failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let text = String::from_utf8_lossy(&out.stdout);
-        times.push(
-            crate::report::field(&text, "seconds").context("the worker printed no seconds")?,
-        );
+        times
+            .push(crate::report::field(&text, "seconds").context("the worker printed no seconds")?);
     }
     let t = median(&times);
     print(
@@ -531,10 +576,17 @@ fn schema_load(target: &Target, args: &RestArgs) -> Result<()> {
     Ok(())
 }
 
+/// `sql` in a file for the worker.
+fn dir_sql(sql: &str) -> Result<PathBuf> {
+    let path = std::env::current_dir()?.join("target/sluice-bench/rest/schema.sql");
+    std::fs::write(&path, sql)?;
+    Ok(path)
+}
+
 /// Options of the hidden worker that runs a measured piece in its own process.
 #[derive(Debug, Args)]
 pub struct RestWorkerArgs {
-    /// `postgrest-insert URL TABLE FILE` or `schema-load URL SCHEMA`.
+    /// `postgrest-insert URL TABLE FILE`, `execute URL - FILE` or `schema-load URL SCHEMA`.
     what: String,
     url: String,
     name: String,
@@ -557,6 +609,10 @@ pub fn worker(args: RestWorkerArgs) -> Result<()> {
                      FROM json_populate_recordset(NULL::{table}, $1::json)"
                 );
                 conn.execute(&sql, &[&body]).await?;
+            }
+            "execute" => {
+                let file = args.file.context("the SQL file")?;
+                conn.batch_execute(&std::fs::read_to_string(file)?).await?;
             }
             "schema-load" => {
                 let start = Instant::now();

@@ -177,10 +177,11 @@ async fn run(
     };
 
     let mut tx = conn.transaction().map_err(pg)?;
-    let context = target.context.statement();
-    tx.query(&context.sql, &context.driver_params())
-        .await
-        .map_err(pg)?;
+    if let Some(context) = target.context.as_ref().map(|c| c.statement()) {
+        tx.query(&context.sql, &context.driver_params())
+            .await
+            .map_err(pg)?;
+    }
     let mut copy_sql = String::from("COPY ");
     if staged {
         let mut stage = String::from("CREATE TEMP TABLE ");

@@ -70,7 +70,9 @@ pub struct RestApi {
 pub(crate) struct Target {
     pub schema: String,
     pub name: String,
-    pub context: RequestContext,
+    /// The settings the request's transaction starts with, when it needs any: a role to run
+    /// as, or a schema other than `public` for the search path.
+    pub context: Option<RequestContext>,
 }
 
 impl RestApi {
@@ -96,13 +98,16 @@ impl RestApi {
             Err(error) => return error_response(&error),
         };
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
-        let context = RequestContext::new(
-            self.config.anon_role.clone(),
-            &schema,
-            &parts.method,
-            path,
-            &parts.headers,
-        );
+        // Only a request that runs as another role or in another schema pays for the settings.
+        let context = (self.config.anon_role.is_some() || schema != "public").then(|| {
+            RequestContext::new(
+                self.config.anon_role.clone(),
+                &schema,
+                &parts.method,
+                path,
+                &parts.headers,
+            )
+        });
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
         let length: Option<u64> = parts
             .headers

@@ -447,8 +447,8 @@ pub(super) async fn execute(
     max_affected: Option<u64>,
 ) -> Result<Written, ApiError> {
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
-    let context = target.context.statement();
-    let context_params = context.driver_params();
+    let context = target.context.as_ref().map(|c| c.statement());
+    let context_params = context.as_ref().map(crate::sql::Statement::driver_params);
     let params = statement.driver_params();
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
     // One implicit transaction commits at the Sync; one that may have to roll back (tx=rollback,
@@ -458,7 +458,9 @@ pub(super) async fn execute(
     if explicit {
         batch.query("BEGIN", &[]).map_err(pg)?;
     }
-    batch.query(&context.sql, &context_params).map_err(pg)?;
+    if let (Some(context), Some(params)) = (&context, &context_params) {
+        batch.query(&context.sql, params).map_err(pg)?;
+    }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
     let results = batch.run().await.map_err(pg)?;
     // With one Sync, every statement fails when one does: report the server's error.
