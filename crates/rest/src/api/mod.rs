@@ -64,6 +64,10 @@ pub struct RestApi {
     pub(crate) pool: sluice_pg::Pool,
     pub(crate) config: RestConfig,
     schema: SchemaSource,
+    /// The pipelining mode small reads go through, started on first use.
+    multiplexer: std::sync::OnceLock<Option<sluice_pg::pool::Multiplexer>>,
+    /// Statements whose columns need the catalog for their JSON: they are streamed instead.
+    pub(crate) needs_catalog: parking_lot::RwLock<std::collections::HashSet<String>>,
 }
 
 /// The relation or routine a request is for, in its schema, with the context it runs in.
@@ -81,7 +85,23 @@ impl RestApi {
             pool,
             config,
             schema,
+            multiplexer: std::sync::OnceLock::new(),
+            needs_catalog: Default::default(),
         }
+    }
+
+    /// The pipelining mode over the pool (it needs the runtime, so it starts on first use).
+    pub(crate) fn multiplexer(&self) -> Option<&sluice_pg::pool::Multiplexer> {
+        self.multiplexer
+            .get_or_init(|| {
+                self.pool
+                    .multiplexer(self.pool.settings().max_size())
+                    .inspect_err(|error| {
+                        tracing::warn!(%error, "small reads run without the pipelining mode")
+                    })
+                    .ok()
+            })
+            .as_ref()
     }
 
     async fn handle(self: Arc<Self>, request: Request, http: HttpContext) -> Response {

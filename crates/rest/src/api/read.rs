@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use sluice_formats::{ColumnKind, ColumnSpec, Scalar};
 use sluice_http::stream::{self, CHUNK, ChunkSender, Outcome};
-use sluice_http::{Response, empty};
+use sluice_http::{Response, empty, full};
 use sluice_pg::SyncMode;
 use std::sync::Arc;
 
@@ -31,6 +31,9 @@ struct ReadJob {
     limit: Option<u64>,
     count_preference: Option<PreferCount>,
     max_rows: Option<u64>,
+    /// The result is known to be small (a primary key by equality, or a small limit): it can
+    /// be collected through the pipelining mode instead of streamed on a connection of its own.
+    bounded: bool,
 }
 
 /// How a result becomes a body.
@@ -93,6 +96,7 @@ pub(super) async fn stream_call(
         limit: None,
         count_preference: None,
         max_rows: api.config.max_rows,
+        bounded: false,
     };
     respond(api, request, job).await
 }
@@ -112,6 +116,26 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
         Shape::Rows => representation.content_type(),
         _ => "application/json; charset=utf-8",
     };
+    let fast = job.bounded
+        && job.shape == Shape::Rows
+        && job.context.is_none()
+        && job.counts.is_empty()
+        && job.representation != Representation::Csv;
+    if fast {
+        match multiplexed(api, &job).await {
+            Some(Ok((head, body))) => {
+                return finish_response(
+                    head,
+                    full(body),
+                    head_only,
+                    content_type,
+                    count_preference,
+                );
+            }
+            Some(Err(error)) => return error_response(&error),
+            None => {}
+        }
+    }
     let (sender, receiver) = stream::channel::<ReadHead, ApiError>();
     let pool = api.pool.clone();
     tokio::spawn(produce(pool, job, sender));
@@ -126,6 +150,16 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
             ));
         }
     };
+    finish_response(head, body, head_only, content_type, count_preference)
+}
+
+fn finish_response(
+    head: ReadHead,
+    body: sluice_http::ResponseBody,
+    head_only: bool,
+    content_type: &'static str,
+    count_preference: Option<PreferCount>,
+) -> Response {
     let mut response = Response::new(if head_only { empty() } else { body });
     *response.status_mut() = head.status;
     let headers = response.headers_mut();
@@ -145,6 +179,64 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
         headers.insert("preference-applied", HeaderValue::from_static(applied));
     }
     response
+}
+
+/// A small read through the pipelining mode: its statement rides in a batch with other
+/// requests' on a pooled connection (one round trip for many). `None` when the result has
+/// columns whose JSON needs the catalog (domains, composites): the caller streams it instead.
+async fn multiplexed(
+    api: &RestApi,
+    job: &ReadJob,
+) -> Option<Result<(ReadHead, bytes::Bytes), ApiError>> {
+    if api.needs_catalog.read().contains(&job.main.sql) {
+        return None;
+    }
+    let multiplexer = api.multiplexer()?;
+    let params: Vec<Box<dyn sluice_pg::ToSql + Send>> = job
+        .main
+        .params
+        .iter()
+        .map(|p| Box::new(p.clone()) as Box<dyn sluice_pg::ToSql + Send>)
+        .collect();
+    let rows = match multiplexer.query(job.main.sql.clone(), params).await {
+        Ok(rows) => rows,
+        Err(error) => return Some(Err(ApiError::from_pg(&error, false))),
+    };
+    let mut specs = Vec::with_capacity(rows.columns().len());
+    for column in rows.columns() {
+        let Some(kind) = sluice_formats::ColumnKind::builtin(column.type_oid()) else {
+            api.needs_catalog.write().insert(job.main.sql.clone());
+            return None;
+        };
+        specs.push(ColumnSpec::new(
+            column.name(),
+            rest_kind(column.type_oid(), kind),
+        ));
+    }
+    let mut encoder = response::encoder(job.representation, &specs);
+    let mut out = Vec::with_capacity(256);
+    let single = job.representation == Representation::Object;
+    if single {
+        if rows.len() != 1 {
+            return Some(Err(not_single(rows.len() as u64)));
+        }
+    } else {
+        encoder.begin(&mut out);
+    }
+    for row in rows.iter() {
+        encoder.row((0..row.len()).map(|i| row.raw(i)), &mut out);
+    }
+    if single {
+        if out.last() == Some(&b'\n') {
+            out.pop();
+        }
+    } else {
+        encoder.finish(&mut out);
+    }
+    Some(Ok((
+        head(job, Some(rows.len() as u64), None),
+        bytes::Bytes::from(out),
+    )))
 }
 
 fn plan_job(
@@ -184,6 +276,7 @@ fn plan_job(
     }
     plan.limit = limit;
     plan.offset = (offset > 0).then_some(offset);
+    let bounded = limit.is_some_and(|l| l <= SMALL_RESULT) || keyed_by_primary_key(&plan);
     let representation = response::negotiate(&request.accept)?;
     let count_preference = request.prefer.count;
     let counts = match count_preference {
@@ -209,7 +302,28 @@ fn plan_job(
         offset,
         limit,
         count_preference,
+        bounded,
     })
+}
+
+/// Results of at most this many rows (by their limit) count as small.
+const SMALL_RESULT: u64 = 100;
+
+/// Whether the top level filters every primary-key column with a plain `eq`: one row at most.
+fn keyed_by_primary_key(plan: &crate::plan::ReadPlan<'_>) -> bool {
+    use crate::plan::Condition;
+    use crate::request::{Operation, Operator};
+    let key = &plan.table.primary_key;
+    !key.is_empty()
+        && key.iter().all(|column| {
+            plan.conditions.iter().any(|c| {
+                matches!(c, Condition::Filter {
+                    field,
+                    negated: false,
+                    operation: Operation::Compare { op: Operator::Eq, quantifier: None, .. },
+                } if field.column.name == *column && field.json_path.is_empty())
+            })
+        })
 }
 
 /// Runs the job on a pooled connection and streams its rows through `sender`.
