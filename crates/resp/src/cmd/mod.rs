@@ -8,6 +8,8 @@ mod lists;
 mod pubsub;
 mod server;
 mod sets;
+mod stream_groups;
+mod streams;
 mod strings;
 mod table;
 mod tx;

@@ -3,7 +3,10 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::{Handler, connection, hashes, keys, lists, pubsub, server, sets, strings, tx, zsets};
+use super::{
+    Handler, connection, hashes, keys, lists, pubsub, server, sets, stream_groups, streams,
+    strings, tx, zsets,
+};
 use crate::engine::RandomState;
 
 /// Command flags.
@@ -215,6 +218,22 @@ const ROWS: &[Row] = &[
     ("zremrangebyscore", 4, WRITE, 1, 1, 1, "sorted_set", zsets::zremrangebyscore),
     ("zscan", -3, R, 1, 1, 1, "sorted_set", zsets::zscan),
     ("zrandmember", -2, R, 1, 1, 1, "sorted_set", zsets::zrandmember),
+    // streams
+    ("xadd", -5, WF, 1, 1, 1, "stream", streams::xadd),
+    ("xrange", -4, R, 1, 1, 1, "stream", streams::xrange),
+    ("xrevrange", -4, R, 1, 1, 1, "stream", streams::xrevrange),
+    ("xlen", 2, RF, 1, 1, 1, "stream", streams::xlen),
+    ("xdel", -3, WRITE | FAST, 1, 1, 1, "stream", streams::xdel),
+    ("xtrim", -4, WRITE, 1, 1, 1, "stream", streams::xtrim),
+    ("xsetid", -3, WF, 1, 1, 1, "stream", streams::xsetid),
+    ("xread", -4, R | BLOCKING, 0, 0, 0, "stream", streams::xread),
+    ("xreadgroup", -7, WRITE | BLOCKING, 0, 0, 0, "stream", streams::xreadgroup),
+    ("xgroup", -2, W, 2, 2, 1, "stream", stream_groups::xgroup),
+    ("xack", -4, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xack),
+    ("xpending", -3, R, 1, 1, 1, "stream", stream_groups::xpending),
+    ("xclaim", -6, WF, 1, 1, 1, "stream", stream_groups::xclaim),
+    ("xautoclaim", -6, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xautoclaim),
+    ("xinfo", -2, R, 2, 2, 1, "stream", stream_groups::xinfo),
     // transactions
     ("multi", 1, NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, 0, 0, 0, "transactions", tx::multi),
     ("exec", 1, NOSCRIPT | LOADING | STALE | TX_CONTROL, 0, 0, 0, "transactions", tx::exec),
