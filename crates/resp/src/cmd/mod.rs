@@ -1,5 +1,6 @@
 //! Command dispatch: lookup without allocating, arity/auth/pub-sub/MULTI checks, then the handler.
 
+mod bitmaps;
 mod common;
 mod connection;
 mod hashes;

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, connection, hashes, keys, lists, pubsub, server, sets, stream_groups, streams,
-    strings, tx, zsets,
+    Handler, bitmaps, connection, hashes, keys, lists, pubsub, server, sets, stream_groups,
+    streams, strings, tx, zsets,
 };
 use crate::engine::RandomState;
 
@@ -218,6 +218,14 @@ const ROWS: &[Row] = &[
     ("zremrangebyscore", 4, WRITE, 1, 1, 1, "sorted_set", zsets::zremrangebyscore),
     ("zscan", -3, R, 1, 1, 1, "sorted_set", zsets::zscan),
     ("zrandmember", -2, R, 1, 1, 1, "sorted_set", zsets::zrandmember),
+    // bitmaps
+    ("setbit", 4, W, 1, 1, 1, "bitmap", bitmaps::setbit),
+    ("getbit", 3, RF, 1, 1, 1, "bitmap", bitmaps::getbit),
+    ("bitcount", -2, R, 1, 1, 1, "bitmap", bitmaps::bitcount),
+    ("bitpos", -3, R, 1, 1, 1, "bitmap", bitmaps::bitpos),
+    ("bitop", -4, W, 2, -1, 1, "bitmap", bitmaps::bitop),
+    ("bitfield", -2, W, 1, 1, 1, "bitmap", bitmaps::bitfield),
+    ("bitfield_ro", -2, RF, 1, 1, 1, "bitmap", bitmaps::bitfield_ro),
     // streams
     ("xadd", -5, WF, 1, 1, 1, "stream", streams::xadd),
     ("xrange", -4, R, 1, 1, 1, "stream", streams::xrange),
