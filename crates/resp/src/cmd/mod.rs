@@ -4,6 +4,7 @@ mod bitmaps;
 mod common;
 mod connection;
 mod hashes;
+mod hyperloglog;
 mod keys;
 mod lists;
 mod pubsub;

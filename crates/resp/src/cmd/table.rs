@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, hashes, keys, lists, pubsub, server, sets, stream_groups,
-    streams, strings, tx, zsets,
+    Handler, bitmaps, connection, hashes, hyperloglog, keys, lists, pubsub, server, sets,
+    stream_groups, streams, strings, tx, zsets,
 };
 use crate::engine::RandomState;
 
@@ -226,6 +226,12 @@ const ROWS: &[Row] = &[
     ("bitop", -4, W, 2, -1, 1, "bitmap", bitmaps::bitop),
     ("bitfield", -2, W, 1, 1, 1, "bitmap", bitmaps::bitfield),
     ("bitfield_ro", -2, RF, 1, 1, 1, "bitmap", bitmaps::bitfield_ro),
+    // hyperloglog
+    ("pfadd", -2, WF, 1, 1, 1, "hyperloglog", hyperloglog::pfadd),
+    ("pfcount", -2, R, 1, -1, 1, "hyperloglog", hyperloglog::pfcount),
+    ("pfmerge", -2, W, 1, -1, 1, "hyperloglog", hyperloglog::pfmerge),
+    ("pfdebug", -3, W | ADMIN, 2, 2, 1, "hyperloglog", hyperloglog::pfdebug),
+    ("pfselftest", 1, ADMIN, 0, 0, 0, "hyperloglog", hyperloglog::pfselftest),
     // streams
     ("xadd", -5, WF, 1, 1, 1, "stream", streams::xadd),
     ("xrange", -4, R, 1, 1, 1, "stream", streams::xrange),
