@@ -581,6 +581,259 @@ PUBSUB NUMSUB ch
 SUBSCRIBE ch
 GET nokey
 UNSUBSCRIBE ch
+
+XADD s 1-1 a 1 b 2
+XADD s 1-2 a 3 b 4
+XADD s 1-* a 5
+XADD s 2 c 6
+XADD s 1-5 x y
+XADD s 0-0 x y
+XADD s 3-0 f
+XADD s 3-0
+XADD s NOMKSTREAM 5-0 k v
+XADD nostream NOMKSTREAM * k v
+EXISTS nostream
+XADD s bad-id k v
+XADD s MAXLEN -1 * k v
+XADD s MAXLEN 1 MINID 1 * k v
+XADD s LIMIT 10 * k v
+XADD s MAXLEN 10 LIMIT 10 * k v
+XLEN s
+XLEN nokey
+XRANGE s - +
+XRANGE s - + COUNT 2
+XRANGE s - + COUNT 0
+XRANGE s - + COUNT -1
+XRANGE s (1-1 +
+XRANGE s - (2-0
+XRANGE s 1 1
+XRANGE s (18446744073709551615-18446744073709551615 +
+XRANGE s - (0-0
+XRANGE s x +
+XRANGE s - + BOGUS
+XREVRANGE s + -
+XREVRANGE s + - COUNT 1
+XREVRANGE s (2-0 -
+XDEL s 1-2 9-9
+XDEL s bad
+XRANGE s - +
+XLEN s
+XTRIM s MAXLEN 1
+XTRIM s MAXLEN ~ 0
+XTRIM s
+XTRIM s MAXLEN 1 LIMIT 5
+XRANGE s - +
+XSETID s 1-0
+XSETID s 10-0
+XADD s 5-0 k v
+XSETID s 20-0 ENTRIESADDED 0
+XSETID s 20-0 ENTRIESADDED 100 MAXDELETEDID 25-0
+XSETID s 20-0 ENTRIESADDED 100 MAXDELETEDID 15-0
+XSETID nokey 1-0
+XINFO STREAM s
+XINFO STREAM s FULL
+XINFO STREAM nokey
+XINFO BOGUS s
+SET str v
+XADD str * k v
+XRANGE str - +
+XLEN str
+XREAD STREAMS s
+XREAD COUNT 1 STREAMS s 0-0
+XREAD STREAMS s nokey 0 0
+XREAD STREAMS s $
+XREAD STREAMS s >
+XREAD GROUP g c STREAMS s 0
+XREAD NOACK STREAMS s 0
+XREAD BLOCK -1 STREAMS s 0
+XREAD BLOCK x STREAMS s 0
+XREAD STREAMS str 0
+XREAD BLOCK 10 STREAMS s $
+MULTI
+XREAD BLOCK 0 STREAMS s $
+EXEC
+
+XADD q 1-0 f 1
+XADD q 2-0 f 2
+XADD q 3-0 f 3
+XGROUP CREATE q g 0
+XGROUP CREATE q g 0
+XGROUP CREATE nokey g 0
+XGROUP CREATE nokey g $ MKSTREAM
+XGROUP CREATE q g2 $ ENTRIESREAD -5
+XGROUP CREATE q g3 bad
+XGROUP CREATECONSUMER q g alice
+XGROUP CREATECONSUMER q g alice
+XGROUP CREATECONSUMER q nog alice
+XGROUP BOGUS q
+XGROUP CREATE q
+XREADGROUP GROUP g bob COUNT 2 STREAMS q >
+XREADGROUP GROUP g bob STREAMS q 0
+XREADGROUP GROUP g bob STREAMS q 1-0
+XREADGROUP GROUP nog bob STREAMS q >
+XREADGROUP GROUP g bob STREAMS q $
+XREADGROUP STREAMS q >
+XREADGROUP GROUP g carol NOACK STREAMS q >
+XREADGROUP GROUP g bob STREAMS q >
+XPENDING q g
+XPENDING q g - + 10 carol
+XPENDING q nog
+XPENDING q g - + x
+XPENDING q g x + 10
+XACK q g 1-0 9-0
+XACK q g 1-0
+XACK q g bad
+XACK q nog 1-0
+XPENDING q g
+XINFO GROUPS q
+XGROUP SETID q g 0
+XGROUP SETID q g $ ENTRIESREAD 3
+XGROUP SETID q nog 0
+XINFO GROUPS q
+XDEL q 2-0
+XREADGROUP GROUP g bob STREAMS q 0
+XPENDING q g
+XCLAIM q g carol 0 2-0 JUSTID
+XCLAIM q g carol 0 9-0
+XCLAIM q g carol x 2-0
+XCLAIM q g carol 0 2-0 BOGUS
+XCLAIM q nog carol 0 2-0
+XPENDING q g
+XAUTOCLAIM q g dave 0 0 COUNT 10 JUSTID
+XAUTOCLAIM q g dave 0 0 COUNT 0
+XAUTOCLAIM q nog dave 0 0
+XGROUP DELCONSUMER q g dave
+XGROUP DELCONSUMER q g nobody
+XGROUP DESTROY q g
+XGROUP DESTROY q g
+XINFO GROUPS q
+XINFO CONSUMERS q nog
+XGROUP HELP
+XINFO HELP
+
+SETBIT b 7 1
+SETBIT b 7 0
+SETBIT b 100 1
+GETBIT b 100
+GETBIT b 99
+GETBIT b 100000
+GETBIT nokey 0
+SETBIT b 4294967296 1
+SETBIT b 4294967295 2
+SETBIT b -1 1
+SETBIT b x 1
+GETBIT b -1
+STRLEN b
+BITCOUNT b
+BITCOUNT b 0 -1
+BITCOUNT b 0 -1 BIT
+BITCOUNT b 5 100 BIT
+BITCOUNT b 1 1 BYTE
+BITCOUNT b 0
+BITCOUNT b 0 1 BOGUS
+BITCOUNT b -1 -5
+BITCOUNT nokey
+SET s foobar
+BITCOUNT s
+BITCOUNT s 1 1
+BITCOUNT s 5 30 BIT
+BITPOS s 1
+BITPOS s 0
+BITPOS s 1 2
+BITPOS s 1 2 -1 BYTE
+BITPOS s 0 7 15 BIT
+BITPOS s 1 7 15 BIT
+BITPOS s 2
+BITPOS nokey 0
+BITPOS nokey 1
+SET ff "\xff\xff"
+BITPOS ff 0
+BITPOS ff 0 0 -1
+SET a abc
+SET c xyz
+BITOP AND dest a c
+GET dest
+BITOP OR dest a c nokey
+GET dest
+BITOP XOR dest a c
+GET dest
+BITOP NOT dest a
+GET dest
+BITOP NOT dest a c
+BITOP BOGUS dest a
+BITOP AND dest nokey1 nokey2
+EXISTS dest
+LPUSH l x
+BITOP AND dest l
+SETBIT l 0 1
+BITCOUNT l
+BITFIELD bf SET i8 0 100 GET i8 0 INCRBY i8 0 100
+BITFIELD bf OVERFLOW SAT INCRBY i8 0 100 OVERFLOW FAIL INCRBY i8 0 100 OVERFLOW WRAP INCRBY i8 0 100
+BITFIELD bf SET u8 #1 255 INCRBY u8 #1 10 GET u4 8
+BITFIELD bf OVERFLOW SAT SET u8 16 -5 OVERFLOW FAIL SET i8 16 300 GET u8 16
+BITFIELD bf SET i64 0 -1 GET u63 0 INCRBY i64 0 1
+BITFIELD bf GET u64 0
+BITFIELD bf GET i65 0
+BITFIELD bf GET x8 0
+BITFIELD bf OVERFLOW BOGUS GET i8 0
+BITFIELD bf GET i8
+BITFIELD bf BOGUS
+BITFIELD bf GET i8 -1
+BITFIELD_RO bf GET i8 0 GET u16 #2
+BITFIELD_RO bf SET i8 0 1
+BITFIELD nokey GET u8 0
+GET bf
+
+PFADD h a b c
+PFADD h a
+PFADD h
+PFADD h2
+PFCOUNT h
+PFCOUNT h h2 nokey
+PFCOUNT nokey
+GET h
+PFMERGE m h h2
+GET m
+PFCOUNT m
+SET notahll abc
+PFADD notahll x
+PFCOUNT notahll
+PFCOUNT h notahll
+PFMERGE m notahll
+LPUSH list x
+PFADD list x
+PFDEBUG ENCODING h
+PFDEBUG DECODE h
+PFDEBUG TODENSE h
+PFDEBUG ENCODING h
+PFDEBUG DECODE h
+PFDEBUG TODENSE h
+PFDEBUG BOGUS h
+PFDEBUG ENCODING nokey
+PFCOUNT h
+GET h
+SET corrupt "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x01"
+PFCOUNT corrupt
+PFADD corrupt x
+
+HELLO 3
+XADD s 1-1 a 1 b 2
+XADD s 2-1 a 3
+XRANGE s - +
+XREAD STREAMS s 0
+XREAD COUNT 1 STREAMS s nokey 0 0
+XREAD STREAMS s $
+XGROUP CREATE s g 0
+XREADGROUP GROUP g c STREAMS s >
+XREADGROUP GROUP g c STREAMS s 0
+XINFO STREAM s
+XINFO GROUPS s
+XPENDING s g
+XAUTOCLAIM s g d 0 0 JUSTID
+XINFO CONSUMERS s nog
+BITFIELD bf SET i8 0 1 OVERFLOW FAIL INCRBY i8 0 200
+PFADD h a b
+PFCOUNT h
 "#;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -590,13 +843,34 @@ enum Mode {
     Ignore,
 }
 
+/// `\xHH` inside a quoted argument stands for that byte.
+fn unescape(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'\\' && text.get(i + 1) == Some(&b'x') && i + 3 < text.len() + 1 {
+            if let Some(b) = std::str::from_utf8(&text[i + 2..i + 4])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(b);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(text[i]);
+        i += 1;
+    }
+    out
+}
+
 fn tokenize(line: &str) -> Vec<Vec<u8>> {
     let mut args = Vec::new();
     let mut rest = line.trim();
     while !rest.is_empty() {
         if let Some(quoted) = rest.strip_prefix('"') {
             let end = quoted.find('"').expect("closing quote");
-            args.push(quoted.as_bytes()[..end].to_vec());
+            args.push(unescape(&quoted.as_bytes()[..end]));
             rest = quoted[end + 1..].trim_start();
         } else {
             let end = rest.find(' ').unwrap_or(rest.len());
@@ -671,6 +945,71 @@ fn replies_match_redis_byte_for_byte() {
         mismatches.join("\n")
     );
     eprintln!("{checked} replies identical to redis-server's");
+}
+
+/// HyperLogLogs built from the same elements are the same bytes on both servers (sparse, dense,
+/// merged, with PFCOUNT's cached cardinality), and a value copied from one to the other keeps
+/// counting there.
+#[test]
+fn hyperloglog_strings_match_redis() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let sluice = Sluice::start();
+    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
+    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let mut seed = 7u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        seed >> 11
+    };
+    for n in [1usize, 7, 60, 400, 1500, 5000, 30000] {
+        let elements: Vec<String> = (0..n).map(|_| format!("e{}", next())).collect();
+        for c in [&mut theirs, &mut ours] {
+            c.call(&["DEL", "h", "h2", "m"]);
+            for chunk in elements.chunks(200) {
+                let mut cmd = vec!["PFADD", "h"];
+                cmd.extend(chunk.iter().map(String::as_str));
+                c.call(&cmd);
+            }
+            let mut cmd = vec!["PFADD", "h2", "other"];
+            cmd.extend(elements.iter().take(n / 3).map(String::as_str));
+            c.call(&cmd);
+        }
+        for cmd in [
+            &["PFCOUNT", "h"][..],
+            &["GET", "h"],
+            &["PFCOUNT", "h", "h2"],
+            &["PFMERGE", "m", "h2", "h"],
+            &["GET", "m"],
+            &["PFCOUNT", "m"],
+            &["GET", "m"],
+        ] {
+            assert_eq!(
+                theirs.call(cmd),
+                ours.call(cmd),
+                "{cmd:?} after {n} elements"
+            );
+        }
+        // Redis's bytes into Sluice and back.
+        let body = theirs.call(&["GET", "h"]);
+        let value = &body[body.iter().position(|&b| b == b'\n').unwrap() + 1..body.len() - 2];
+        ours.call(&[&b"SET"[..], b"copied", value]);
+        theirs.call(&[&b"SET"[..], b"copied", value]);
+        for cmd in [
+            &["PFADD", "copied", "one more"][..],
+            &["PFCOUNT", "copied"],
+            &["GET", "copied"],
+        ] {
+            assert_eq!(
+                theirs.call(cmd),
+                ours.call(cmd),
+                "{cmd:?} on a copied value"
+            );
+        }
+    }
 }
 
 #[test]

@@ -20,7 +20,7 @@ fn subcommand_syntax(out: &mut Out, cmd: &str, sub: &[u8]) {
 }
 
 fn help(out: &mut Out, cmd: &str, lines: &[&str]) {
-    out.array(lines.len() + 2);
+    out.array(lines.len() + 3);
     out.simple(&format!(
         "{cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     ));
@@ -28,7 +28,7 @@ fn help(out: &mut Out, cmd: &str, lines: &[&str]) {
         out.simple(line);
     }
     out.simple("HELP");
-    out.simple("    Print this help.");
+    out.simple("    Prints this help.");
 }
 
 /// The stream at `key` (None when missing) or None after replying WRONGTYPE; the outer Option
