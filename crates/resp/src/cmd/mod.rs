@@ -3,6 +3,7 @@
 mod bitmaps;
 mod common;
 mod connection;
+mod getkeys;
 mod hashes;
 mod hyperloglog;
 mod keys;
@@ -10,12 +11,14 @@ mod lists;
 mod pubsub;
 mod server;
 mod sets;
+mod sort;
 mod stream_groups;
 mod streams;
 mod strings;
 mod table;
 mod tx;
 mod zsets;
+mod zsets_multi;
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;

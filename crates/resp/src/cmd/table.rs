@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, hashes, hyperloglog, keys, lists, pubsub, server, sets,
-    stream_groups, streams, strings, tx, zsets,
+    Handler, bitmaps, connection, hashes, hyperloglog, keys, lists, pubsub, server, sets, sort,
+    stream_groups, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -248,6 +248,23 @@ const ROWS: &[Row] = &[
     ("xclaim", -6, WF, 1, 1, 1, "stream", stream_groups::xclaim),
     ("xautoclaim", -6, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xautoclaim),
     ("xinfo", -2, R, 2, 2, 1, "stream", stream_groups::xinfo),
+    ("zrangestore", -5, W, 1, 2, 1, "sorted_set", zsets::zrangestore),
+    ("zremrangebylex", 4, WRITE, 1, 1, 1, "sorted_set", zsets_multi::zremrangebylex),
+    ("zunion", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zunion),
+    ("zinter", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zinter),
+    ("zdiff", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zdiff),
+    ("zunionstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zunionstore),
+    ("zinterstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zinterstore),
+    ("zdiffstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zdiffstore),
+    ("zintercard", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zintercard),
+    ("zmpop", -4, WRITE, 0, 0, 0, "sorted_set", zsets_multi::zmpop),
+    ("bzmpop", -5, WRITE | BLOCKING, 0, 0, 0, "sorted_set", zsets_multi::bzmpop),
+    ("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", zsets_multi::bzpopmin),
+    ("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", zsets_multi::bzpopmax),
+    ("lmpop", -4, WRITE, 0, 0, 0, "list", zsets_multi::lmpop),
+    ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", zsets_multi::blmpop),
+    ("sort", -2, W, 1, 1, 1, "generic", sort::sort),
+    ("sort_ro", -2, R, 1, 1, 1, "generic", sort::sort_ro),
     // transactions
     ("multi", 1, NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, 0, 0, 0, "transactions", tx::multi),
     ("exec", 1, NOSCRIPT | LOADING | STALE | TX_CONTROL, 0, 0, 0, "transactions", tx::exec),
