@@ -93,7 +93,7 @@ fn key_positions(argv: &[&[u8]]) -> Result<Vec<usize>, &'static str> {
 
 /// COMMAND GETKEYS command arg ...
 pub fn getkeys(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.len() < 3 {
+    if args.len() < 4 {
         super::subcommand_arity(cx.out, "command|getkeys");
         return;
     }

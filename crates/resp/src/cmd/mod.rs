@@ -3,10 +3,12 @@
 mod bitmaps;
 mod common;
 mod connection;
+mod geo;
 mod getkeys;
 mod hashes;
 mod hyperloglog;
 mod keys;
+mod lcs;
 mod lists;
 mod pubsub;
 mod server;

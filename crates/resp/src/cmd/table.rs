@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, hashes, hyperloglog, keys, lists, pubsub, server, sets, sort,
-    stream_groups, streams, strings, tx, zsets, zsets_multi,
+    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pubsub, server, sets,
+    sort, stream_groups, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -139,6 +139,7 @@ const ROWS: &[Row] = &[
     ("incrby", 3, WF, 1, 1, 1, "string", strings::incrby),
     ("decrby", 3, WF, 1, 1, 1, "string", strings::decrby),
     ("incrbyfloat", 3, WF, 1, 1, 1, "string", strings::incrbyfloat),
+    ("lcs", -3, R, 1, 2, 1, "string", lcs::lcs),
     // lists
     ("lpush", -3, WF, 1, 1, 1, "list", lists::lpush),
     ("rpush", -3, WF, 1, 1, 1, "list", lists::rpush),
@@ -265,6 +266,17 @@ const ROWS: &[Row] = &[
     ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", zsets_multi::blmpop),
     ("sort", -2, W, 1, 1, 1, "generic", sort::sort),
     ("sort_ro", -2, R, 1, 1, 1, "generic", sort::sort_ro),
+    // geo
+    ("geoadd", -5, W, 1, 1, 1, "geo", geo::geoadd),
+    ("geodist", -4, R, 1, 1, 1, "geo", geo::geodist),
+    ("geohash", -2, R, 1, 1, 1, "geo", geo::geohash),
+    ("geopos", -2, R, 1, 1, 1, "geo", geo::geopos),
+    ("georadius", -6, W, 1, 1, 1, "geo", geo::georadius),
+    ("georadius_ro", -6, R, 1, 1, 1, "geo", geo::georadius_ro),
+    ("georadiusbymember", -5, W, 1, 1, 1, "geo", geo::georadiusbymember),
+    ("georadiusbymember_ro", -5, R, 1, 1, 1, "geo", geo::georadiusbymember_ro),
+    ("geosearch", -7, R, 1, 1, 1, "geo", geo::geosearch),
+    ("geosearchstore", -8, W, 1, 2, 1, "geo", geo::geosearchstore),
     // transactions
     ("multi", 1, NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, 0, 0, 0, "transactions", tx::multi),
     ("exec", 1, NOSCRIPT | LOADING | STALE | TX_CONTROL, 0, 0, 0, "transactions", tx::exec),

@@ -10,6 +10,7 @@
 mod blocking;
 mod compact;
 mod db;
+pub mod geohash;
 pub mod hll;
 mod ordered;
 pub mod stream;
