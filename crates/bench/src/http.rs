@@ -55,7 +55,7 @@ const PUT_TABLE: &str = "sluice_bench_http_put";
 const PATCH_TABLE: &str = "sluice_bench_http_patch";
 
 /// The view under test: one file, mounted at /bench.
-fn view_file() -> String {
+pub(crate) fn view_file() -> String {
     format!(
         r#"{{"sql": [
   {{"path": ["/accounts", 1], "return": "object",
@@ -82,20 +82,27 @@ end
 "#;
 
 /// A running `sluice serve`, stopped with SIGTERM on drop.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
-    base: String,
+    pub(crate) base: String,
 }
 
 impl Serve {
-    fn start(sluice: &Path, url: &str, port: u16, views: &Path, args: &HttpArgs) -> Result<Serve> {
+    pub(crate) fn start(
+        sluice: &Path,
+        url: &str,
+        port: u16,
+        views: &Path,
+        pool_size: usize,
+        pool_reset: &str,
+    ) -> Result<Serve> {
         let child = Command::new(sluice)
             .args(["serve", "-d", url, "--http"])
             .arg(format!("127.0.0.1:{port}"))
             .arg("--views")
             .arg(format!("/bench={}", views.display()))
-            .args(["--pool-size", &args.pool_size.to_string()])
-            .env("SLUICE_POOL_RESET", &args.pool_reset)
+            .args(["--pool-size", &pool_size.to_string()])
+            .env("SLUICE_POOL_RESET", pool_reset)
             .env("SLUICE_LOG", "warn")
             .env("SLUICE_HTTP_ACCESS_LOG", "false")
             .env("RUST_BACKTRACE", "0")
@@ -126,12 +133,12 @@ impl Serve {
         }
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// A field of /proc/PID/status in KiB (VmRSS, VmHWM).
-    fn memory_kib(&self, field: &str) -> Result<u64> {
+    pub(crate) fn memory_kib(&self, field: &str) -> Result<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))?;
         status
             .lines()
@@ -141,7 +148,7 @@ impl Serve {
     }
 
     /// Resets the peak RSS to the current RSS (Linux: write 5 to clear_refs).
-    fn reset_peak(&self) -> Result<()> {
+    pub(crate) fn reset_peak(&self) -> Result<()> {
         std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5")
             .context("resetting the server's peak RSS")
     }
@@ -165,7 +172,7 @@ impl Drop for Serve {
 }
 
 /// One HTTP/1.1 request with `Connection: close`: the status and the body.
-fn request(
+pub(crate) fn request(
     base: &str,
     method: &str,
     path: &str,
@@ -212,9 +219,19 @@ fn wrk_millis(text: &str) -> Option<f64> {
 }
 
 /// wrk with 64 connections for `seconds`: requests per second and p99 in milliseconds.
-fn wrk(base: &str, script: &Path, seconds: u64) -> Result<(f64, f64)> {
+pub(crate) fn wrk(base: &str, script: &Path, seconds: u64) -> Result<(f64, f64)> {
+    wrk_with(base, script, seconds, 64)
+}
+
+/// wrk with `connections` connections for `seconds`: requests per second and p99 in ms.
+pub(crate) fn wrk_with(
+    base: &str,
+    script: &Path,
+    seconds: u64,
+    connections: usize,
+) -> Result<(f64, f64)> {
     let out = Command::new("wrk")
-        .args(["-t2", "-c64", "--latency", "-d"])
+        .args(["-t2", &format!("-c{connections}"), "--latency", "-d"])
         .arg(format!("{seconds}s"))
         .arg("-s")
         .arg(script)
@@ -239,7 +256,7 @@ fn wrk(base: &str, script: &Path, seconds: u64) -> Result<(f64, f64)> {
 }
 
 /// Runs `program args` with standard output read here: seconds, bytes, and a hash of the bytes.
-fn timed_digest(program: &Path, args: &[String]) -> Result<(f64, u64, u64)> {
+pub(crate) fn timed_digest(program: &Path, args: &[String]) -> Result<(f64, u64, u64)> {
     let start = Instant::now();
     let mut child = Command::new(program)
         .args(args)
@@ -307,7 +324,14 @@ pub fn run(args: HttpArgs) -> Result<()> {
             .local_addr()?
             .port(),
     };
-    let serve = Serve::start(&sluice, &target.url, port, &views, &args)?;
+    let serve = Serve::start(
+        &sluice,
+        &target.url,
+        port,
+        &views,
+        args.pool_size,
+        &args.pool_reset,
+    )?;
     let result = (|| -> Result<()> {
         if runs("point") {
             point(&target, &serve, &script, &args)?;
@@ -639,7 +663,7 @@ fn patch(target: &Target, serve: &Serve, sluice: &Path, dir: &Path, args: &HttpA
     Ok(())
 }
 
-fn print_unavailable(title: &str, what: &str) {
+pub(crate) fn print_unavailable(title: &str, what: &str) {
     print(
         title,
         &[Line {

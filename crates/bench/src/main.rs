@@ -8,6 +8,7 @@ mod influx;
 mod peers;
 mod pool;
 mod report;
+mod rest;
 mod runs;
 mod setup;
 
@@ -35,6 +36,13 @@ enum Command {
     Influx(influx::InfluxArgs),
     /// The pool: 64 tasks over 8 connections vs dedicated connections, deadpool, bb8; pipelining.
     Pool(pool::PoolArgs),
+    /// The automatic REST API: point GETs vs a view and pgbench, a whole table vs export and
+    /// PostgREST's json_agg, a bulk POST vs import and PostgREST's statement, seed 001's load,
+    /// the schema cache's load.
+    Rest(rest::RestArgs),
+    /// One measured REST piece in a child process.
+    #[command(hide = true)]
+    RestWorker(rest::RestWorkerArgs),
     /// One measured run in a child process (used by the benchmarks themselves).
     #[command(hide = true)]
     Worker(runs::WorkerArgs),
@@ -52,5 +60,7 @@ fn main() -> anyhow::Result<()> {
         Command::Influx(args) => influx::run(args),
         Command::Pool(args) => pool::run(args),
         Command::PoolWorker(args) => pool::worker(args),
+        Command::Rest(args) => rest::run(args),
+        Command::RestWorker(args) => rest::worker(args),
     }
 }

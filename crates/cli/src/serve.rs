@@ -173,12 +173,43 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
                 .mount_all(&mut router);
             println!("sluice: InfluxDB write API on /write and /api/v2/write");
         }
+        let rest_prefix = settings.rest.prefix.trim_end_matches('/').to_string();
+        if settings.rest.enabled {
+            let config = settings.rest_config();
+            let reload_on_ddl = settings
+                .rest
+                .reload_on_ddl
+                .unwrap_or(settings.database_url().is_none());
+            if reload_on_ddl {
+                let mut conn = pool.get().await.context("connecting to the database")?;
+                if let Err(error) = sluice_rest::schema::install_ddl_trigger(&mut conn).await {
+                    eprintln!(
+                        "sluice: could not install the schema-change event trigger ({error}); \
+                         reload with NOTIFY pgrst, 'reload schema' or SIGUSR1"
+                    );
+                }
+            }
+            let handle =
+                sluice_rest::schema::SchemaHandle::load(pool.clone(), config.schemas.clone())
+                    .await
+                    .context("loading the REST API's schema cache")?;
+            handle.spawn_listeners();
+            let source = sluice_rest::api::SchemaSource::Handle(handle);
+            let api = sluice_rest::api::RestApi::new(pool.clone(), config, source);
+            router.mount(&rest_prefix, Arc::new(api));
+        }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the HTTP gate to {addr}"))?;
         let local = listener.local_addr()?;
         tracing::info!(addr = %local, "HTTP gate listening");
         println!("sluice: HTTP on http://{local}");
+        if settings.rest.enabled {
+            println!(
+                "sluice: REST API on http://{local}{rest_prefix}/ (schemas: {})",
+                settings.rest.schemas.join(", ")
+            );
+        }
         let options = settings.server_options();
         let shutdown = wait_for(stopped.clone());
         gates.spawn(async move {

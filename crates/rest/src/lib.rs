@@ -5,6 +5,7 @@
 //! rendered from the plan with every value a bind parameter; the driver runs it in one
 //! transaction; the response streams rows out through `sluice-formats`' encoders.
 
+pub mod api;
 pub mod config;
 pub mod error;
 pub mod plan;

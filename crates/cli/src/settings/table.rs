@@ -10,6 +10,10 @@ fn pool_defaults() -> sluice_pg::PoolSettings {
     sluice_pg::PoolSettings::default()
 }
 
+fn rest_defaults() -> sluice_rest::RestConfig {
+    sluice_rest::RestConfig::default()
+}
+
 fn server_defaults() -> sluice_http::ServerOptions {
     sluice_http::ServerOptions::default()
 }
@@ -93,6 +97,37 @@ settings! {
         access_log: bool = server_defaults().access_log;
     }
 
+    [rest] RestSection {
+        /// Serve the automatic REST API (PostgREST's dialect) on the HTTP gate: every table, view
+        /// and function of the exposed schemas.
+        enabled: bool = true;
+        /// The schemas the API exposes, the first the default; clients choose another with
+        /// Accept-Profile / Content-Profile (PostgREST's db-schemas).
+        schemas: Vec<String> = rest_defaults().schemas;
+        /// The role each request runs as (SET LOCAL ROLE, with PostgREST's request.* settings),
+        /// PostgREST's db-anon-role. Not set: the role Sluice connects with.
+        anon_role: Option<String> = None, sample "web_anon";
+        /// The most rows a response holds (db-max-rows). Not set: no cap.
+        max_rows: Option<u64> = None, sample "1000";
+        /// How each request's transaction ends (db-tx-end): commit, commit-allow-override,
+        /// rollback or rollback-allow-override (the -allow-override ones honour Prefer: tx=).
+        tx_end: sluice_rest::TxEnd = rest_defaults().tx_end;
+        /// The URL prefix of the API. Views and the Influx endpoints keep their prefixes and win
+        /// over tables of the same name: serve the API under a prefix of its own (/api) to reach
+        /// a table called write or query.
+        prefix: String = "/".to_string();
+        /// Aggregate functions in select= (PostgREST's db-aggregates-enabled).
+        aggregates_enabled: bool = rest_defaults().aggregates_enabled;
+        /// GET on the prefix answers the OpenAPI description of the schema (false: PostgREST's
+        /// openapi-mode = disabled).
+        openapi: bool = rest_defaults().openapi;
+        /// Reload the schema cache after every DDL command, through an event trigger Sluice
+        /// installs (it needs a superuser). Not set: on for the embedded PostgreSQL, off for a
+        /// database given with -d. NOTIFY pgrst, 'reload schema' and SIGUSR1 always reload, and
+        /// a request for an unknown table or function reloads at most once a second.
+        reload_on_ddl: Option<bool> = None, sample "true";
+    }
+
     [resp] RespSection {
         /// Address of the Redis protocol gate. Not set: no Redis gate.
         listen: Option<SocketAddr> = None, flag "resp", sample "127.0.0.1:6380";
@@ -144,6 +179,23 @@ impl Choice for ResetMode {
 }
 
 choice_setting!(ResetMode);
+
+impl Choice for sluice_rest::TxEnd {
+    const WORDS: &'static [(&'static str, sluice_rest::TxEnd)] = &[
+        ("commit", sluice_rest::TxEnd::Commit),
+        (
+            "commit-allow-override",
+            sluice_rest::TxEnd::CommitAllowOverride,
+        ),
+        ("rollback", sluice_rest::TxEnd::Rollback),
+        (
+            "rollback-allow-override",
+            sluice_rest::TxEnd::RollbackAllowOverride,
+        ),
+    ];
+}
+
+choice_setting!(sluice_rest::TxEnd);
 
 impl Settings {
     /// The database URL, when one is given (else the embedded PostgreSQL runs).
@@ -208,6 +260,19 @@ impl Settings {
                 .busy_poll_us
                 .map_or(defaults.busy_poll, Duration::from_micros),
             ..defaults
+        }
+    }
+
+    /// The REST API's configuration.
+    pub fn rest_config(&self) -> sluice_rest::RestConfig {
+        let r = &self.rest;
+        sluice_rest::RestConfig {
+            schemas: r.schemas.clone(),
+            anon_role: r.anon_role.clone().filter(|role| !role.is_empty()),
+            max_rows: r.max_rows,
+            tx_end: r.tx_end,
+            aggregates_enabled: r.aggregates_enabled,
+            openapi: r.openapi,
         }
     }
 

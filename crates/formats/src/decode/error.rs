@@ -22,6 +22,8 @@ pub enum DecodeErrorKind {
     UnknownKey,
     /// An object has the same key twice.
     DuplicateKey,
+    /// An object lacks a key the others have (where every key is required).
+    MissingKey,
     /// A row has more or fewer values than there are columns.
     ColumnCount,
     /// A string holds `\u0000`, which PostgreSQL text cannot store.
@@ -50,6 +52,7 @@ impl DecodeErrorKind {
             DecodeErrorKind::NotAnObject => "expected a JSON object",
             DecodeErrorKind::UnknownKey => "unknown key",
             DecodeErrorKind::DuplicateKey => "duplicate key",
+            DecodeErrorKind::MissingKey => "missing key",
             DecodeErrorKind::ColumnCount => "wrong number of values",
             DecodeErrorKind::NulCharacter => {
                 "\\u0000 cannot be stored in PostgreSQL text; remove it or use a bytea column"

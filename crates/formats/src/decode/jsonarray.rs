@@ -3,7 +3,7 @@
 //! name the element (1-based, as the "line") and the column within it.
 
 use super::error::{DecodeError, DecodeErrorKind};
-use super::jsonl::JsonlDecoder;
+use super::jsonl::{JsonlDecoder, KeyRules};
 use crate::kind::ColumnKind;
 
 /// Where the scan is in the array.
@@ -40,6 +40,12 @@ impl JsonArrayDecoder {
             state: State::Start,
             elements: 0,
         }
+    }
+
+    /// The same decoder with other rules for keys.
+    pub fn with_key_rules(mut self, rules: KeyRules) -> JsonArrayDecoder {
+        self.objects = self.objects.with_key_rules(rules);
+        self
     }
 
     /// The objects decoded so far.
@@ -152,6 +158,51 @@ fn object_length(text: &[u8]) -> Option<usize> {
     None
 }
 
+/// The keys of the array's first object, in order: `Ok(None)` when it is not complete yet, an
+/// empty list for an empty array.
+pub fn first_element_keys(input: &[u8], eof: bool) -> Result<Option<Vec<String>>, DecodeError> {
+    let mut pos = 0;
+    let skip = |pos: &mut usize| {
+        while input.get(*pos).copied().is_some_and(is_ws) {
+            *pos += 1;
+        }
+    };
+    skip(&mut pos);
+    match input.get(pos) {
+        None if eof => {
+            return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                .detail("expected a JSON array '['"));
+        }
+        None => return Ok(None),
+        Some(b'[') => pos += 1,
+        Some(_) => {
+            return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                .detail("expected a JSON array '['"));
+        }
+    }
+    skip(&mut pos);
+    match input.get(pos) {
+        None if eof => {
+            Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1).detail("the array is not closed"))
+        }
+        None => Ok(None),
+        Some(b']') => Ok(Some(Vec::new())),
+        Some(b'{') => {
+            let rest = input.get(pos..).unwrap_or_default();
+            match object_length(rest) {
+                Some(length) => {
+                    let object = rest.get(..length).unwrap_or_default();
+                    super::jsonl::first_object_keys(object, true)
+                }
+                None if eof => Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                    .detail("the object is not closed")),
+                None => Ok(None),
+            }
+        }
+        Some(_) => Err(DecodeError::new(DecodeErrorKind::NotAnObject, 1)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +230,35 @@ mod tests {
             "1\tx,\"}]\n2\t\\N\n\\N\t\\N\n"
         );
         assert_eq!(all(b"[]").unwrap(), "");
+    }
+
+    #[test]
+    fn first_keys_and_key_rules() {
+        assert_eq!(
+            first_element_keys(b" [ {\"b\": 1, \"a\": {\"x\": 2}}, {", false).unwrap(),
+            Some(vec!["b".to_string(), "a".to_string()])
+        );
+        assert_eq!(first_element_keys(b"[ {\"b\": ", false).unwrap(), None);
+        assert_eq!(first_element_keys(b"[]", true).unwrap(), Some(vec![]));
+        assert!(first_element_keys(b"{}", true).is_err());
+        let strict = KeyRules {
+            ignore_unknown: true,
+            require_all: true,
+        };
+        let mut out = Vec::new();
+        let mut d = decoder().with_key_rules(strict);
+        d.decode(
+            br#"[{"a": 1, "b": "x", "z": [1, {"q": 2}]}]"#,
+            true,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), "1\tx\n");
+        let e = decoder()
+            .with_key_rules(strict)
+            .decode(br#"[{"a": 1}]"#, true, &mut out)
+            .unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::MissingKey);
     }
 
     #[test]

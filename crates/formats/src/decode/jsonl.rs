@@ -80,11 +80,22 @@ fn keys_of(line: &[u8], line_no: u64) -> Result<Vec<String>, DecodeError> {
     Ok(keys)
 }
 
+/// What an object's keys may be besides the columns'.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyRules {
+    /// Keys that are not columns are skipped (their values checked as JSON), not refused.
+    pub ignore_unknown: bool,
+    /// Every column must have its key in every object (else the row is refused), rather than
+    /// an absent key being NULL.
+    pub require_all: bool,
+}
+
 /// Decodes JSON Lines objects into COPY text rows of the given columns.
 #[derive(Clone, Debug)]
 pub struct JsonlDecoder {
     names: Vec<Box<[u8]>>,
     kinds: Vec<ColumnKind>,
+    rules: KeyRules,
     lines: Lines,
     /// Each column's converted value in `row`, for the object being decoded.
     slots: Vec<Option<(usize, usize)>>,
@@ -100,10 +111,17 @@ impl JsonlDecoder {
             names: names.iter().map(|n| n.as_bytes().into()).collect(),
             slots: vec![None; kinds.len()],
             kinds,
+            rules: KeyRules::default(),
             lines: Lines::new(1),
             row: Vec::new(),
             key: Vec::new(),
         }
+    }
+
+    /// The same decoder with other rules for keys.
+    pub fn with_key_rules(mut self, rules: KeyRules) -> JsonlDecoder {
+        self.rules = rules;
+        self
     }
 
     /// Decodes the complete lines of `input` (all of it when `eof`), appending COPY text rows to
@@ -117,13 +135,14 @@ impl JsonlDecoder {
         let JsonlDecoder {
             names,
             kinds,
+            rules,
             lines,
             slots,
             row,
             key,
         } = self;
         lines.each(input, eof, |line, line_no| {
-            write_row(names, kinds, slots, row, key, line, line_no, out)
+            write_row(names, kinds, *rules, slots, row, key, line, line_no, out)
         })
     }
 
@@ -138,12 +157,13 @@ impl JsonlDecoder {
         let JsonlDecoder {
             names,
             kinds,
+            rules,
             slots,
             row,
             key,
             ..
         } = self;
-        write_row(names, kinds, slots, row, key, object, number, out)
+        write_row(names, kinds, *rules, slots, row, key, object, number, out)
     }
 
     /// The rows decoded so far.
@@ -162,6 +182,7 @@ impl JsonlDecoder {
 fn write_row(
     names: &[Box<[u8]>],
     kinds: &[ColumnKind],
+    rules: KeyRules,
     slots: &mut [Option<(usize, usize)>],
     row: &mut Vec<u8>,
     key: &mut Vec<u8>,
@@ -169,7 +190,7 @@ fn write_row(
     line_no: u64,
     out: &mut Vec<u8>,
 ) -> Result<(), DecodeError> {
-    decode_object(names, kinds, slots, row, key, line, line_no)?;
+    decode_object(names, kinds, rules, slots, row, key, line, line_no)?;
     for (i, slot) in slots.iter().enumerate() {
         if i > 0 {
             out.push(b'\t');
@@ -183,9 +204,11 @@ fn write_row(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn decode_object(
     names: &[Box<[u8]>],
     kinds: &[ColumnKind],
+    rules: KeyRules,
     slots: &mut [Option<(usize, usize)>],
     row: &mut Vec<u8>,
     key: &mut Vec<u8>,
@@ -211,6 +234,22 @@ fn decode_object(
             cur.skip_ws();
             let key_at = cur.pos;
             let column = read_key(&mut cur, names, member, key).map_err(json)?;
+            if column.is_none() && rules.ignore_unknown {
+                cur.expect(b':', "':'").map_err(json)?;
+                cur.skip_value(0).map_err(json)?;
+                cur.skip_ws();
+                match cur.peek() {
+                    Some(b',') => {
+                        cur.pos += 1;
+                        continue;
+                    }
+                    Some(b'}') => {
+                        cur.pos += 1;
+                        break;
+                    }
+                    _ => return Err(json(cur.error("',' or '}'"))),
+                }
+            }
             let Some(column) = column else {
                 return Err(DecodeError::new(DecodeErrorKind::UnknownKey, line_no)
                     .at(line, key_at)
@@ -248,6 +287,19 @@ fn decode_object(
         return Err(DecodeError::new(DecodeErrorKind::InvalidJson, line_no)
             .at(line, cur.pos)
             .detail("expected the end of the line after the object"));
+    }
+    if rules.require_all {
+        if let Some(missing) = slots.iter().position(Option::is_none) {
+            let name = names
+                .get(missing)
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .unwrap_or_default();
+            return Err(
+                DecodeError::new(DecodeErrorKind::MissingKey, line_no).detail(format!(
+                    "{name:?} is missing: every object must have the same keys"
+                )),
+            );
+        }
     }
     Ok(())
 }

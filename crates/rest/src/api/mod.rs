@@ -1,11 +1,13 @@
 //! The REST API as a mount of the HTTP server: each request parsed, its schema and resource
 //! found in the schema cache, and handed to the read, write or call path.
 
+mod bulk;
 mod call;
 mod context;
 mod read;
 mod write;
 
+pub use bulk::STREAM_THRESHOLD;
 pub use context::RequestContext;
 
 use crate::config::RestConfig;
@@ -16,8 +18,46 @@ use http::{HeaderValue, StatusCode, header};
 use sluice_http::{Mount, MountFuture, Request, RequestContext as HttpContext, Response, full};
 use std::sync::Arc;
 
-/// Where the current schema cache comes from (the reloadable handle, or a fixed snapshot).
-pub type SchemaSource = Arc<dyn Fn() -> Arc<SchemaCache> + Send + Sync>;
+/// Where the current schema cache comes from.
+#[derive(Clone)]
+pub enum SchemaSource {
+    /// One snapshot for good (tests).
+    Fixed(Arc<SchemaCache>),
+    /// The reloadable cache; a request for a name it does not know reloads it (at most once per
+    /// [`MISS_RELOAD_INTERVAL`]) before answering 404.
+    Handle(Arc<crate::schema::SchemaHandle>),
+}
+
+/// The shortest time between reloads caused by requests for unknown names.
+pub const MISS_RELOAD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl SchemaSource {
+    fn current(&self) -> Arc<SchemaCache> {
+        match self {
+            SchemaSource::Fixed(cache) => cache.clone(),
+            SchemaSource::Handle(handle) => handle.current(),
+        }
+    }
+
+    /// The cache, reloaded first when it lacks what `resource` names in `schema`.
+    async fn for_resource(&self, resource: &Resource, schema: &str) -> Arc<SchemaCache> {
+        let cache = self.current();
+        let SchemaSource::Handle(handle) = self else {
+            return cache;
+        };
+        let known = match resource {
+            Resource::Relation(name) => cache.table(schema, name).is_some(),
+            Resource::Routine(name) => cache
+                .routines
+                .contains_key(&crate::schema::QualifiedName::new(schema, name)),
+            Resource::Schema => true,
+        };
+        if known || !handle.refresh(MISS_RELOAD_INTERVAL).await {
+            return cache;
+        }
+        handle.current()
+    }
+}
 
 /// The REST API over a pool: mount it at the API's prefix.
 pub struct RestApi {
@@ -30,7 +70,9 @@ pub struct RestApi {
 pub(crate) struct Target {
     pub schema: String,
     pub name: String,
-    pub context: RequestContext,
+    /// The settings the request's transaction starts with, when it needs any: a role to run
+    /// as, or a schema other than `public` for the search path.
+    pub context: Option<RequestContext>,
 }
 
 impl RestApi {
@@ -51,25 +93,53 @@ impl RestApi {
                 Ok(parsed) => parsed,
                 Err(error) => return error_response(&error),
             };
-        let cache = (self.schema)();
         let schema = match self.schema_for(&parsed) {
             Ok(schema) => schema,
             Err(error) => return error_response(&error),
         };
-        let context = RequestContext::new(
-            self.config.anon_role.clone(),
-            &schema,
-            &parts.method,
-            path,
-            &parts.headers,
-        );
+        let cache = self.schema.for_resource(&parsed.resource, &schema).await;
+        // Only a request that runs as another role or in another schema pays for the settings.
+        let context = (self.config.anon_role.is_some() || schema != "public").then(|| {
+            RequestContext::new(
+                self.config.anon_role.clone(),
+                &schema,
+                &parts.method,
+                path,
+                &parts.headers,
+            )
+        });
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
+        let length: Option<u64> = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        if let (Resource::Relation(name), Method::Post) = (&parsed.resource, parsed.method) {
+            if bulk::streams(&parsed, length) {
+                let reader = match sluice_http::body::BodyReader::new(
+                    body,
+                    length,
+                    http.body_limit,
+                    http.body_timeout,
+                ) {
+                    Ok(reader) => reader,
+                    Err(error) => {
+                        return error_response(&ApiError::new(
+                            error.status(),
+                            "PGRST102",
+                            error.to_string(),
+                        ));
+                    }
+                };
+                let target = Target {
+                    schema,
+                    name: name.clone(),
+                    context,
+                };
+                return bulk::insert(&self, &parsed, &target, &cache, reader).await;
+            }
+        }
         let body = if needs_body {
-            let length = parts
-                .headers
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse().ok());
             match sluice_http::read_body(body, length, http.body_limit, http.body_timeout).await {
                 Ok(bytes) => bytes,
                 Err(error) => {

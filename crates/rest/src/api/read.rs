@@ -21,7 +21,7 @@ use std::sync::Arc;
 struct ReadJob {
     /// How rows become the body: a representation of rows, or a function's value(s).
     shape: Shape,
-    context: Statement,
+    context: Option<Statement>,
     /// The statements that count the rows, run before the rows (`Prefer: count=`).
     counts: Vec<Statement>,
     main: Statement,
@@ -85,7 +85,7 @@ pub(super) async fn stream_call(
     };
     let job = ReadJob {
         shape,
-        context: target.context.statement(),
+        context: target.context.as_ref().map(|c| c.statement()),
         counts: Vec::new(),
         main: call.statement,
         representation,
@@ -201,7 +201,7 @@ fn plan_job(
     };
     Ok(ReadJob {
         shape: Shape::Rows,
-        context: target.context.statement(),
+        context: target.context.as_ref().map(|c| c.statement()),
         counts,
         max_rows: api.config.max_rows,
         main: sql::read::render(&plan),
@@ -266,7 +266,7 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
     let mut converted: Vec<Vec<u8>> = vec![Vec::new(); records.len()];
     let mut scratch = Vec::new();
 
-    let context_params = job.context.driver_params();
+    let context_params = job.context.as_ref().map(Statement::driver_params);
     let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
     let main_params = job.main.driver_params();
     let mut batch = match conn.pipeline(SyncMode::Once).await {
@@ -276,7 +276,10 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
             return;
         }
     };
-    let mut queued = batch.query(&job.context.sql, &context_params).map(drop);
+    let mut queued = match (&job.context, &context_params) {
+        (Some(context), Some(params)) => batch.query(&context.sql, params).map(drop),
+        _ => Ok(()),
+    };
     for (count, params) in job.counts.iter().zip(&count_params) {
         queued = queued.and_then(|()| batch.query(&count.sql, params).map(drop));
     }
@@ -450,8 +453,8 @@ fn total_of(job: &ReadJob, before: &[sluice_pg::Rows]) -> Option<u64> {
             .as_f64()
             .map(|n| n as u64)
     };
-    // The statements before the rows: the context, then the counts.
-    let counts = before.get(1..)?;
+    // The statements before the rows: the context (when sent), then the counts.
+    let counts = before.get(usize::from(job.context.is_some())..)?;
     match (job.count_preference?, counts) {
         (PreferCount::Exact, [count]) => exact(count),
         (PreferCount::Planned, [explain]) => planned(explain),

@@ -15,7 +15,7 @@ use crate::request::{
 };
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
-use crate::sql::write::{Returning, render};
+use crate::sql::write::{Payload, Returning, render};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use sluice_formats::ColumnSpec;
@@ -23,10 +23,10 @@ use sluice_http::{Response, empty, full};
 use sluice_pg::SyncMode;
 
 /// What the write answers once it ran.
-struct Written {
-    rows: u64,
-    body: Option<Bytes>,
-    location: Option<String>,
+pub(super) struct Written {
+    pub rows: u64,
+    pub body: Option<Bytes>,
+    pub location: Option<String>,
 }
 
 pub(super) async fn write(
@@ -85,6 +85,9 @@ async fn run(
     let (payload, payload_is_array, keys) = if needs_body {
         let json = body_as_json(request, &body)?;
         let shape = payload_shape(&json)?;
+        if query.columns.is_none() {
+            shape.require_matching_keys()?;
+        }
         (Some(json), shape.is_array, shape.keys)
     } else {
         (None, false, Vec::new())
@@ -200,11 +203,13 @@ async fn run(
         }
         _ => Returning::Nothing,
     };
-    let statement = render(
-        &plan,
-        payload.map(|json| String::from_utf8_lossy(&json).into_owned()),
-        returning,
-    );
+    let payload = match payload {
+        Some(json) => Payload::Json(String::from_utf8(json).map_err(|_| {
+            ApiError::new(StatusCode::BAD_REQUEST, "PGRST102", "The body is not UTF-8")
+        })?),
+        None => Payload::None,
+    };
+    let statement = render(&plan, payload, returning);
     let commits = api.config.tx_end.commits(prefer.tx);
     let written = execute(
         api,
@@ -432,7 +437,7 @@ fn put_mutation<'s>(
 }
 
 /// Runs the statement behind the context; reads the rows it returns.
-async fn execute(
+pub(super) async fn execute(
     api: &RestApi,
     target: &Target,
     statement: &crate::sql::Statement,
@@ -442,48 +447,80 @@ async fn execute(
     max_affected: Option<u64>,
 ) -> Result<Written, ApiError> {
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
-    let context = target.context.statement();
-    let context_params = context.driver_params();
+    let context = target.context.as_ref().map(|c| c.statement());
+    let context_params = context.as_ref().map(crate::sql::Statement::driver_params);
     let params = statement.driver_params();
-    let mut batch = conn
-        .pipeline(SyncMode::Once)
-        .await
-        .map_err(|e| ApiError::from_pg(&e, false))?;
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
-    if !commits {
+    // One implicit transaction commits at the Sync; one that may have to roll back (tx=rollback,
+    // max-affected) is explicit and ended once the result is read.
+    let explicit = !commits || max_affected.is_some();
+    let mut batch = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
+    if explicit {
         batch.query("BEGIN", &[]).map_err(pg)?;
     }
-    batch.query(&context.sql, &context_params).map_err(pg)?;
+    if let (Some(context), Some(params)) = (&context, &context_params) {
+        batch.query(&context.sql, params).map_err(pg)?;
+    }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
-    if !commits {
-        batch.query("ROLLBACK", &[]).map_err(pg)?;
-    }
     let results = batch.run().await.map_err(pg)?;
-    let mut rows_result = None;
-    for (i, result) in results.into_iter().enumerate() {
-        let rows = result.map_err(pg)?;
-        if i == main {
-            rows_result = Some(rows);
+    // With one Sync, every statement fails when one does: report the server's error.
+    if let Some(error) = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .find(|e| e.as_db_error().is_some())
+        .or_else(|| results.iter().find_map(|r| r.as_ref().err()))
+    {
+        let error = pg_ref(error);
+        if explicit {
+            conn.batch_execute("ROLLBACK").await.map_err(pg)?;
         }
+        return Err(error);
     }
-    let rows = rows_result.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "PGRSTX00",
-            "The write gave no result",
-        )
-    })?;
-    let affected = rows.command_tag().rows_affected().max(rows.len() as u64);
-    if let Some(max) = max_affected {
-        if affected > max {
+    let rows = results
+        .into_iter()
+        .nth(main)
+        .and_then(Result::ok)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "PGRSTX00",
+                "The write gave no result",
+            )
+        })?;
+    let written = written_from(&mut conn, &rows, representation, location_of).await;
+    let keep = match (&written, max_affected) {
+        (Err(_), _) => false,
+        (Ok(w), Some(max)) if w.rows > max => {
+            if explicit {
+                conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+            }
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "PGRST124",
                 "Query result exceeds max-affected preference constraint",
             )
-            .details(format!("The query affects {affected} rows")));
+            .details(format!("The query affects {} rows", w.rows)));
         }
+        _ => commits,
+    };
+    if explicit {
+        conn.batch_execute(if keep { "COMMIT" } else { "ROLLBACK" })
+            .await
+            .map_err(pg)?;
     }
+    written
+}
+
+/// What a write's returned rows answer: the count, the rows in the representation asked for,
+/// the `Location` of the first row's primary key.
+pub(super) async fn written_from(
+    conn: &mut sluice_pg::Connection,
+    rows: &sluice_pg::Rows,
+    representation: Option<Representation>,
+    location_of: Option<&Table>,
+) -> Result<Written, ApiError> {
+    let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    let affected = rows.command_tag().rows_affected().max(rows.len() as u64);
     let location = location_of.and_then(|table| {
         let row = rows.get(0)?;
         let pairs: Vec<String> = table
@@ -503,7 +540,7 @@ async fn execute(
         None => None,
         Some(representation) => {
             let oids: Vec<u32> = rows.columns().iter().map(|c| c.type_oid()).collect();
-            let kinds = sluice_formats::kind::column_kinds(&mut conn, &oids)
+            let kinds = sluice_formats::kind::column_kinds(conn, &oids)
                 .await
                 .map_err(pg)?;
             let specs: Vec<ColumnSpec> = rows
@@ -546,8 +583,12 @@ async fn execute(
     })
 }
 
+fn pg_ref(error: &sluice_pg::Error) -> ApiError {
+    ApiError::from_pg(error, false)
+}
+
 /// The answer: 201 for POST, 200 with a representation, else 204; the headers clients read.
-fn answer(
+pub(super) fn answer(
     request: &ApiRequest,
     returns: PreferReturn,
     written: Written,

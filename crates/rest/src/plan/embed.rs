@@ -6,7 +6,11 @@ use crate::error::ApiError;
 use crate::schema::{Cardinality, Relationship, SchemaCache, Table};
 use http::StatusCode;
 
-/// The relationship from `from` that `target` (with `hint`) names.
+/// The relationship from `from` that `target` (with `hint`) names, by PostgREST's rules: the
+/// foreign relation's name, a foreign-key constraint or column (not towards a view), narrowed by
+/// a hint naming the constraint, a column of either side or the junction; for a relation
+/// referencing itself, the table's name means its children (one-to-many, with a hint naming the
+/// referencing column) and the column's name its parent (many-to-one).
 pub fn find<'s>(
     cache: &'s SchemaCache,
     from: &Table,
@@ -14,11 +18,17 @@ pub fn find<'s>(
     hint: Option<&str>,
 ) -> Result<&'s Relationship, ApiError> {
     let all = cache.relationships.get(&from.name);
+    let is_view = |r: &Relationship| {
+        cache
+            .tables
+            .get(&r.foreign_table)
+            .is_some_and(Table::is_view)
+    };
     let named: Vec<&Relationship> = all
         .into_iter()
         .flatten()
-        .filter(|r| names_target(r, &from.name.schema, target))
-        .filter(|r| hint.is_none_or(|hint| matches_hint(r, hint)))
+        .filter(|r| r.foreign_table.schema == from.name.schema || !r.is_self)
+        .filter(|r| matches(r, target, hint, is_view(r), &from.name.schema))
         .collect();
     match named.as_slice() {
         [one] => Ok(one),
@@ -27,37 +37,58 @@ pub fn find<'s>(
     }
 }
 
-/// Whether `target` names the relationship's foreign relation (in the request's schema) or,
-/// for a to-one relationship over one column, that column of `table`.
-fn names_target(r: &Relationship, schema: &str, target: &str) -> bool {
-    if r.foreign_table.name == target && r.foreign_table.schema == schema {
-        return true;
-    }
-    match &r.cardinality {
-        Cardinality::ManyToOne(key) | Cardinality::OneToOne { key, parent: false } => {
-            matches!(key.columns.as_slice(), [(column, _)] if column == target)
-        }
-        _ => false,
+/// The single column pair of a key relationship.
+fn single_columns(c: &Cardinality) -> Option<(&str, &str)> {
+    match c {
+        Cardinality::ManyToOne(key)
+        | Cardinality::OneToMany(key)
+        | Cardinality::OneToOne { key, .. } => match key.columns.as_slice() {
+            [(local, foreign)] => Some((local.as_str(), foreign.as_str())),
+            _ => None,
+        },
+        Cardinality::ManyToMany(_) => None,
     }
 }
 
-/// Whether `hint` names the relationship's constraint, one of its columns, or (many-to-many)
-/// its junction table or one of the junction's constraints.
-fn matches_hint(r: &Relationship, hint: &str) -> bool {
-    match &r.cardinality {
+fn constraint(c: &Cardinality) -> Option<&str> {
+    match c {
         Cardinality::ManyToOne(key)
         | Cardinality::OneToMany(key)
-        | Cardinality::OneToOne { key, .. } => {
-            key.constraint == hint
-                || key
-                    .columns
-                    .iter()
-                    .any(|(local, foreign)| local == hint || foreign == hint)
+        | Cardinality::OneToOne { key, .. } => Some(&key.constraint),
+        Cardinality::ManyToMany(_) => None,
+    }
+}
+
+fn matches(
+    r: &Relationship,
+    target: &str,
+    hint: Option<&str>,
+    to_view: bool,
+    schema: &str,
+) -> bool {
+    let names_table = r.foreign_table.name == target && r.foreign_table.schema == schema;
+    let one_to_many = matches!(r.cardinality, Cardinality::OneToMany(_));
+    let many_to_one = matches!(r.cardinality, Cardinality::ManyToOne(_));
+    let local = single_columns(&r.cardinality).map(|(l, _)| l);
+    let foreign = single_columns(&r.cardinality).map(|(_, f)| f);
+    if r.is_self {
+        return match hint {
+            None => (names_table && one_to_many) || (many_to_one && local == Some(target)),
+            Some(hint) => names_table && one_to_many && foreign == Some(hint),
+        };
+    }
+    match hint {
+        None => {
+            names_table
+                || (!to_view && constraint(&r.cardinality) == Some(target))
+                || (!to_view && local == Some(target))
         }
-        Cardinality::ManyToMany(junction) => {
-            junction.table.name == hint
-                || junction.source.constraint == hint
-                || junction.target.constraint == hint
+        Some(hint) => {
+            names_table
+                && (constraint(&r.cardinality) == Some(hint)
+                    || local == Some(hint)
+                    || foreign == Some(hint)
+                    || matches!(&r.cardinality, Cardinality::ManyToMany(j) if j.table.name == hint))
         }
     }
 }

@@ -19,6 +19,24 @@ pub struct PayloadShape {
     pub keys: Vec<String>,
     /// The number of objects.
     pub rows: u64,
+    /// Every object has the same keys (PostgREST requires it unless `columns=` says which to
+    /// take).
+    pub keys_match: bool,
+}
+
+impl PayloadShape {
+    /// 400 PGRST102 when the objects' keys differ.
+    pub fn require_matching_keys(&self) -> Result<(), ApiError> {
+        if self.keys_match {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "PGRST102",
+                "All object keys must match",
+            ))
+        }
+    }
 }
 
 /// Reads the shape of a JSON body without building it: every value is skipped, only keys are
@@ -67,6 +85,7 @@ impl<'de> Visitor<'de> for ShapeVisitor {
             is_array: false,
             keys: object_keys(map)?,
             rows: 1,
+            keys_match: true,
         })
     }
 
@@ -74,6 +93,7 @@ impl<'de> Visitor<'de> for ShapeVisitor {
         let mut keys: Option<Vec<String>> = None;
         let mut sorted: BTreeSet<String> = BTreeSet::new();
         let mut rows = 0;
+        let mut keys_match = true;
         while let Some(object) = seq.next_element_seed(ObjectKeys)? {
             rows += 1;
             match &keys {
@@ -83,9 +103,7 @@ impl<'de> Visitor<'de> for ShapeVisitor {
                 }
                 Some(_) => {
                     let these: BTreeSet<String> = object.into_iter().collect();
-                    if these != sorted {
-                        return Err(serde::de::Error::custom("All object keys must match"));
-                    }
+                    keys_match &= these == sorted;
                 }
             }
         }
@@ -93,6 +111,7 @@ impl<'de> Visitor<'de> for ShapeVisitor {
             is_array: true,
             keys: keys.unwrap_or_default(),
             rows,
+            keys_match,
         })
     }
 }
@@ -234,7 +253,8 @@ mod tests {
         assert_eq!(shape.keys, ["a", "b"]);
         let shape = payload_shape(b"[]").unwrap();
         assert_eq!((shape.is_array, shape.rows, shape.keys.len()), (true, 0, 0));
-        let error = payload_shape(br#"[{"a": 1}, {"b": 2}]"#).unwrap_err();
+        let shape = payload_shape(br#"[{"a": 1}, {"b": 2}]"#).unwrap();
+        let error = shape.require_matching_keys().unwrap_err();
         assert_eq!(
             (error.code.as_str(), error.message.as_str()),
             ("PGRST102", "All object keys must match")

@@ -3,8 +3,17 @@
 //! schema.
 
 pub mod ast;
+mod cursor;
+mod filter;
+mod headers;
+mod parse;
+mod select;
 
 pub use ast::*;
+pub use filter::{parse_filter, parse_logic};
+pub use headers::{accept, media_type, preferences, range};
+pub use parse::parse_request;
+pub use select::{parse_columns, parse_order, parse_select};
 
 /// A request as the grammar reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]

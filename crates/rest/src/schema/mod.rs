@@ -1,6 +1,10 @@
 //! The schema cache: what the exposed schemas hold, loaded from the catalog in a handful of
 //! queries, kept as an immutable snapshot and swapped whole on reload.
 
+pub mod handle;
 pub mod model;
+mod quick;
+pub use quick::load;
 
+pub use handle::{SchemaHandle, install_ddl_trigger};
 pub use model::*;

@@ -24,21 +24,35 @@ pub enum Returning<'p, 's> {
     Read(&'p ReadPlan<'s>),
 }
 
-/// The write's statement; `payload` is the request body (JSON), the first parameter.
-pub fn render(
-    plan: &WritePlan<'_>,
-    payload: Option<String>,
-    returning: Returning<'_, '_>,
-) -> Statement {
+/// Where a write's rows come from.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// The request body (JSON), as the first parameter.
+    Json(String),
+    /// A temporary table the body was copied into.
+    Staged(String),
+    /// No body (DELETE).
+    None,
+}
+
+/// The write's statement.
+pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '_>) -> Statement {
     let mut st = Statement::new();
     let represent = matches!(returning, Returning::Read(_));
     if represent {
         st.push("WITH ").ident(SOURCE).push(" AS (");
     }
-    let payload_param = payload.map(|body| {
-        st.params.push(Some(body));
-        format!("${}", st.params.len())
-    });
+    let staged = match &payload {
+        Payload::Staged(table) => Some(table.clone()),
+        _ => None,
+    };
+    let payload_param = match payload {
+        Payload::Json(body) => {
+            st.params.push(Some(body));
+            Some(format!("${}", st.params.len()))
+        }
+        _ => None,
+    };
     let table = &plan.table.name;
     let target = "pgrst_target";
     match &plan.mutation {
@@ -62,13 +76,18 @@ pub fn render(
                 st.column("pgrst_body", &c.name);
             });
             st.push(" FROM ");
-            payload_source(
-                &mut st,
-                payload_param.as_deref().unwrap_or("NULL"),
-                columns,
-                plan.payload_is_array,
-                *missing_default,
-            );
+            match &staged {
+                Some(table) => {
+                    st.ident(table).push(" AS ").ident("pgrst_body");
+                }
+                None => payload_source(
+                    &mut st,
+                    payload_param.as_deref().unwrap_or("NULL"),
+                    columns,
+                    plan.payload_is_array,
+                    *missing_default,
+                ),
+            }
             if let Some(on_conflict) = on_conflict {
                 conflict(&mut st, on_conflict, columns);
             }

@@ -3,8 +3,8 @@
 -- `\i ../fixtures.sql` in their setup.sql.
 
 -- Roles are cluster-wide: suites share them.
-DO $$ BEGIN CREATE ROLE rest_anon NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
-DO $$ BEGIN CREATE ROLE rest_reader NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE rest_anon NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE rest_reader NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
 
 CREATE TABLE authors (
   id int PRIMARY KEY,
@@ -105,7 +105,7 @@ CREATE FUNCTION stats(OUT books bigint, OUT pages bigint) LANGUAGE sql STABLE
 CREATE FUNCTION titles_table() RETURNS TABLE (title text, pages int) LANGUAGE sql STABLE
   AS 'SELECT title, pages FROM books ORDER BY id';
 CREATE FUNCTION add_genre(name text) RETURNS int LANGUAGE sql VOLATILE
-  AS 'INSERT INTO genres (id, name) SELECT coalesce(max(id), 0) + 1, name FROM genres RETURNING id';
+  AS 'INSERT INTO genres (id, name) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM genres), name) RETURNING id';
 CREATE FUNCTION echo_json(json) RETURNS json LANGUAGE sql IMMUTABLE AS 'SELECT $1';
 CREATE FUNCTION count_words(VARIADIC words text[]) RETURNS int LANGUAGE sql IMMUTABLE
   AS 'SELECT coalesce(array_length(words, 1), 0)';

@@ -1,0 +1,295 @@
+//! Large POST bodies streamed into PostgreSQL as they arrive: a JSON array, JSON Lines or CSV
+//! body decoded frame by frame into `COPY ... FROM STDIN` — straight into the table for a plain
+//! insert, else into a temporary table first and then one `INSERT ... SELECT` that applies
+//! upserts and returns rows. Memory is a frame, an unfinished element and one COPY chunk,
+//! whatever the body's size; a bad element stops the COPY and nothing is written.
+
+use super::write::{Written, answer, written_from};
+use super::{RestApi, Target, error_response};
+use crate::error::ApiError;
+use crate::plan::write::{Mutation, OnConflict, WritePlan, conflict_columns, payload_columns};
+use crate::plan::{ReadInput, plan_read};
+use crate::request::{ApiRequest, MediaType, PreferMissing, PreferReturn, SelectItem};
+use crate::response;
+use crate::schema::SchemaCache;
+use crate::sql::write::{Payload, Returning, render};
+use bytes::BytesMut;
+use http::StatusCode;
+use sluice_formats::decode::{
+    DecodeError, JsonArrayDecoder, JsonlDecoder, KeyRules, first_element_keys, first_object_keys,
+};
+use sluice_http::Response;
+use sluice_http::body::{BodyError, BodyReader};
+
+/// Bodies above this size (or of unknown size) are streamed; smaller ones are read whole.
+pub const STREAM_THRESHOLD: u64 = 1 << 20;
+
+/// COPY data is sent in pieces of about this size.
+const COPY_CHUNK: usize = 256 * 1024;
+
+/// The temporary table a streamed upsert or representation goes through.
+const STAGE: &str = "pgrst_stage";
+
+/// Whether a POST should be streamed: a large (or chunked) body of a streamable media type,
+/// without `missing=default` (which needs every object's keys before the first row).
+pub(super) fn streams(request: &ApiRequest, content_length: Option<u64>) -> bool {
+    let media = request.content_type.clone().unwrap_or(MediaType::Json);
+    matches!(
+        media,
+        MediaType::Json | MediaType::JsonLines | MediaType::Csv
+    ) && request.prefer.missing != Some(PreferMissing::Default)
+        && content_length.is_none_or(|length| length > STREAM_THRESHOLD)
+}
+
+/// How the body becomes COPY data.
+enum Decoder {
+    Array(JsonArrayDecoder),
+    Lines(JsonlDecoder),
+    /// CSV goes to `COPY ... (FORMAT csv, HEADER)` as it is.
+    Csv,
+}
+
+impl Decoder {
+    fn decode(&mut self, input: &[u8], eof: bool, out: &mut Vec<u8>) -> Result<usize, DecodeError> {
+        match self {
+            Decoder::Array(d) => d.decode(input, eof, out),
+            Decoder::Lines(d) => d.decode(input, eof, out),
+            Decoder::Csv => {
+                out.extend_from_slice(input);
+                Ok(input.len())
+            }
+        }
+    }
+}
+
+pub(super) async fn insert(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    mut reader: BodyReader,
+) -> Response {
+    match run(api, request, target, cache, &mut reader).await {
+        Ok(response) => response,
+        Err(error) => {
+            // A client still sending gets the answer once the rest is read (within the limits).
+            reader.discard_rest().await;
+            error_response(&error)
+        }
+    }
+}
+
+fn body_error(error: BodyError) -> ApiError {
+    ApiError::new(error.status(), "PGRST102", error.to_string())
+}
+
+fn decode_error(error: DecodeError, media: &MediaType) -> ApiError {
+    let place = match media {
+        MediaType::JsonLines => format!("line {}", error.line()),
+        _ => format!("element {} of the array", error.line()),
+    };
+    let column = error
+        .column()
+        .map(|c| format!(", character {c}"))
+        .unwrap_or_default();
+    ApiError::new(StatusCode::BAD_REQUEST, "PGRST102", "Empty or invalid json")
+        .details(format!("{place}{column}: {error}"))
+}
+
+async fn run(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    reader: &mut BodyReader,
+) -> Result<Response, ApiError> {
+    let table = cache
+        .table(&target.schema, &target.name)
+        .ok_or_else(|| super::table_not_found(&target.schema, &target.name))?;
+    let media = request.content_type.clone().unwrap_or(MediaType::Json);
+    let query = &request.query;
+    let prefer = &request.prefer;
+    // The columns: `columns=`, else the first object's keys (or the CSV header), read ahead.
+    let mut pending = BytesMut::new();
+    let mut eof = false;
+    let keys = loop {
+        let found = match (&query.columns, &media) {
+            (Some(columns), _) => Ok(Some(columns.clone())),
+            (None, MediaType::Csv) => Ok(csv_header(&pending, eof)),
+            (None, MediaType::JsonLines) => first_object_keys(&pending, eof),
+            (None, _) => first_element_keys(&pending, eof),
+        };
+        match found.map_err(|e| decode_error(e, &media))? {
+            Some(keys) => break keys,
+            None if eof => break Vec::new(),
+            None => match reader.frame().await.map_err(body_error)? {
+                Some(frame) => pending.extend_from_slice(&frame),
+                None => eof = true,
+            },
+        }
+    };
+    let columns = payload_columns(table, &keys, None)?;
+    let on_conflict = match prefer.resolution {
+        Some(resolution) => Some(OnConflict {
+            columns: conflict_columns(table, query.on_conflict.as_deref())?,
+            resolution,
+        }),
+        None => None,
+    };
+    let returns = prefer.return_.unwrap_or(PreferReturn::Minimal);
+    let star = [SelectItem::Star];
+    let read = plan_read(
+        cache,
+        table,
+        &ReadInput {
+            select: query.select.as_deref().unwrap_or(&star),
+            filters: &[],
+            logic: &[],
+            order: &[],
+            limit: &[],
+            offset: &[],
+            aggregates_enabled: api.config.aggregates_enabled,
+        },
+    )?;
+    let representation = match returns {
+        PreferReturn::Representation => Some(response::negotiate(&request.accept)?),
+        _ => None,
+    };
+    let location = returns == PreferReturn::HeadersOnly && !table.primary_key.is_empty();
+    let staged = on_conflict.is_some() || representation.is_some() || location;
+
+    let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+    let oids: Vec<u32> = columns.iter().map(|c| c.type_oid).collect();
+    let kinds = sluice_formats::kind::column_kinds(&mut conn, &oids)
+        .await
+        .map_err(pg)?;
+    let rules = KeyRules {
+        ignore_unknown: query.columns.is_some(),
+        require_all: query.columns.is_none(),
+    };
+    let mut decoder = match media {
+        MediaType::Csv => Decoder::Csv,
+        MediaType::JsonLines => {
+            Decoder::Lines(JsonlDecoder::new(&keys, kinds).with_key_rules(rules))
+        }
+        _ => Decoder::Array(JsonArrayDecoder::new(&keys, kinds).with_key_rules(rules)),
+    };
+
+    let mut tx = conn.transaction().map_err(pg)?;
+    if let Some(context) = target.context.as_ref().map(|c| c.statement()) {
+        tx.query(&context.sql, &context.driver_params())
+            .await
+            .map_err(pg)?;
+    }
+    let mut copy_sql = String::from("COPY ");
+    if staged {
+        let mut stage = String::from("CREATE TEMP TABLE ");
+        sluice_pg::sql::push_ident(&mut stage, STAGE);
+        stage.push_str(" ON COMMIT DROP AS SELECT ");
+        for (i, c) in columns.iter().enumerate() {
+            if i > 0 {
+                stage.push_str(", ");
+            }
+            sluice_pg::sql::push_ident(&mut stage, &c.name);
+        }
+        stage.push_str(" FROM ");
+        sluice_pg::sql::push_qualified(&mut stage, &table.name.schema, &table.name.name);
+        stage.push_str(" WITH NO DATA");
+        tx.batch_execute(&stage).await.map_err(pg)?;
+        sluice_pg::sql::push_ident(&mut copy_sql, STAGE);
+    } else {
+        sluice_pg::sql::push_qualified(&mut copy_sql, &table.name.schema, &table.name.name);
+    }
+    copy_sql.push_str(" (");
+    for (i, c) in columns.iter().enumerate() {
+        if i > 0 {
+            copy_sql.push_str(", ");
+        }
+        sluice_pg::sql::push_ident(&mut copy_sql, &c.name);
+    }
+    copy_sql.push_str(") FROM STDIN");
+    if matches!(decoder, Decoder::Csv) {
+        copy_sql.push_str(" (FORMAT csv, HEADER true)");
+    }
+    let mut copy = tx.copy_in(&copy_sql).await.map_err(pg)?;
+    let mut out: Vec<u8> = Vec::with_capacity(COPY_CHUNK + COPY_CHUNK / 4);
+    let outcome: Result<(), ApiError> = async {
+        loop {
+            let used = decoder
+                .decode(&pending, eof, &mut out)
+                .map_err(|e| decode_error(e, &media))?;
+            let _ = pending.split_to(used);
+            if out.len() >= COPY_CHUNK || (eof && !out.is_empty()) {
+                copy.write(&out).await.map_err(pg)?;
+                out.clear();
+            }
+            if eof {
+                return Ok(());
+            }
+            match reader.frame().await.map_err(body_error)? {
+                Some(frame) if pending.is_empty() => {
+                    // Most frames are used whole: decode them where they are.
+                    let used = decoder
+                        .decode(&frame, false, &mut out)
+                        .map_err(|e| decode_error(e, &media))?;
+                    pending.extend_from_slice(frame.get(used..).unwrap_or_default());
+                }
+                Some(frame) => pending.extend_from_slice(&frame),
+                None => eof = true,
+            }
+        }
+    }
+    .await;
+    if let Err(error) = outcome {
+        let _ = copy.abort("the request body was refused").await;
+        return Err(error);
+    }
+    let copied = copy.finish().await.map_err(pg)?;
+    let written = if staged {
+        let plan = WritePlan {
+            table,
+            mutation: Mutation::Insert {
+                columns,
+                on_conflict,
+                missing_default: false,
+            },
+            payload_is_array: true,
+        };
+        let returning = match (&representation, location) {
+            (Some(_), _) => Returning::Read(&read),
+            (None, true) => Returning::Columns(&table.primary_key),
+            _ => Returning::Nothing,
+        };
+        let statement = render(&plan, Payload::Staged(STAGE.to_string()), returning);
+        let rows = tx
+            .query(&statement.sql, &statement.driver_params())
+            .await
+            .map_err(pg)?;
+        written_from(&mut tx, &rows, representation, location.then_some(table)).await?
+    } else {
+        Written {
+            rows: copied,
+            body: None,
+            location: None,
+        }
+    };
+    if api.config.tx_end.commits(prefer.tx) {
+        tx.commit().await.map_err(pg)?;
+    } else {
+        tx.rollback().await.map_err(pg)?;
+    }
+    Ok(answer(request, returns, written, representation))
+}
+
+/// The CSV header's column names once its line is complete.
+fn csv_header(input: &[u8], eof: bool) -> Option<Vec<String>> {
+    let end = memchr::memchr(b'\n', input).or(eof.then_some(input.len()))?;
+    let line = std::str::from_utf8(input.get(..end)?).ok()?;
+    Some(
+        line.trim_end_matches('\r')
+            .split(',')
+            .map(|name| name.trim().trim_matches('"').to_string())
+            .collect(),
+    )
+}

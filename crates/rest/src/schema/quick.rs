@@ -1,0 +1,446 @@
+//! A first, plain loader of the schema cache (tables, columns, keys, foreign keys, many-to-many
+//! junctions, functions), used until the full loader lands. TEMPORARY.
+
+use super::model::*;
+use sluice_pg::Connection;
+use std::collections::HashMap;
+
+/// A foreign key as read: table, constraint, referenced table, columns, referenced columns.
+type ForeignKeyRow = (u32, String, u32, Vec<String>, Vec<String>);
+
+/// Loads what `schemas` hold.
+pub async fn load(
+    conn: &mut Connection,
+    schemas: &[String],
+) -> Result<SchemaCache, sluice_pg::Error> {
+    let list = format!(
+        "{{{}}}",
+        schemas
+            .iter()
+            .map(|s| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let mut cache = SchemaCache {
+        schemas: schemas.to_vec(),
+        ..SchemaCache::default()
+    };
+    let rows = conn
+        .query(
+            "SELECT n.nspname::text, c.relname::text, c.relkind::text, \
+                    pg_catalog.obj_description(c.oid, 'pg_class'), \
+                    pg_catalog.pg_relation_is_updatable(c.oid, true), c.oid \
+             FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = ANY($1::text[]) AND c.relkind IN ('r','v','m','f','p')",
+            &[&list],
+        )
+        .await?;
+    let mut by_oid: HashMap<u32, QualifiedName> = HashMap::new();
+    for row in rows.iter() {
+        let name = QualifiedName::new(row.get::<&str>(0)?, row.get::<&str>(1)?);
+        let kind = match row.get::<&str>(2)? {
+            "r" => RelationKind::Table,
+            "p" => RelationKind::PartitionedTable,
+            "v" => RelationKind::View,
+            "m" => RelationKind::MaterializedView,
+            _ => RelationKind::ForeignTable,
+        };
+        let updatable: i32 = row.get(4)?;
+        let oid: u32 = row.get(5)?;
+        by_oid.insert(oid, name.clone());
+        cache.tables.insert(
+            name.clone(),
+            Table {
+                name,
+                kind,
+                description: row.get::<Option<String>>(3)?,
+                columns: Vec::new(),
+                primary_key: Vec::new(),
+                insertable: updatable & 8 != 0,
+                updatable: updatable & 4 != 0,
+                deletable: updatable & 16 != 0,
+            },
+        );
+    }
+    let rows = conn
+        .query(
+            "SELECT a.attrelid, a.attname::text, a.atttypid, \
+                    pg_catalog.format_type(a.atttypid, a.atttypmod), \
+                    pg_catalog.format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), a.atttypmod), \
+                    NOT a.attnotnull, pg_catalog.pg_get_expr(d.adbin, d.adrelid), \
+                    a.attgenerated <> '' OR a.attidentity = 'a', \
+                    CASE WHEN a.atttypmod > 4 AND t.typname IN ('varchar', 'bpchar') THEN a.atttypmod - 4 END, \
+                    coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) \
+                              FROM pg_catalog.pg_enum e WHERE e.enumtypid = a.atttypid), '{}'), \
+                    pg_catalog.col_description(a.attrelid, a.attnum) \
+             FROM pg_catalog.pg_attribute a \
+             JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
+             LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+             WHERE n.nspname = ANY($1::text[]) AND c.relkind IN ('r','v','m','f','p') \
+               AND a.attnum > 0 AND NOT a.attisdropped \
+             ORDER BY a.attrelid, a.attnum",
+            &[&list],
+        )
+        .await?;
+    for row in rows.iter() {
+        let oid: u32 = row.get(0)?;
+        let Some(table) = by_oid.get(&oid).and_then(|n| cache.tables.get_mut(n)) else {
+            continue;
+        };
+        table.columns.push(Column {
+            name: row.get::<&str>(1)?.to_string(),
+            type_oid: row.get(2)?,
+            type_name: row.get::<&str>(3)?.to_string(),
+            base_type_name: row.get::<&str>(4)?.to_string(),
+            nullable: row.get(5)?,
+            default: row.get::<Option<String>>(6)?,
+            generated: row.get(7)?,
+            max_length: row.get::<Option<i32>>(8)?,
+            enum_values: row.get(9)?,
+            description: row.get::<Option<String>>(10)?,
+        });
+    }
+    // Keys: primary (p), unique (u) for one-to-one detection, foreign (f).
+    let rows = conn
+        .query(
+            "SELECT c.conrelid, c.contype::text, c.conname::text, c.confrelid, \
+                    (SELECT array_agg(a.attname::text ORDER BY k.i) FROM unnest(c.conkey) WITH ORDINALITY k(n, i) \
+                       JOIN pg_catalog.pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n), \
+                    coalesce((SELECT array_agg(a.attname::text ORDER BY k.i) FROM unnest(c.confkey) WITH ORDINALITY k(n, i) \
+                       JOIN pg_catalog.pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n), '{}') \
+             FROM pg_catalog.pg_constraint c \
+             JOIN pg_catalog.pg_class r ON r.oid = c.conrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace \
+             WHERE n.nspname = ANY($1::text[]) AND c.contype IN ('p', 'u', 'f')",
+            &[&list],
+        )
+        .await?;
+    let mut uniques: HashMap<u32, Vec<Vec<String>>> = HashMap::new();
+    let mut fks: Vec<ForeignKeyRow> = Vec::new();
+    for row in rows.iter() {
+        let oid: u32 = row.get(0)?;
+        let kind: &str = row.get(1)?;
+        let columns: Vec<String> = row.get(4)?;
+        match kind {
+            "p" => {
+                if let Some(table) = by_oid.get(&oid).and_then(|n| cache.tables.get_mut(n)) {
+                    table.primary_key = columns.clone();
+                }
+                uniques.entry(oid).or_default().push(columns);
+            }
+            "u" => uniques.entry(oid).or_default().push(columns),
+            _ => fks.push((
+                oid,
+                row.get::<&str>(2)?.to_string(),
+                row.get(3)?,
+                columns,
+                row.get(5)?,
+            )),
+        }
+    }
+    let unique = |oid: u32, cols: &[String]| {
+        uniques.get(&oid).is_some_and(|keys| {
+            keys.iter().any(|k| {
+                let mut a = k.clone();
+                let mut b = cols.to_vec();
+                a.sort();
+                b.sort();
+                a == b
+            })
+        })
+    };
+    for (table_oid, constraint, foreign_oid, columns, foreign_columns) in &fks {
+        let (Some(table), Some(foreign)) = (by_oid.get(table_oid), by_oid.get(foreign_oid)) else {
+            continue;
+        };
+        let pairs: Vec<(String, String)> = columns
+            .iter()
+            .cloned()
+            .zip(foreign_columns.iter().cloned())
+            .collect();
+        let key = ForeignKey {
+            constraint: constraint.clone(),
+            columns: pairs.clone(),
+        };
+        let reverse = ForeignKey {
+            constraint: constraint.clone(),
+            columns: pairs.iter().map(|(a, b)| (b.clone(), a.clone())).collect(),
+        };
+        let is_self = table == foreign;
+        let one_to_one = unique(*table_oid, columns);
+        let (forward, backward) = if one_to_one {
+            (
+                Cardinality::OneToOne { key, parent: false },
+                Cardinality::OneToOne {
+                    key: reverse,
+                    parent: true,
+                },
+            )
+        } else {
+            (Cardinality::ManyToOne(key), Cardinality::OneToMany(reverse))
+        };
+        cache
+            .relationships
+            .entry(table.clone())
+            .or_default()
+            .push(Relationship {
+                table: table.clone(),
+                foreign_table: foreign.clone(),
+                cardinality: forward,
+                is_self,
+            });
+        cache
+            .relationships
+            .entry(foreign.clone())
+            .or_default()
+            .push(Relationship {
+                table: foreign.clone(),
+                foreign_table: table.clone(),
+                cardinality: backward,
+                is_self,
+            });
+    }
+    // Many-to-many: a junction with foreign keys to two tables, whose key columns are part of
+    // its primary key (PostgREST's rule, simplified).
+    for (junction_oid, _, _, _, _) in &fks {
+        let keys: Vec<&ForeignKeyRow> = fks.iter().filter(|f| f.0 == *junction_oid).collect();
+        let Some(junction) = by_oid.get(junction_oid) else {
+            continue;
+        };
+        let pk: Vec<String> = cache
+            .tables
+            .get(junction)
+            .map(|t| t.primary_key.clone())
+            .unwrap_or_default();
+        for a in &keys {
+            for b in &keys {
+                if a.1 == b.1 || !a.3.iter().chain(&b.3).all(|c| pk.contains(c)) {
+                    continue;
+                }
+                let (Some(source), Some(target)) = (by_oid.get(&a.2), by_oid.get(&b.2)) else {
+                    continue;
+                };
+                let exists = cache.relationships.get(source).is_some_and(|rels| {
+                    rels.iter().any(|r| {
+                        matches!(&r.cardinality, Cardinality::ManyToMany(j)
+                        if j.source.constraint == a.1 && j.target.constraint == b.1)
+                    })
+                });
+                if exists {
+                    continue;
+                }
+                let junction_info = Junction {
+                    table: junction.clone(),
+                    source: ForeignKey {
+                        constraint: a.1.clone(),
+                        columns: a.4.iter().cloned().zip(a.3.iter().cloned()).collect(),
+                    },
+                    target: ForeignKey {
+                        constraint: b.1.clone(),
+                        columns: b.4.iter().cloned().zip(b.3.iter().cloned()).collect(),
+                    },
+                };
+                cache
+                    .relationships
+                    .entry(source.clone())
+                    .or_default()
+                    .push(Relationship {
+                        table: source.clone(),
+                        foreign_table: target.clone(),
+                        cardinality: Cardinality::ManyToMany(junction_info),
+                        is_self: source == target,
+                    });
+            }
+        }
+    }
+    // Simple views over one table keep its keys and foreign keys (views selecting the key
+    // columns under their names).
+    let view_bases = conn
+        .query(
+            "SELECT DISTINCT v.oid, d.refobjid FROM pg_catalog.pg_class v \
+             JOIN pg_catalog.pg_namespace n ON n.oid = v.relnamespace \
+             JOIN pg_catalog.pg_rewrite r ON r.ev_class = v.oid \
+             JOIN pg_catalog.pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass \
+               AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid \
+             WHERE v.relkind = 'v' AND n.nspname = ANY($1::text[])",
+            &[&list],
+        )
+        .await?;
+    let mut bases: HashMap<u32, Vec<u32>> = HashMap::new();
+    for row in view_bases.iter() {
+        bases.entry(row.get(0)?).or_default().push(row.get(1)?);
+    }
+    for (view_oid, base_oids) in bases {
+        let [base_oid] = base_oids.as_slice() else {
+            continue;
+        };
+        let (Some(view), Some(base)) = (
+            by_oid.get(&view_oid).cloned(),
+            by_oid.get(base_oid).cloned(),
+        ) else {
+            continue;
+        };
+        let view_columns: Vec<String> = cache
+            .tables
+            .get(&view)
+            .map(|t| t.columns.iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default();
+        let base_pk = cache
+            .tables
+            .get(&base)
+            .map(|t| t.primary_key.clone())
+            .unwrap_or_default();
+        if !base_pk.is_empty() && base_pk.iter().all(|c| view_columns.contains(c)) {
+            if let Some(t) = cache.tables.get_mut(&view) {
+                t.primary_key = base_pk;
+            }
+        }
+        let inherited: Vec<Relationship> = cache
+            .relationships
+            .get(&base)
+            .into_iter()
+            .flatten()
+            .filter(|r| match &r.cardinality {
+                Cardinality::ManyToOne(k)
+                | Cardinality::OneToMany(k)
+                | Cardinality::OneToOne { key: k, .. } => {
+                    k.columns.iter().all(|(c, _)| view_columns.contains(c))
+                }
+                Cardinality::ManyToMany(j) => j
+                    .source
+                    .columns
+                    .iter()
+                    .all(|(c, _)| view_columns.contains(c)),
+            })
+            .map(|r| Relationship {
+                table: view.clone(),
+                ..r.clone()
+            })
+            .collect();
+        for r in &inherited {
+            // The other side sees the view too.
+            let back = cache
+                .relationships
+                .get(&r.foreign_table)
+                .into_iter()
+                .flatten()
+                .filter(|b| {
+                    b.foreign_table == base
+                        && match (&b.cardinality, &r.cardinality) {
+                            (Cardinality::OneToMany(x), Cardinality::ManyToOne(y))
+                            | (Cardinality::ManyToOne(x), Cardinality::OneToMany(y)) => {
+                                x.constraint == y.constraint
+                            }
+                            (
+                                Cardinality::OneToOne { key: x, .. },
+                                Cardinality::OneToOne { key: y, .. },
+                            ) => x.constraint == y.constraint,
+                            _ => false,
+                        }
+                })
+                .map(|b| Relationship {
+                    foreign_table: view.clone(),
+                    ..b.clone()
+                })
+                .collect::<Vec<_>>();
+            cache
+                .relationships
+                .entry(r.foreign_table.clone())
+                .or_default()
+                .extend(back);
+        }
+        cache
+            .relationships
+            .entry(view)
+            .or_default()
+            .extend(inherited);
+    }
+    // Functions.
+    let rows = conn
+        .query(
+            "SELECT n.nspname::text, p.proname::text, pg_catalog.obj_description(p.oid, 'pg_proc'), \
+                    coalesce(p.proargnames, '{}')::text[], coalesce(p.proargmodes::text[], '{}'), \
+                    coalesce(p.proallargtypes, p.proargtypes::oid[])::oid[], \
+                    p.pronargdefaults, p.provariadic <> 0, p.prorettype, \
+                    pg_catalog.format_type(p.prorettype, NULL), p.proretset, p.provolatile::text, \
+                    p.prokind::text, t.typtype::text, t.typrelid, \
+                    coalesce((SELECT array_agg(pg_catalog.format_type(x, NULL)) \
+                              FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) x), '{}') \
+             FROM pg_catalog.pg_proc p \
+             JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+             JOIN pg_catalog.pg_type t ON t.oid = p.prorettype \
+             WHERE n.nspname = ANY($1::text[]) AND p.prokind IN ('f', 'p')",
+            &[&list],
+        )
+        .await?;
+    for row in rows.iter() {
+        let names: Vec<String> = row.get(3)?;
+        let modes: Vec<String> = row.get(4)?;
+        let types: Vec<u32> = row.get(5)?;
+        let type_names: Vec<String> = row.get(15)?;
+        let defaults: i16 = row.get(6)?;
+        let variadic: bool = row.get(7)?;
+        let mut params = Vec::new();
+        let mut out_params = 0;
+        for (i, type_oid) in types.iter().enumerate() {
+            let mode = modes.get(i).map(String::as_str).unwrap_or("i");
+            if mode == "o" || mode == "t" {
+                out_params += 1;
+                continue;
+            }
+            params.push(RoutineParam {
+                name: names.get(i).cloned().unwrap_or_default(),
+                type_oid: *type_oid,
+                type_name: type_names.get(i).cloned().unwrap_or_default(),
+                has_default: false,
+                variadic: mode == "v",
+            });
+        }
+        let inputs = params.len();
+        for (i, p) in params.iter_mut().enumerate() {
+            p.has_default = i + (defaults as usize) >= inputs;
+        }
+        let _ = variadic;
+        let ret_oid: u32 = row.get(8)?;
+        let ret_name = row.get::<&str>(9)?.to_string();
+        let setof: bool = row.get(10)?;
+        let typtype: &str = row.get(13)?;
+        let typrelid: u32 = row.get(14)?;
+        let returns_table = by_oid.get(&typrelid).cloned();
+        let composite = typtype == "c"
+            || (ret_name == "record" && out_params > 0)
+            || (setof && ret_name == "record");
+        let name = QualifiedName::new(row.get::<&str>(0)?, row.get::<&str>(1)?);
+        cache
+            .routines
+            .entry(name.clone())
+            .or_default()
+            .push(Routine {
+                name,
+                description: row.get::<Option<String>>(2)?,
+                params,
+                returns: if setof {
+                    ReturnType::SetOf {
+                        type_oid: ret_oid,
+                        type_name: ret_name,
+                    }
+                } else {
+                    ReturnType::Single {
+                        type_oid: ret_oid,
+                        type_name: ret_name,
+                    }
+                },
+                returns_table,
+                returns_composite: composite,
+                volatility: match row.get::<&str>(11)? {
+                    "i" => Volatility::Immutable,
+                    "s" => Volatility::Stable,
+                    _ => Volatility::Volatile,
+                },
+                is_procedure: row.get::<&str>(12)? == "p",
+            });
+    }
+    Ok(cache)
+}

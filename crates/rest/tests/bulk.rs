@@ -1,0 +1,232 @@
+//! Large POST bodies streamed into COPY: JSON arrays, JSON Lines and CSV, plain inserts and
+//! upserts with representation, a bad element deep in the body refused with its place and
+//! nothing written, chunked bodies of unknown length.
+
+mod common;
+
+use common::{Served, fixtures, send};
+use sluice_rest::RestConfig;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+const TABLE: &str = "CREATE TABLE events (id int PRIMARY KEY, kind text NOT NULL, \
+                     payload jsonb, tags text[], at timestamptz DEFAULT now());";
+
+fn json_rows(n: usize, start: usize) -> Vec<u8> {
+    let rows: Vec<serde_json::Value> = (start..start + n)
+        .map(|i| {
+            serde_json::json!({"id": i, "kind": format!("k{}", i % 7),
+                "payload": {"n": i, "s": "x".repeat(40)}, "tags": ["a", format!("t{i}")]})
+        })
+        .collect();
+    serde_json::to_vec(&rows).unwrap_or_default()
+}
+
+async fn count(served: &Served) -> i64 {
+    let mut conn = sluice_pg::Connection::connect(&served.url)
+        .await
+        .expect("connect");
+    let row = conn
+        .query_one("SELECT count(*) FROM events", &[])
+        .await
+        .expect("count");
+    row.get(0).expect("a count")
+}
+
+#[test]
+fn a_large_json_array_streams_into_the_table() {
+    runtime().block_on(async {
+        let served = Served::start(
+            "bulk_array",
+            &format!("{}{TABLE}", fixtures()),
+            RestConfig::default(),
+        )
+        .await
+        .expect("serve");
+        let body = json_rows(20_000, 1);
+        assert!(body.len() as u64 > sluice_rest::api::STREAM_THRESHOLD);
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "application/json")],
+            body,
+            false,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(count(&served).await, 20_000);
+        // JSON Lines, chunked (no length): streamed too.
+        let lines: Vec<u8> = (20_001..20_101)
+            .flat_map(|i| format!("{{\"id\": {i}, \"kind\": \"line\"}}\n").into_bytes())
+            .collect();
+        let answer = send(
+            served.address,
+            "POST",
+            "/events?columns=id,kind",
+            &[("content-type", "application/x-ndjson")],
+            lines,
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        // CSV straight into COPY.
+        let csv: Vec<u8> = std::iter::once("id,kind\n".to_string())
+            .chain((20_101..20_201).map(|i| format!("{i},csv\n")))
+            .collect::<String>()
+            .into_bytes();
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "text/csv")],
+            csv,
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(count(&served).await, 20_200);
+        served.finish().await;
+    });
+}
+
+#[test]
+fn a_bad_element_deep_in_the_body_writes_nothing_and_says_where() {
+    runtime().block_on(async {
+        let served = Served::start(
+            "bulk_bad",
+            &format!("{}{TABLE}", fixtures()),
+            RestConfig::default(),
+        )
+        .await
+        .expect("serve");
+        let mut rows: Vec<serde_json::Value> =
+            serde_json::from_slice(&json_rows(20_000, 1)).unwrap_or_default();
+        rows[14_999] =
+            serde_json::json!({"id": 15_000, "kind": "x", "payload": null, "tags": [], "extra": 1});
+        let body = serde_json::to_vec(&rows).unwrap_or_default();
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "application/json")],
+            body,
+            false,
+        )
+        .await;
+        assert_eq!(answer.status, 400);
+        let error = answer.json();
+        assert_eq!(error["code"], "PGRST102");
+        let details = error["details"].as_str().unwrap_or_default();
+        assert!(details.contains("element 15000"), "{details}");
+        // A key missing from one object: refused, as PostgREST refuses unmatched keys.
+        rows[14_999] = serde_json::json!({"id": 15_000, "kind": "x"});
+        let body = serde_json::to_vec(&rows).unwrap_or_default();
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "application/json")],
+            body,
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            400,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        // A value the column refuses: PostgreSQL's error, nothing written.
+        rows[14_999] =
+            serde_json::json!({"id": "fifteen", "kind": "x", "payload": null, "tags": []});
+        let body = serde_json::to_vec(&rows).unwrap_or_default();
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "application/json")],
+            body,
+            false,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            400,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(answer.json()["code"], "22P02");
+        assert_eq!(count(&served).await, 0);
+        served.finish().await;
+    });
+}
+
+#[test]
+fn a_streamed_upsert_returns_its_rows() {
+    runtime().block_on(async {
+        let served = Served::start(
+            "bulk_upsert",
+            &format!("{}{TABLE}", fixtures()),
+            RestConfig::default(),
+        )
+        .await
+        .expect("serve");
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "application/json")],
+            json_rows(20_000, 1),
+            false,
+        )
+        .await;
+        assert_eq!(answer.status, 201);
+        // Overlapping ids: merged; a representation of the written rows, selected.
+        let answer = send(
+            served.address,
+            "POST",
+            "/events?select=id,kind&order=id",
+            &[
+                ("content-type", "application/json"),
+                (
+                    "prefer",
+                    "return=representation, resolution=merge-duplicates",
+                ),
+            ],
+            json_rows(20_000, 10_001),
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(answer.json().as_array().map(Vec::len), Some(20_000));
+        assert_eq!(count(&served).await, 30_000);
+        served.finish().await;
+    });
+}

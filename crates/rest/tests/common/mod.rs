@@ -1,0 +1,209 @@
+//! What the REST API's test binaries share: a fresh database built from SQL, the API served over
+//! it on 127.0.0.1:0, and the suite config format.
+#![allow(dead_code)]
+
+use sluice_http::testkit::spec::url_for;
+use sluice_http::{Router, ServerOptions};
+use sluice_pg::{Connection, Pool, PoolSettings};
+use sluice_rest::api::{RestApi, SchemaSource};
+use sluice_rest::{RestConfig, TxEnd};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The suite's `config`: `key = value` lines named like `[rest]`'s settings.
+pub fn read_config(suite: &Path) -> Result<RestConfig, String> {
+    let text = std::fs::read_to_string(suite.join("config")).map_err(|e| e.to_string())?;
+    let mut config = RestConfig::default();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .ok_or_else(|| format!("config:{}: expected key = value", i + 1))?;
+        match key {
+            "schemas" => config.schemas = value.split(',').map(|s| s.trim().to_string()).collect(),
+            "anon_role" => config.anon_role = Some(value.to_string()),
+            "max_rows" => config.max_rows = value.parse().ok(),
+            "aggregates_enabled" => config.aggregates_enabled = value == "true",
+            "tx_end" => {
+                config.tx_end = match value {
+                    "commit" => TxEnd::Commit,
+                    "commit-allow-override" => TxEnd::CommitAllowOverride,
+                    "rollback" => TxEnd::Rollback,
+                    "rollback-allow-override" => TxEnd::RollbackAllowOverride,
+                    other => return Err(format!("config:{}: tx_end {other:?}", i + 1)),
+                }
+            }
+            other => return Err(format!("config:{}: unknown key {other:?}", i + 1)),
+        }
+    }
+    Ok(config)
+}
+
+/// A database of its own, built by `setup` (SQL, several statements), served by the REST API
+/// with `config`; dropped with the value.
+pub struct Served {
+    pub address: std::net::SocketAddr,
+    pub url: String,
+    dbname: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    pool: Pool,
+}
+
+impl Served {
+    pub async fn start(name: &str, setup: &str, config: RestConfig) -> Result<Served, String> {
+        let base = sluice_embedded::test_database().url().to_owned();
+        let dbname = format!(
+            "rest_{}_{}",
+            name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+            std::process::id()
+        );
+        let mut admin = Connection::connect(&base)
+            .await
+            .map_err(|e| format!("connecting: {e}"))?;
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname}"))
+            .await
+            .map_err(|e| format!("dropping database {dbname}: {e}"))?;
+        admin
+            .batch_execute(&format!("CREATE DATABASE {dbname}"))
+            .await
+            .map_err(|e| format!("creating database {dbname}: {e}"))?;
+        let url = url_for(&base, &dbname, None);
+        let mut conn = Connection::connect(&url)
+            .await
+            .map_err(|e| format!("connecting: {e}"))?;
+        conn.batch_execute(setup)
+            .await
+            .map_err(|e| format!("setup: {e}"))?;
+        let cache = Arc::new(
+            sluice_rest::schema::load(&mut conn, &config.schemas)
+                .await
+                .map_err(|e| format!("loading the schema cache: {e}"))?,
+        );
+        drop(conn);
+        let pool =
+            Pool::connect(&url, PoolSettings::default()).map_err(|e| format!("pool: {e}"))?;
+        let api = RestApi::new(pool.clone(), config, SchemaSource::Fixed(cache));
+        let mut router = Router::new();
+        router.mount("", Arc::new(api));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| e.to_string())?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(sluice_http::run(
+            listener,
+            router,
+            ServerOptions::default(),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Ok(Served {
+            address,
+            url,
+            dbname,
+            stop: Some(stop),
+            server: Some(server),
+            pool,
+        })
+    }
+
+    /// Stops the server and drops the database.
+    pub async fn finish(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+        self.pool.close().await;
+        let base = sluice_embedded::test_database().url().to_owned();
+        if let Ok(mut admin) = Connection::connect(&base).await {
+            let _ = admin
+                .batch_execute(&format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.dbname
+                ))
+                .await;
+        }
+    }
+}
+
+/// The fixtures schema (tests/specs/fixtures.sql).
+pub fn fixtures() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/fixtures.sql"))
+        .unwrap_or_default()
+}
+
+/// An answer: status, headers, body.
+pub struct Answer {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Sends one request; `chunked` sends the body in pieces without a `Content-Length`.
+pub async fn send(
+    address: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+    chunked: bool,
+) -> Answer {
+    use http_body_util::BodyExt;
+    let stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("handshake");
+    tokio::spawn(connection);
+    let mut request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::HOST, address.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body: http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible> =
+        if chunked {
+            let pieces: Vec<Result<http_body::Frame<bytes::Bytes>, std::convert::Infallible>> =
+                body.chunks(7919)
+                    .map(|c| Ok(http_body::Frame::data(bytes::Bytes::copy_from_slice(c))))
+                    .collect();
+            http_body_util::StreamBody::new(futures_util::stream::iter(pieces)).boxed()
+        } else {
+            http_body_util::Full::new(bytes::Bytes::from(body)).boxed()
+        };
+    let response = sender
+        .send_request(request.body(body).expect("request"))
+        .await
+        .expect("send");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes().to_vec())
+        .unwrap_or_default();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
