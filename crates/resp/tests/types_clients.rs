@@ -182,3 +182,55 @@ async fn redis_crate_streams_and_blocking_reads() {
         .unwrap_err();
     assert!(err.to_string().contains("equal or smaller"), "{err}");
 }
+
+/// CLIENT UNBLOCK ends a blocked BZPOPMIN with an error, a blocked BLMPOP as a timeout, and
+/// answers 0 for a client that is not blocked; a ZADD from another client serves BZMPOP.
+#[test]
+fn client_unblock_and_served_zset_pops() {
+    let server = Sluice::start();
+    let mut waiter = RawClient::connect(server.port).unwrap();
+    let mut other = RawClient::connect(server.port).unwrap();
+    let id_reply = waiter.call(&["CLIENT", "ID"]);
+    let id = String::from_utf8_lossy(&id_reply[1..id_reply.len() - 2]).into_owned();
+    assert_eq!(other.call(&["CLIENT", "UNBLOCK", &id]), b":0\r\n");
+    let wait_blocked = |c: &mut RawClient| {
+        for _ in 0..500 {
+            if c.call(&["INFO", "clients"])
+                .windows(17)
+                .any(|w| w == b"blocked_clients:1")
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("the client never blocked");
+    };
+    waiter.send_raw(&RawClient::encode(&["BZPOPMIN", "z", "0"]));
+    wait_blocked(&mut other);
+    assert_eq!(other.call(&["CLIENT", "UNBLOCK", &id, "ERROR"]), b":1\r\n");
+    assert_eq!(
+        waiter.read_reply(),
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    );
+    waiter.send_raw(&RawClient::encode(&["BLMPOP", "0", "1", "l", "LEFT"]));
+    wait_blocked(&mut other);
+    assert_eq!(
+        other.call(&["CLIENT", "UNBLOCK", &id, "TIMEOUT"]),
+        b":1\r\n"
+    );
+    assert_eq!(waiter.read_reply(), b"*-1\r\n");
+    assert_eq!(
+        other.call(&["CLIENT", "UNBLOCK", &id, "MAYBE"]),
+        b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"
+    );
+    waiter.send_raw(&RawClient::encode(&[
+        "BZMPOP", "0", "2", "a", "z", "MAX", "COUNT", "5",
+    ]));
+    wait_blocked(&mut other);
+    assert_eq!(other.call(&["ZADD", "z", "1", "x", "2", "y"]), b":2\r\n");
+    assert_eq!(
+        waiter.read_reply(),
+        b"*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\ny\r\n$1\r\n2\r\n*2\r\n$1\r\nx\r\n$1\r\n1\r\n"
+    );
+    assert_eq!(other.call(&["EXISTS", "z"]), b":0\r\n");
+}

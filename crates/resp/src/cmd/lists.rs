@@ -459,6 +459,7 @@ fn block(
     let (tx, rx) = oneshot::channel();
     let db = cx.db();
     let id = cx.store.get().blocking.block(db, keys, op, tx);
+    cx.store.get().blocking.set_owner(id, cx.session.id);
     cx.session.action = Action::Block(BlockWait {
         id,
         rx,

@@ -661,6 +661,7 @@ pub fn xread_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, group_read: bool) {
         .get()
         .blocking
         .block(db, keys, BlockOp::Stream(Box::new(wait)), tx);
+    cx.store.get().blocking.set_owner(id, cx.session.id);
     cx.session.action = Action::Block(BlockWait {
         id,
         rx,

@@ -452,6 +452,7 @@ pub fn block_on(
     let (tx, rx) = oneshot::channel();
     let db = cx.db();
     let id = cx.store.get().blocking.block(db, keys, op, tx);
+    cx.store.get().blocking.set_owner(id, cx.session.id);
     cx.session.action = Action::Block(BlockWait {
         id,
         rx,
@@ -536,6 +537,39 @@ fn lmpop_first(cx: &mut Cx<'_, '_>, keys: &[Key], left: bool, count: usize) -> R
         return Ok(true);
     }
     Ok(false)
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking command.
+pub fn client_unblock(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.len() != 3 && args.len() != 4 {
+        super::subcommand_arity(cx.out, "client|unblock");
+        return;
+    }
+    let Some(id) = super::int_arg(cx.out, args.get(2)) else {
+        return;
+    };
+    let error = if args.len() == 4 {
+        if args.is(3, "timeout") {
+            false
+        } else if args.is(3, "error") {
+            true
+        } else {
+            cx.out
+                .error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    } else {
+        false
+    };
+    let reply = if error {
+        crate::engine::BlockedReply::Encoded(
+            b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec(),
+        )
+    } else {
+        crate::engine::BlockedReply::TimedOut
+    };
+    let done = u64::try_from(id).is_ok_and(|id| cx.store.get().blocking.unblock_client(id, reply));
+    cx.out.int(i64::from(done));
 }
 
 pub fn lmpop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {

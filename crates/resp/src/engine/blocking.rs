@@ -62,10 +62,14 @@ pub enum BlockedReply {
     WrongType,
     /// A whole reply, already encoded in the client's protocol.
     Encoded(Vec<u8>),
+    /// Unblocked as if the timeout had passed (CLIENT UNBLOCK ... TIMEOUT).
+    TimedOut,
 }
 
 #[derive(Debug)]
 struct Waiter {
+    /// The blocked client's id (CLIENT UNBLOCK), 0 when not recorded.
+    owner: u64,
     db: usize,
     keys: Vec<Key>,
     op: BlockOp,
@@ -98,8 +102,43 @@ impl Blocking {
                 queue.push_back(id);
             }
         }
-        self.waiters.insert(id, Waiter { db, keys, op, tx });
+        self.waiters.insert(
+            id,
+            Waiter {
+                owner: 0,
+                db,
+                keys,
+                op,
+                tx,
+            },
+        );
         id
+    }
+
+    /// Records which client waits as `id` (for CLIENT UNBLOCK).
+    pub fn set_owner(&mut self, id: u64, client: u64) {
+        if let Some(w) = self.waiters.get_mut(&id) {
+            w.owner = client;
+        }
+    }
+
+    /// CLIENT UNBLOCK: ends the wait of client `client` with `reply`; false if it is not blocked.
+    pub fn unblock_client(&mut self, client: u64, reply: BlockedReply) -> bool {
+        let Some(id) = self
+            .waiters
+            .iter()
+            .find(|(_, w)| w.owner == client && client != 0)
+            .map(|(id, _)| *id)
+        else {
+            return false;
+        };
+        match self.take(id) {
+            Some(waiter) => {
+                let _ = waiter.tx.send(reply);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Removes a blocked client (timeout, disconnect or served); false if it was not blocked.
