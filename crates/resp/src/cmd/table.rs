@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pubsub, server, sets,
-    sort, stream_groups, streams, strings, tx, zsets, zsets_multi,
+    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub, server,
+    sets, sort, stream_groups, stream_info, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -248,7 +248,7 @@ const ROWS: &[Row] = &[
     ("xpending", -3, R, 1, 1, 1, "stream", stream_groups::xpending),
     ("xclaim", -6, WF, 1, 1, 1, "stream", stream_groups::xclaim),
     ("xautoclaim", -6, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xautoclaim),
-    ("xinfo", -2, R, 2, 2, 1, "stream", stream_groups::xinfo),
+    ("xinfo", -2, R, 2, 2, 1, "stream", stream_info::xinfo),
     ("zrangestore", -5, W, 1, 2, 1, "sorted_set", zsets::zrangestore),
     ("zremrangebylex", 4, WRITE, 1, 1, 1, "sorted_set", zsets_multi::zremrangebylex),
     ("zunion", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zunion),
@@ -258,12 +258,12 @@ const ROWS: &[Row] = &[
     ("zinterstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zinterstore),
     ("zdiffstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zdiffstore),
     ("zintercard", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zintercard),
-    ("zmpop", -4, WRITE, 0, 0, 0, "sorted_set", zsets_multi::zmpop),
-    ("bzmpop", -5, WRITE | BLOCKING, 0, 0, 0, "sorted_set", zsets_multi::bzmpop),
-    ("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", zsets_multi::bzpopmin),
-    ("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", zsets_multi::bzpopmax),
-    ("lmpop", -4, WRITE, 0, 0, 0, "list", zsets_multi::lmpop),
-    ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", zsets_multi::blmpop),
+    ("zmpop", -4, WRITE, 0, 0, 0, "sorted_set", pops::zmpop),
+    ("bzmpop", -5, WRITE | BLOCKING, 0, 0, 0, "sorted_set", pops::bzmpop),
+    ("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", pops::bzpopmin),
+    ("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", pops::bzpopmax),
+    ("lmpop", -4, WRITE, 0, 0, 0, "list", pops::lmpop),
+    ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", pops::blmpop),
     ("sort", -2, W, 1, 1, 1, "generic", sort::sort),
     ("sort_ro", -2, R, 1, 1, 1, "generic", sort::sort_ro),
     // geo

@@ -15,6 +15,7 @@ pub mod hll;
 mod ordered;
 pub mod stream;
 mod stream_group;
+mod stream_node;
 pub mod stream_read;
 mod zset;
 
