@@ -137,13 +137,17 @@ fn setop_generic(
     let result = compute(&sources, &weights, how, op, card, limit);
     match result {
         Computed::Card(c) => cx.out.int(c as i64),
-        Computed::Set(z) => {
+        Computed::Members(members) => {
             if store {
                 let dest = args.get(1);
-                let len = z.len();
+                let len = members.len();
                 let store = cx.store.get();
                 let d = store.db(db);
                 if len > 0 {
+                    let mut z = ZSet::default();
+                    for (m, score) in &members {
+                        z.insert(m, *score);
+                    }
                     d.set(dest, Value::ZSet(Box::new(z)));
                     store.touch(db, dest);
                 } else if d.remove(dest).is_some() {
@@ -151,7 +155,10 @@ fn setop_generic(
                 }
                 cx.out.int(len as i64);
             } else {
-                members_reply(cx.out, z.len(), z.iter(), with_scores, Out::double);
+                // Replied from the computed list, so a -0 score (0 times a negative weight) is
+                // shown as Redis shows it.
+                let iter = members.iter().map(|(m, score)| (&m[..], *score));
+                members_reply(cx.out, members.len(), iter, with_scores, Out::double);
             }
         }
     }
@@ -159,7 +166,8 @@ fn setop_generic(
 
 enum Computed {
     Card(usize),
-    Set(ZSet),
+    /// Members in sorted-set order: by score, then bytes.
+    Members(Vec<(Key, f64)>),
 }
 
 fn compute(
@@ -174,7 +182,7 @@ fn compute(
         let v = s * w;
         if v.is_nan() { 0.0 } else { v }
     };
-    let mut out = ZSet::default();
+    let mut out: Vec<(Key, f64)> = Vec::new();
     match op {
         SetOp::Union => {
             let mut acc: indexmap::IndexMap<Key, f64, crate::engine::RandomState> =
@@ -190,9 +198,7 @@ fn compute(
                     }
                 }
             }
-            for (m, s) in acc {
-                out.insert(&m, s);
-            }
+            out.extend(acc);
         }
         SetOp::Inter => {
             // Walk the smallest input, look the others up.
@@ -228,7 +234,7 @@ fn compute(
                         break;
                     }
                 } else {
-                    out.insert(m, score);
+                    out.push((m.clone(), score));
                 }
             }
             if card {
@@ -243,12 +249,17 @@ fn compute(
                 .collect();
             for (m, s) in sources[0].iter().flatten() {
                 if !others.contains(&m[..]) {
-                    out.insert(m, *s);
+                    out.push((m.clone(), *s));
                 }
             }
         }
     }
-    Computed::Set(out)
+    out.sort_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    Computed::Members(out)
 }
 
 pub fn zunion(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
