@@ -1648,3 +1648,141 @@ fn random_geo_and_zset_workloads_match_redis() {
             .join("\n")
     );
 }
+
+/// Random SORT (BY, GET with hash fields, LIMIT, ALPHA, DESC, STORE), LCS and multi-key pops give
+/// the same replies as redis-server.
+#[test]
+fn random_sort_lcs_and_pop_workloads_match_redis() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let sluice = Sluice::start();
+    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
+    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let mut rng = Lcg(99);
+    let s = |v: &str| v.to_owned();
+    let mut cmds: Vec<Vec<String>> = vec![vec![s("FLUSHALL")]];
+    for i in 0..40 {
+        cmds.push(vec![
+            s("RPUSH"),
+            s("l"),
+            (rng.below(30) as i64 - 10).to_string(),
+        ]);
+        cmds.push(vec![
+            s("SET"),
+            format!("w_{i}"),
+            (rng.below(50)).to_string(),
+        ]);
+        cmds.push(vec![
+            s("HSET"),
+            format!("h_{}", rng.below(30)),
+            s("f"),
+            rng.below(9).to_string(),
+        ]);
+        cmds.push(vec![
+            s("ZADD"),
+            s("z"),
+            rng.below(10).to_string(),
+            format!("{}", rng.below(40)),
+        ]);
+    }
+    for _ in 0..300 {
+        let cmd = match rng.below(5) {
+            0 | 1 => {
+                let mut c = vec![s(if rng.below(4) == 0 { "SORT_RO" } else { "SORT" })];
+                c.push(s(["l", "z", "nokey"][rng.below(3) as usize]));
+                if rng.below(2) == 0 {
+                    c.extend([
+                        s("BY"),
+                        s(["w_*", "h_*->f", "nosort", "w_*->x"][rng.below(4) as usize]),
+                    ]);
+                }
+                if rng.below(3) == 0 {
+                    c.extend([
+                        s("LIMIT"),
+                        (rng.below(8) as i64 - 2).to_string(),
+                        (rng.below(8) as i64 - 2).to_string(),
+                    ]);
+                }
+                for _ in 0..rng.below(3) {
+                    c.extend([
+                        s("GET"),
+                        s(["#", "w_*", "h_*->f", "nope_*"][rng.below(4) as usize]),
+                    ]);
+                }
+                if rng.below(2) == 0 {
+                    c.push(s("DESC"));
+                }
+                if rng.below(2) == 0 {
+                    c.push(s("ALPHA"));
+                }
+                if c[0] == "SORT" && rng.below(4) == 0 {
+                    c.extend([s("STORE"), s("dst")]);
+                }
+                c
+            }
+            2 => {
+                let word = |rng: &mut Lcg| {
+                    (0..rng.below(12))
+                        .map(|_| (b'a' + rng.below(4) as u8) as char)
+                        .collect::<String>()
+                };
+                let (a, b) = (word(&mut rng), word(&mut rng));
+                cmds.push(vec![s("MSET"), s("la"), a, s("lb"), b]);
+                let mut c = vec![s("LCS"), s("la"), s("lb")];
+                match rng.below(4) {
+                    0 => c.push(s("LEN")),
+                    1 => c.push(s("IDX")),
+                    2 => c.extend([
+                        s("IDX"),
+                        s("MINMATCHLEN"),
+                        rng.below(3).to_string(),
+                        s("WITHMATCHLEN"),
+                    ]),
+                    _ => {}
+                }
+                c
+            }
+            3 => vec![
+                s("LMPOP"),
+                s("2"),
+                s("nokey"),
+                s("l"),
+                s(if rng.below(2) == 0 { "LEFT" } else { "RIGHT" }),
+                s("COUNT"),
+                (1 + rng.below(3)).to_string(),
+            ],
+            _ => vec![
+                s("ZMPOP"),
+                s("1"),
+                s("z"),
+                s(if rng.below(2) == 0 { "MIN" } else { "MAX" }),
+                s("COUNT"),
+                (1 + rng.below(3)).to_string(),
+            ],
+        };
+        cmds.push(cmd);
+        if rng.below(10) == 0 {
+            cmds.push(vec![s("LRANGE"), s("dst"), s("0"), s("-1")]);
+            cmds.push(vec![s("RPUSH"), s("l"), rng.below(20).to_string(), s("x")]);
+            cmds.push(vec![
+                s("ZADD"),
+                s("z"),
+                rng.below(10).to_string(),
+                rng.below(40).to_string(),
+            ]);
+        }
+    }
+    let mismatches = compare_random(&mut theirs, &mut ours, &cmds);
+    assert!(
+        mismatches.is_empty(),
+        "{} replies differ from redis-server:\n{}",
+        mismatches.len(),
+        mismatches
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
