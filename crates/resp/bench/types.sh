@@ -7,6 +7,7 @@
 #
 #   crates/resp/bench/types.sh                    # ROUNDS=3 N=50000 NP=200000 CLIENTS=50
 #   ROUNDS=5 crates/resp/bench/types.sh
+#   FLOOR=1 crates/resp/bench/types.sh           # also a second redis-server: the noise floor
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -20,8 +21,15 @@ SLUICE_LOG=warn "$SLUICE_BIN" serve --resp "127.0.0.1:$SP" "${EXTRA[@]}" &
 SLUICE_PID=$!
 start_redis "$RP"
 REDIS_PID=$!
-trap 'kill $SLUICE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null' EXIT
-wait_until_serving "$SP" "$RP"
+R2P=""; REDIS2_PID=""
+if [[ -n "${FLOOR:-}" ]]; then
+  R2P=$(free_port)
+  start_redis "$R2P"
+  REDIS2_PID=$!
+fi
+trap 'kill $SLUICE_PID $REDIS_PID $REDIS2_PID 2>/dev/null; wait 2>/dev/null' EXIT
+# shellcheck disable=SC2086
+wait_until_serving "$SP" "$RP" $R2P
 
 # name|command (redis-benchmark's trailing `CMD args` form; __rand_int__ draws from -r 1000000,
 # zero-padded to 12 digits, so it serves as an element but not as a bit offset).
@@ -49,7 +57,7 @@ run() { # who port pipeline requests pid
 }
 
 # The read tests read a 100-entry stream.
-for port in "$SP" "$RP"; do
+for port in "$SP" "$RP" $R2P; do
   redis-cli -p "$port" del bench:read >/dev/null
   for i in $(seq 100); do echo "XADD bench:read * field value-$i"; done | redis-cli -p "$port" >/dev/null
 done
@@ -60,6 +68,7 @@ for round in $(seq "$ROUNDS"); do
     n=$N; [[ $p -gt 1 ]] && n=$NP
     if (( round % 2 )); then run sluice "$SP" "$p" "$n" "$SLUICE_PID"; run redis "$RP" "$p" "$n" "$REDIS_PID"
     else run redis "$RP" "$p" "$n" "$REDIS_PID"; run sluice "$SP" "$p" "$n" "$SLUICE_PID"; fi
+    if [[ -n "$R2P" ]]; then run redis2 "$R2P" "$p" "$n" "$REDIS2_PID"; fi
   done
   echo "round $round done" >&2
 done
@@ -75,15 +84,26 @@ for line in open(sys.argv[1]):
     runs[(who, p, test)].append(float(rps))
     cpu[(who, p, test)].append(float(us))
 med = lambda xs: statistics.median(xs) if xs else 0.0
-print("| test | pipe | sluice rps | redis rps | ratio | sluice us CPU/req | redis us CPU/req |")
-print("|---|---|---|---|---|---|---|")
-by_pipe = defaultdict(list)
+floor = any(k[0] == "redis2" for k in runs)
+extra = " second redis / redis |" if floor else ""
+print("| test | pipe | sluice rps | redis rps | ratio | sluice us CPU/req | redis us CPU/req |" + extra)
+print("|---|---|---|---|---|---|---|" + ("---|" if floor else ""))
+by_pipe, floor_by_pipe = defaultdict(list), defaultdict(list)
 for test, p in order:
     s, r = med(runs[("sluice", p, test)]), med(runs[("redis", p, test)])
     ratio = s / r if r else 0
     by_pipe[p].append(ratio)
-    print(f"| {test} | {p} | {s:.0f} | {r:.0f} | {ratio:.2f} | {med(cpu[('sluice', p, test)]):.2f} | {med(cpu[('redis', p, test)]):.2f} |")
+    cell = ""
+    if floor:
+        f = med(runs[("redis2", p, test)]) / r if r else 0
+        floor_by_pipe[p].append(f)
+        cell = f" {f:.2f} |"
+    print(f"| {test} | {p} | {s:.0f} | {r:.0f} | {ratio:.2f} | {med(cpu[('sluice', p, test)]):.2f} | {med(cpu[('redis', p, test)]):.2f} |{cell}")
 for p, ratios in by_pipe.items():
-    print(f"geometric mean at -P {p}: {statistics.geometric_mean([x for x in ratios if x > 0]):.2f}; lowest {min(ratios):.2f}")
+    line = f"geometric mean at -P {p}: {statistics.geometric_mean([x for x in ratios if x > 0]):.2f}; lowest {min(ratios):.2f}"
+    if floor:
+        fl = floor_by_pipe[p]
+        line += f" (second redis-server: {statistics.geometric_mean([x for x in fl if x > 0]):.2f}; lowest {min(fl):.2f})"
+    print(line)
 PY
 rm -f "$RESULTS"
