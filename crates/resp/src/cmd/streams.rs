@@ -410,7 +410,7 @@ pub fn xsetid(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let store = cx.store.get();
     let stream = super::common::found_or!(cx.out, store.db(db).stream(key), cx.out.error(NO_KEY));
     if stream.length > 0 {
-        let top = stream.edge_id(true).unwrap_or_default();
+        let top = stream.last_live_id().unwrap_or_default();
         if id < top {
             cx.out
                 .error("ERR The ID specified in XSETID is smaller than the target stream top item");
@@ -571,11 +571,9 @@ pub fn xread_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, group_read: bool) {
             (ReadFrom::After(_), Some(_)) => true,
             (ReadFrom::New, Some((g, _))) => {
                 let last = stream.groups.get(g).map_or(StreamId::MAX, |g| g.last_id);
-                stream.length > 0 && stream.edge_id(true).is_some_and(|m| m > last)
+                stream.last_live_id().is_some_and(|m| m > last)
             }
-            (ReadFrom::After(gt), None) => {
-                stream.length > 0 && stream.edge_id(true).is_some_and(|m| m > gt)
-            }
+            (ReadFrom::After(gt), None) => stream.last_live_id().is_some_and(|m| m > gt),
             (ReadFrom::New, None) => false,
         };
         if !serve {

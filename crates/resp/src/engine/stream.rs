@@ -167,6 +167,8 @@ pub struct Stream {
     pub entries_added: u64,
     /// Consumer groups by name.
     pub groups: BTreeMap<Key, Group>,
+    /// The last live entry's ID (0-0 when empty), kept so readers need not walk back to it.
+    last_live: StreamId,
 }
 
 impl Stream {
@@ -245,6 +247,7 @@ impl Stream {
         self.length += 1;
         self.entries_added += 1;
         self.last_id = id;
+        self.last_live = id;
         if self.length == 1 {
             self.first_id = id;
         }
@@ -337,6 +340,11 @@ impl Stream {
         self.get(id).is_some()
     }
 
+    /// The last live entry's ID, without a walk.
+    pub fn last_live_id(&self) -> Option<StreamId> {
+        (self.length > 0).then_some(self.last_live)
+    }
+
     /// The first (or last, when `last`) live entry's ID.
     pub fn edge_id(&self, last: bool) -> Option<StreamId> {
         let mut found = None;
@@ -381,10 +389,14 @@ impl Stream {
     pub fn delete_ids(&mut self, ids: &[StreamId]) -> u64 {
         let mut deleted = 0;
         let mut first_gone = false;
+        let mut last_gone = false;
         for &id in ids {
             if self.delete(id) {
                 if id == self.first_id {
                     first_gone = true;
+                }
+                if id == self.last_live {
+                    last_gone = true;
                 }
                 if id > self.max_deleted_id {
                     self.max_deleted_id = id;
@@ -395,8 +407,14 @@ impl Stream {
         if deleted > 0 {
             if self.length == 0 {
                 self.first_id = StreamId::MIN;
-            } else if first_gone {
-                self.first_id = self.edge_id(false).unwrap_or_default();
+                self.last_live = StreamId::MIN;
+            } else {
+                if first_gone {
+                    self.first_id = self.edge_id(false).unwrap_or_default();
+                }
+                if last_gone {
+                    self.last_live = self.edge_id(true).unwrap_or_default();
+                }
             }
         }
         deleted
@@ -461,6 +479,7 @@ impl Stream {
         }
         if self.length == 0 {
             self.first_id = StreamId::MIN;
+            self.last_live = StreamId::MIN;
         } else if deleted > 0 {
             self.first_id = self.edge_id(false).unwrap_or_default();
         }
@@ -639,6 +658,8 @@ mod tests {
             rev.reverse();
             prop_assert_eq!(ids(&s, start, end, true), rev);
             prop_assert_eq!(s.first_id, model.first().copied().unwrap_or_default());
+            prop_assert_eq!(s.last_live_id(), model.last().copied());
+            prop_assert_eq!(s.edge_id(true), model.last().copied());
         }
     }
 }
