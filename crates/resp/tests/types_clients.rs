@@ -1,5 +1,6 @@
-//! Streams, bitmaps and HyperLogLog through real clients: redis-py in RESP2 and RESP3 (as
-//! installed by `scripts/clients/install.sh`) and the `redis` crate, blocking reads included.
+//! Streams, bitmaps, HyperLogLog, geo, SORT, sorted-set algebra and LCS through real clients:
+//! redis-py in RESP2 and RESP3 (as installed by `scripts/clients/install.sh`) and the `redis`
+//! crate, blocking reads included.
 
 mod common;
 
@@ -12,7 +13,7 @@ use redis::streams::{StreamReadOptions, StreamReadReply};
 use sluice_embedded::clients;
 
 /// Run once per protocol: `proto` is 2 or 3.
-const PYTHON_SCRIPT: &str = r#"
+const PYTHON_SCRIPT: &str = r##"
 import sys, threading, time, redis
 port, proto = int(sys.argv[1]), int(sys.argv[2])
 r = redis.Redis(port=port, protocol=proto, decode_responses=True)
@@ -87,8 +88,44 @@ assert r.pfmerge("m", "h", "h2")
 assert abs(r.pfcount("m") - 1001) <= 12
 raw = redis.Redis(port=port, protocol=proto)
 assert raw.get("h").startswith(b"HYLL")
+
+# Geo
+assert r.geoadd("Sicily", (13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania")) == 2
+assert r.geodist("Sicily", "Palermo", "Catania") == 166274.1516
+assert r.geohash("Sicily", "Palermo", "nosuch") == ["sqc8b49rny0", None]
+lon, lat = r.geopos("Sicily", "Palermo")[0]
+assert abs(lon - 13.361389) < 1e-5 and abs(lat - 38.115556) < 1e-5, (lon, lat)
+near = r.geosearch("Sicily", longitude=15, latitude=37, radius=200, unit="km", sort="ASC", withdist=True)
+assert [n[0] for n in near] == ["Catania", "Palermo"] and near[0][1] == 56.4413, near
+assert r.geosearchstore("near", "Sicily", longitude=15, latitude=37, radius=100, unit="km") == 1
+assert r.georadius("Sicily", 15, 37, 200, unit="km", sort="DESC") == ["Palermo", "Catania"]
+
+# Sorted-set algebra, multi-key pops, SORT, LCS
+r.zadd("za", {"a": 1, "b": 2})
+r.zadd("zb", {"b": 10, "c": 20})
+# redis-py shapes some replies differently per protocol: compare the values.
+assert [tuple(x) for x in r.zunion(["za", "zb"], withscores=True)] == [("a", 1.0), ("b", 12.0), ("c", 20.0)]
+assert r.zinter(["za", "zb"], aggregate="MAX") == ["b"]
+assert r.zdiff(["za", "zb"]) == ["a"]
+assert r.zunionstore("zu", {"za": 2, "zb": 1}) == 3
+assert r.zintercard(2, ["za", "zb"]) == 1
+assert r.zrangestore("zr", "zu", 0, 1) == 2
+popped = r.zmpop(1, ["zu"], max=True)
+assert popped[0] == "zu" and popped[1][0][0] == "c" and float(popped[1][0][1]) == 20.0, popped
+assert tuple(r.bzpopmin("zu", 1)) == ("zu", "a", 2.0)
+r.rpush("nums", 3, 1, 2)
+assert r.lmpop(1, "nums", direction="LEFT", count=2) == ["nums", ["3", "1"]]
+r.rpush("ids", 3, 1, 2)
+r.mset({"w_1": 30, "w_2": 20, "w_3": 10})
+assert r.sort("ids") == ["1", "2", "3"]
+assert r.sort("ids", by="w_*") == ["3", "2", "1"]
+assert r.sort("ids", by="w_*", get=["#", "w_*"]) == ["3", "10", "2", "20", "1", "30"]
+assert r.sort_ro("ids", desc=True) == ["3", "2", "1"]
+r.mset({"s1": "ohmytext", "s2": "mynewtext"})
+assert r.lcs("s1", "s2") == "mytext"
+assert r.lcs("s1", "s2", len=True) == 6
 print("redis-py ok", proto)
-"#;
+"##;
 
 #[test]
 fn redis_py_streams_bitmaps_hyperloglog_resp2_and_resp3() {
@@ -233,4 +270,65 @@ fn client_unblock_and_served_zset_pops() {
         b"*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\ny\r\n$1\r\n2\r\n*2\r\n$1\r\nx\r\n$1\r\n1\r\n"
     );
     assert_eq!(other.call(&["EXISTS", "z"]), b":0\r\n");
+}
+
+#[tokio::test]
+async fn redis_crate_geo_sort_and_zset_algebra() {
+    let server = Sluice::start();
+    let mut c = connect(&server).await;
+    let added: i64 = redis::cmd("GEOADD")
+        .arg("Sicily")
+        .arg(13.361389)
+        .arg(38.115556)
+        .arg("Palermo")
+        .arg(15.087269)
+        .arg(37.502669)
+        .arg("Catania")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(added, 2);
+    let dist: f64 = redis::cmd("GEODIST")
+        .arg("Sicily")
+        .arg("Palermo")
+        .arg("Catania")
+        .arg("km")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(dist, 166.2742);
+    let found: Vec<String> = redis::cmd("GEOSEARCH")
+        .arg("Sicily")
+        .arg("FROMMEMBER")
+        .arg("Palermo")
+        .arg("BYBOX")
+        .arg(400)
+        .arg(400)
+        .arg("km")
+        .arg("ASC")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(found, ["Palermo", "Catania"]);
+    let _: () = c.rpush("ids", &[3, 1, 2]).await.unwrap();
+    let sorted: Vec<i64> = redis::cmd("SORT")
+        .arg("ids")
+        .arg("DESC")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(sorted, [3, 2, 1]);
+    let _: () = c.zadd_multiple("a", &[(1, "x"), (2, "y")]).await.unwrap();
+    let _: () = c.zadd_multiple("b", &[(5, "y")]).await.unwrap();
+    let n: i64 = redis::cmd("ZINTERSTORE")
+        .arg("both")
+        .arg(2)
+        .arg("a")
+        .arg("b")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let score: f64 = c.zscore("both", "y").await.unwrap();
+    assert_eq!(score, 7.0);
 }
