@@ -249,6 +249,8 @@ async fn wait_blocked(
         }
         (Some(BlockedReply::Moved(value)), _) => out.bulk(&value),
         (Some(BlockedReply::WrongType), _) => out.error(cmd::WRONGTYPE),
+        (Some(BlockedReply::Encoded(reply)), _) => out.buf.extend_from_slice(&reply),
+        (Some(BlockedReply::TimedOut), _) => out.null_array(),
         (None, BlockKind::Pop) => out.null_array(),
         // Redis 7.0 answers a timed-out BLMOVE with the null array too.
         (None, BlockKind::Move) => out.null_array(),

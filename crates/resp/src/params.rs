@@ -65,6 +65,7 @@ const PARAMS: &[(&str, Kind, &str)] = &[
     ("hash-max-listpack-value", UINT, "64"),
     ("hash-max-ziplist-entries", UINT, "128"),
     ("hash-max-ziplist-value", UINT, "64"),
+    ("hll-sparse-max-bytes", MEM, "3000"),
     ("hz", Kind::Int { memory: false, min: 0, max: i64::MAX }, "10"),
     ("io-threads", Kind::Immutable, "1"),
     ("latency-monitor-threshold", UINT, "0"),

@@ -189,6 +189,7 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let lower = sub.to_ascii_lowercase();
     match (lower.as_slice(), n) {
         (b"id", 2) => cx.out.int(cx.session.id as i64),
+        (b"unblock", _) => super::pops::client_unblock(cx, args),
         (b"getname", 2) => match cx.session.info.name.lock().as_deref() {
             Some(name) => cx.out.bulk(name),
             None => cx.out.null(),

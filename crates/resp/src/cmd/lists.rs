@@ -431,7 +431,7 @@ pub fn lmove(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 /// Parses a blocking timeout in seconds (fractions allowed); None after replying the error.
-fn timeout_arg(cx: &mut Cx<'_, '_>, arg: &[u8]) -> Option<Option<tokio::time::Instant>> {
+pub(super) fn timeout_arg(cx: &mut Cx<'_, '_>, arg: &[u8]) -> Option<Option<tokio::time::Instant>> {
     let Some(secs) = crate::num::parse_f64(arg).filter(|s| s.is_finite()) else {
         cx.out.error("ERR timeout is not a float or out of range");
         return None;
@@ -459,6 +459,7 @@ fn block(
     let (tx, rx) = oneshot::channel();
     let db = cx.db();
     let id = cx.store.get().blocking.block(db, keys, op, tx);
+    cx.store.get().blocking.set_owner(id, cx.session.id);
     cx.session.action = Action::Block(BlockWait {
         id,
         rx,

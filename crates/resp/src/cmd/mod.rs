@@ -1,17 +1,28 @@
 //! Command dispatch: lookup without allocating, arity/auth/pub-sub/MULTI checks, then the handler.
 
+mod bitmaps;
 mod common;
 mod connection;
+mod geo;
+mod getkeys;
 mod hashes;
+mod hyperloglog;
 mod keys;
+mod lcs;
 mod lists;
+mod pops;
 mod pubsub;
 mod server;
 mod sets;
+mod sort;
+mod stream_groups;
+mod stream_info;
+mod streams;
 mod strings;
 mod table;
 mod tx;
 mod zsets;
+mod zsets_multi;
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;

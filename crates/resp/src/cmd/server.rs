@@ -231,6 +231,7 @@ pub fn command(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 cx.out.bulk(c.group.as_bytes());
             }
         }
+        b"getkeys" => super::getkeys::getkeys(cx, args),
         _ => unknown_subcommand(cx.out, "command", args.get(1)),
     }
 }

@@ -3,7 +3,10 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::{Handler, connection, hashes, keys, lists, pubsub, server, sets, strings, tx, zsets};
+use super::{
+    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub, server,
+    sets, sort, stream_groups, stream_info, streams, strings, tx, zsets, zsets_multi,
+};
 use crate::engine::RandomState;
 
 /// Command flags.
@@ -136,6 +139,7 @@ const ROWS: &[Row] = &[
     ("incrby", 3, WF, 1, 1, 1, "string", strings::incrby),
     ("decrby", 3, WF, 1, 1, 1, "string", strings::decrby),
     ("incrbyfloat", 3, WF, 1, 1, 1, "string", strings::incrbyfloat),
+    ("lcs", -3, R, 1, 2, 1, "string", lcs::lcs),
     // lists
     ("lpush", -3, WF, 1, 1, 1, "list", lists::lpush),
     ("rpush", -3, WF, 1, 1, 1, "list", lists::rpush),
@@ -215,6 +219,64 @@ const ROWS: &[Row] = &[
     ("zremrangebyscore", 4, WRITE, 1, 1, 1, "sorted_set", zsets::zremrangebyscore),
     ("zscan", -3, R, 1, 1, 1, "sorted_set", zsets::zscan),
     ("zrandmember", -2, R, 1, 1, 1, "sorted_set", zsets::zrandmember),
+    // bitmaps
+    ("setbit", 4, W, 1, 1, 1, "bitmap", bitmaps::setbit),
+    ("getbit", 3, RF, 1, 1, 1, "bitmap", bitmaps::getbit),
+    ("bitcount", -2, R, 1, 1, 1, "bitmap", bitmaps::bitcount),
+    ("bitpos", -3, R, 1, 1, 1, "bitmap", bitmaps::bitpos),
+    ("bitop", -4, W, 2, -1, 1, "bitmap", bitmaps::bitop),
+    ("bitfield", -2, W, 1, 1, 1, "bitmap", bitmaps::bitfield),
+    ("bitfield_ro", -2, RF, 1, 1, 1, "bitmap", bitmaps::bitfield_ro),
+    // hyperloglog
+    ("pfadd", -2, WF, 1, 1, 1, "hyperloglog", hyperloglog::pfadd),
+    ("pfcount", -2, R, 1, -1, 1, "hyperloglog", hyperloglog::pfcount),
+    ("pfmerge", -2, W, 1, -1, 1, "hyperloglog", hyperloglog::pfmerge),
+    ("pfdebug", -3, W | ADMIN, 2, 2, 1, "hyperloglog", hyperloglog::pfdebug),
+    ("pfselftest", 1, ADMIN, 0, 0, 0, "hyperloglog", hyperloglog::pfselftest),
+    // streams
+    ("xadd", -5, WF, 1, 1, 1, "stream", streams::xadd),
+    ("xrange", -4, R, 1, 1, 1, "stream", streams::xrange),
+    ("xrevrange", -4, R, 1, 1, 1, "stream", streams::xrevrange),
+    ("xlen", 2, RF, 1, 1, 1, "stream", streams::xlen),
+    ("xdel", -3, WRITE | FAST, 1, 1, 1, "stream", streams::xdel),
+    ("xtrim", -4, WRITE, 1, 1, 1, "stream", streams::xtrim),
+    ("xsetid", -3, WF, 1, 1, 1, "stream", streams::xsetid),
+    ("xread", -4, R | BLOCKING, 0, 0, 0, "stream", streams::xread),
+    ("xreadgroup", -7, WRITE | BLOCKING, 0, 0, 0, "stream", streams::xreadgroup),
+    ("xgroup", -2, W, 2, 2, 1, "stream", stream_groups::xgroup),
+    ("xack", -4, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xack),
+    ("xpending", -3, R, 1, 1, 1, "stream", stream_groups::xpending),
+    ("xclaim", -6, WF, 1, 1, 1, "stream", stream_groups::xclaim),
+    ("xautoclaim", -6, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xautoclaim),
+    ("xinfo", -2, R, 2, 2, 1, "stream", stream_info::xinfo),
+    ("zrangestore", -5, W, 1, 2, 1, "sorted_set", zsets::zrangestore),
+    ("zremrangebylex", 4, WRITE, 1, 1, 1, "sorted_set", zsets_multi::zremrangebylex),
+    ("zunion", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zunion),
+    ("zinter", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zinter),
+    ("zdiff", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zdiff),
+    ("zunionstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zunionstore),
+    ("zinterstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zinterstore),
+    ("zdiffstore", -4, W, 1, 1, 1, "sorted_set", zsets_multi::zdiffstore),
+    ("zintercard", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zintercard),
+    ("zmpop", -4, WRITE, 0, 0, 0, "sorted_set", pops::zmpop),
+    ("bzmpop", -5, WRITE | BLOCKING, 0, 0, 0, "sorted_set", pops::bzmpop),
+    ("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", pops::bzpopmin),
+    ("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, 1, -2, 1, "sorted_set", pops::bzpopmax),
+    ("lmpop", -4, WRITE, 0, 0, 0, "list", pops::lmpop),
+    ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", pops::blmpop),
+    ("sort", -2, W, 1, 1, 1, "generic", sort::sort),
+    ("sort_ro", -2, R, 1, 1, 1, "generic", sort::sort_ro),
+    // geo
+    ("geoadd", -5, W, 1, 1, 1, "geo", geo::geoadd),
+    ("geodist", -4, R, 1, 1, 1, "geo", geo::geodist),
+    ("geohash", -2, R, 1, 1, 1, "geo", geo::geohash),
+    ("geopos", -2, R, 1, 1, 1, "geo", geo::geopos),
+    ("georadius", -6, W, 1, 1, 1, "geo", geo::georadius),
+    ("georadius_ro", -6, R, 1, 1, 1, "geo", geo::georadius_ro),
+    ("georadiusbymember", -5, W, 1, 1, 1, "geo", geo::georadiusbymember),
+    ("georadiusbymember_ro", -5, R, 1, 1, 1, "geo", geo::georadiusbymember_ro),
+    ("geosearch", -7, R, 1, 1, 1, "geo", geo::geosearch),
+    ("geosearchstore", -8, W, 1, 2, 1, "geo", geo::geosearchstore),
     // transactions
     ("multi", 1, NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, 0, 0, 0, "transactions", tx::multi),
     ("exec", 1, NOSCRIPT | LOADING | STALE | TX_CONTROL, 0, 0, 0, "transactions", tx::exec),

@@ -7,7 +7,7 @@ use super::common::{
 use super::keys::{scan_opts, scan_reply, small_scan};
 use super::lists::clamp_range;
 use super::{Args, Cx, SYNTAX, WRONGTYPE, float_arg, int_arg};
-use crate::engine::{Db, LexBound, ScoreBound, WrongType};
+use crate::engine::{Db, LexBound, ScoreBound, WrongType, ZSet};
 use crate::reply::Out;
 
 fn parse_score_bound(arg: &[u8]) -> Option<ScoreBound> {
@@ -264,7 +264,12 @@ fn range_reply(out: &mut Out, items: &[(&[u8], f64)], with_scores: bool) {
 
 /// The whole ZRANGE family. `fixed` is Some for the legacy commands whose kind and direction
 /// are given by the name; ZRANGE itself reads BYSCORE/BYLEX/REV from the options.
-fn zrange_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, fixed: Option<(By, bool)>) {
+fn zrange_generic(
+    cx: &mut Cx<'_, '_>,
+    args: &Args<'_>,
+    fixed: Option<(By, bool)>,
+    store: Option<&[u8]>,
+) {
     let (mut by, mut rev) = fixed.unwrap_or((By::Rank, false));
     let mut with_scores = false;
     let mut limit: Option<(i64, i64)> = None;
@@ -272,7 +277,9 @@ fn zrange_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, fixed: Option<(By, bool)
     while i < args.len() {
         let lower = args.get(i).to_ascii_lowercase();
         match lower.as_slice() {
-            b"withscores" if fixed.is_none_or(|(b, _)| b != By::Lex) => with_scores = true,
+            b"withscores" if store.is_none() && fixed.is_none_or(|(b, _)| b != By::Lex) => {
+                with_scores = true
+            }
             b"limit" if i + 2 < args.len() && fixed.is_none_or(|(b, _)| b != By::Rank) => {
                 let Some(offset) = int_arg(cx.out, args.get(i + 1)) else {
                     return;
@@ -327,7 +334,12 @@ fn zrange_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, fixed: Option<(By, bool)
             None => return,
         },
     };
-    let zset = value_or!(cx, zset, args.get(1), cx.out.array(0));
+    let zset = value_or!(cx, zset, args.get(1), {
+        match store {
+            Some(dest) => store_range(cx, dest, ZSet::default()),
+            None => cx.out.array(0),
+        }
+    });
     let (offset, count) = limit.unwrap_or((0, -1));
     // A negative LIMIT offset selects nothing, as in Redis.
     let items = match (span, usize::try_from(offset)) {
@@ -339,31 +351,63 @@ fn zrange_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, fixed: Option<(By, bool)
         (Span::Lex(min, max), Ok(offset)) => zset.range_by_lex(&min, &max, rev, offset, count),
         (_, Err(_)) => Vec::new(),
     };
-    range_reply(cx.out, &items, with_scores);
+    match store {
+        Some(dest) => {
+            let mut stored = ZSet::default();
+            for (member, score) in &items {
+                stored.insert(member, *score);
+            }
+            drop(items);
+            store_range(cx, dest, stored);
+        }
+        None => range_reply(cx.out, &items, with_scores),
+    }
+}
+
+/// ZRANGESTORE's result: `dest` holds `zset` (or is deleted when it is empty); replies its size.
+fn store_range(cx: &mut Cx<'_, '_>, dest: &[u8], zset: ZSet) {
+    let db = cx.db();
+    let store = cx.store.get();
+    let d = store.db(db);
+    let len = zset.len();
+    if len > 0 {
+        d.set(dest, crate::engine::Value::ZSet(Box::new(zset)));
+        store.touch(db, dest);
+    } else if d.remove(dest).is_some() {
+        store.touch(db, dest);
+    }
+    cx.out.int(len as i64);
+}
+
+pub fn zrangestore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let mut spans = args.spans.to_vec();
+    spans.remove(1);
+    let source = Args::new(args.buf, &spans);
+    zrange_generic(cx, &source, None, Some(args.get(1)));
 }
 
 pub fn zrange(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    zrange_generic(cx, args, None);
+    zrange_generic(cx, args, None, None);
 }
 
 pub fn zrevrange(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    zrange_generic(cx, args, Some((By::Rank, true)));
+    zrange_generic(cx, args, Some((By::Rank, true)), None);
 }
 
 pub fn zrangebyscore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    zrange_generic(cx, args, Some((By::Score, false)));
+    zrange_generic(cx, args, Some((By::Score, false)), None);
 }
 
 pub fn zrevrangebyscore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    zrange_generic(cx, args, Some((By::Score, true)));
+    zrange_generic(cx, args, Some((By::Score, true)), None);
 }
 
 pub fn zrangebylex(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    zrange_generic(cx, args, Some((By::Lex, false)));
+    zrange_generic(cx, args, Some((By::Lex, false)), None);
 }
 
 pub fn zrevrangebylex(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    zrange_generic(cx, args, Some((By::Lex, true)));
+    zrange_generic(cx, args, Some((By::Lex, true)), None);
 }
 
 fn rank(cx: &mut Cx<'_, '_>, args: &Args<'_>, rev: bool) {

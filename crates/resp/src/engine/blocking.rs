@@ -1,10 +1,14 @@
-//! Clients blocked in BLPOP/BRPOP/BLMOVE: FIFO queues per key, served after each write.
+//! Blocked clients (BLPOP, BRPOP, BLMOVE, BLMPOP, BZPOPMIN/MAX, BZMPOP, XREAD and XREADGROUP
+//! with BLOCK): FIFO queues per key, served after each write.
 
 use std::collections::{HashMap, VecDeque};
 
 use tokio::sync::oneshot;
 
-use super::{Key, Store};
+use super::stream::StreamId;
+use super::stream_read::{GroupRead, deliver_new};
+use super::{Key, Store, Value};
+use crate::reply::Out;
 
 /// What a blocked client does once its key has elements.
 #[derive(Debug, Clone)]
@@ -17,18 +21,55 @@ pub enum BlockOp {
         from_left: bool,
         to_left: bool,
     },
+    /// BLMPOP: up to `count` elements from one end.
+    LMPop {
+        left: bool,
+        count: usize,
+        resp3: bool,
+    },
+    /// BZPOPMIN/BZPOPMAX (`count` None: `[key, member, score]`) and BZMPOP (`count` Some:
+    /// `[key, [[member, score], ...]]`).
+    ZPop {
+        max: bool,
+        count: Option<usize>,
+        resp3: bool,
+    },
+    /// XREAD / XREADGROUP with BLOCK.
+    Stream(Box<StreamWait>),
+}
+
+/// What a client blocked in XREAD or XREADGROUP waits for.
+#[derive(Debug, Clone)]
+pub struct StreamWait {
+    /// Per key (in the waiter's key order), entries must be above this ID; ignored for groups,
+    /// which wait for entries above the group's last delivered ID.
+    pub ids: Vec<StreamId>,
+    /// At most this many entries (0: all).
+    pub count: usize,
+    /// XREADGROUP: (group, consumer, NOACK).
+    pub group: Option<(Key, Key, bool)>,
+    pub resp3: bool,
 }
 
 /// What a blocked client receives.
 #[derive(Debug)]
 pub enum BlockedReply {
-    Popped { key: Key, value: Key },
+    Popped {
+        key: Key,
+        value: Key,
+    },
     Moved(Key),
     WrongType,
+    /// A whole reply, already encoded in the client's protocol.
+    Encoded(Vec<u8>),
+    /// Unblocked as if the timeout had passed (CLIENT UNBLOCK ... TIMEOUT).
+    TimedOut,
 }
 
 #[derive(Debug)]
 struct Waiter {
+    /// The blocked client's id (CLIENT UNBLOCK), 0 when not recorded.
+    owner: u64,
     db: usize,
     keys: Vec<Key>,
     op: BlockOp,
@@ -61,8 +102,43 @@ impl Blocking {
                 queue.push_back(id);
             }
         }
-        self.waiters.insert(id, Waiter { db, keys, op, tx });
+        self.waiters.insert(
+            id,
+            Waiter {
+                owner: 0,
+                db,
+                keys,
+                op,
+                tx,
+            },
+        );
         id
+    }
+
+    /// Records which client waits as `id` (for CLIENT UNBLOCK).
+    pub fn set_owner(&mut self, id: u64, client: u64) {
+        if let Some(w) = self.waiters.get_mut(&id) {
+            w.owner = client;
+        }
+    }
+
+    /// CLIENT UNBLOCK: ends the wait of client `client` with `reply`; false if it is not blocked.
+    pub fn unblock_client(&mut self, client: u64, reply: BlockedReply) -> bool {
+        let Some(id) = self
+            .waiters
+            .iter()
+            .find(|(_, w)| w.owner == client && client != 0)
+            .map(|(id, _)| *id)
+        else {
+            return false;
+        };
+        match self.take(id) {
+            Some(waiter) => {
+                let _ = waiter.tx.send(reply);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Removes a blocked client (timeout, disconnect or served); false if it was not blocked.
@@ -120,22 +196,16 @@ impl Blocking {
     pub(super) fn take_ready(&mut self) -> Vec<(usize, Key)> {
         std::mem::take(&mut self.ready)
     }
-
-    fn front(&self, db: usize, key: &[u8]) -> Option<u64> {
-        self.queues
-            .get(&(db, Key::from(key)))
-            .and_then(|q| q.front().copied())
-    }
 }
 
-/// Serves the clients blocked on one key, oldest first, while the list has elements.
+/// Serves the clients blocked on one key, oldest first, while the key has what they wait for.
 pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
-    while let Some(id) = store.blocking.front(db, key) {
+    let waiting: Vec<u64> = match store.blocking.queues.get(&(db, Key::from(key))) {
+        Some(queue) => queue.iter().copied().collect(),
+        None => return,
+    };
+    for id in waiting {
         let Some(waiter) = store.blocking.waiters.get(&id) else {
-            // A stale id (cannot happen while `take` cleans queues); drop it and go on.
-            if let Some(q) = store.blocking.queues.get_mut(&(db, Key::from(key))) {
-                q.retain(|&w| w != id);
-            }
             continue;
         };
         if waiter.tx.is_closed() {
@@ -143,14 +213,14 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
             continue;
         }
         let op = waiter.op.clone();
-        match store.db(db).list(key) {
-            Ok(Some(list)) if !list.is_empty() => {}
-            _ => return,
-        }
+        let position = waiter.keys.iter().position(|k| k.as_slice() == key);
         let reply = match op {
             BlockOp::Pop { left } => {
+                if !list_has_elements(store, db, key) {
+                    continue;
+                }
                 let Some(value) = pop(store, db, key, left) else {
-                    return;
+                    continue;
                 };
                 BlockedReply::Popped {
                     key: key.into(),
@@ -162,11 +232,14 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
                 from_left,
                 to_left,
             } => {
+                if !list_has_elements(store, db, key) {
+                    continue;
+                }
                 if store.db(db).list(&dst).is_err() {
                     BlockedReply::WrongType
                 } else {
                     let Some(value) = pop(store, db, key, from_left) else {
-                        return;
+                        continue;
                     };
                     if let Ok(list) = store.db(db).list_or_new(&dst) {
                         if to_left {
@@ -180,9 +253,84 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
                     BlockedReply::Moved(value)
                 }
             }
+            BlockOp::LMPop { left, count, resp3 } => {
+                if !list_has_elements(store, db, key) {
+                    continue;
+                }
+                let mut out = Out {
+                    buf: Vec::new(),
+                    resp3,
+                };
+                let d = store.db(db);
+                let Ok(Some(list)) = d.list(key) else {
+                    continue;
+                };
+                let n = count.min(list.len());
+                out.array(2);
+                out.bulk(key);
+                out.array(n);
+                for _ in 0..n {
+                    if let Some(v) = if left {
+                        list.pop_front()
+                    } else {
+                        list.pop_back()
+                    } {
+                        out.bulk(&v);
+                    }
+                }
+                d.remove_if_empty(key);
+                store.touch(db, key);
+                BlockedReply::Encoded(out.buf)
+            }
+            BlockOp::ZPop { max, count, resp3 } => {
+                let d = store.db(db);
+                let Ok(Some(zset)) = d.zset(key) else {
+                    continue;
+                };
+                if zset.is_empty() {
+                    continue;
+                }
+                let mut out = Out {
+                    buf: Vec::new(),
+                    resp3,
+                };
+                match count {
+                    None => {
+                        let Some((member, score)) = zset.pop(max) else {
+                            continue;
+                        };
+                        out.array(3);
+                        out.bulk(key);
+                        out.bulk(&member);
+                        out.double(score);
+                    }
+                    Some(count) => {
+                        let n = count.min(zset.len());
+                        out.array(2);
+                        out.bulk(key);
+                        out.array(n);
+                        for _ in 0..n {
+                            if let Some((member, score)) = zset.pop(max) {
+                                out.array(2);
+                                out.bulk(&member);
+                                out.double(score);
+                            }
+                        }
+                    }
+                }
+                d.remove_if_empty(key);
+                store.touch(db, key);
+                BlockedReply::Encoded(out.buf)
+            }
+            BlockOp::Stream(wait) => {
+                let Some(reply) = serve_stream(store, db, key, &wait, position) else {
+                    continue;
+                };
+                reply
+            }
         };
         let Some(waiter) = store.blocking.take(id) else {
-            return;
+            continue;
         };
         if let Err(BlockedReply::Popped { value, .. }) = waiter.tx.send(reply) {
             // The client went away between the check and the send: give the element back.
@@ -197,6 +345,82 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
             }
         }
     }
+}
+
+fn list_has_elements(store: &mut Store, db: usize, key: &[u8]) -> bool {
+    matches!(store.db(db).list(key), Ok(Some(list)) if !list.is_empty())
+}
+
+/// The reply for a client blocked in XREAD/XREADGROUP if `key` now serves it.
+fn serve_stream(
+    store: &mut Store,
+    db: usize,
+    key: &[u8],
+    wait: &StreamWait,
+    position: Option<usize>,
+) -> Option<BlockedReply> {
+    let mut out = Out {
+        buf: Vec::new(),
+        resp3: wait.resp3,
+    };
+    let now = super::now_ms();
+    let stream = match store.db(db).get(key).map(|e| &mut e.value) {
+        Some(Value::Stream(stream)) => stream,
+        // A group reader learns that its stream went away; a plain reader keeps waiting.
+        _ if wait.group.is_some() => {
+            out.error("UNBLOCKED the stream key no longer exists");
+            return Some(BlockedReply::Encoded(out.buf));
+        }
+        _ => return None,
+    };
+    let gt = match &wait.group {
+        Some((group, _, _)) => match stream.groups.get(group.as_slice()) {
+            Some(g) => g.last_id,
+            None => {
+                out.error("NOGROUP the consumer group this client was blocked on no longer exists");
+                return Some(BlockedReply::Encoded(out.buf));
+            }
+        },
+        None => *wait.ids.get(position?)?,
+    };
+    if stream.last_id <= gt {
+        return None;
+    }
+    if wait.resp3 {
+        out.map(1);
+    } else {
+        out.array(1);
+        out.array(2);
+    }
+    out.bulk(key);
+    match &wait.group {
+        Some((group, consumer, noack)) => {
+            if let Some(g) = stream.groups.get_mut(group.as_slice()) {
+                g.touch_consumer(consumer, now);
+            }
+            let read = GroupRead {
+                group,
+                consumer,
+                noack: *noack,
+                count: wait.count,
+                now,
+            };
+            deliver_new(&mut out, stream, gt, read);
+            store.dirty += 1;
+        }
+        None => {
+            let start = gt.next()?;
+            super::stream_read::write_range(
+                &mut out,
+                stream,
+                start,
+                StreamId::MAX,
+                wait.count,
+                false,
+            );
+        }
+    }
+    Some(BlockedReply::Encoded(out.buf))
 }
 
 fn pop(store: &mut Store, db: usize, key: &[u8], left: bool) -> Option<Key> {

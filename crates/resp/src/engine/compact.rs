@@ -41,6 +41,21 @@ impl CompactBytes {
         self.modify(|bytes| bytes.extend_from_slice(tail));
     }
 
+    /// The bytes, writable in place (SETBIT, BITFIELD, SETRANGE within the length).
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        match self {
+            CompactBytes::Inline { len, data } => &mut data[..usize::from(*len)],
+            CompactBytes::Heap(bytes) => bytes,
+        }
+    }
+
+    /// Grows to at least `len` bytes, padding with zeros (bit commands writing past the end).
+    pub fn grow_zeroed(&mut self, len: usize) {
+        if self.len() < len {
+            self.modify(|bytes| bytes.resize(len, 0));
+        }
+    }
+
     /// Edits the contents as a vector (SETRANGE and friends), then stores them compactly again.
     pub fn modify<R>(&mut self, edit: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         let mut bytes = match std::mem::take(self) {

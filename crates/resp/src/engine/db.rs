@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use super::stream::Stream;
 use super::zset::ZSet;
 use super::{CompactBytes, Hash, Key, Map, Set, now_ms};
 
@@ -14,6 +15,7 @@ pub enum Value {
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
+    Stream(Box<Stream>),
 }
 
 impl Value {
@@ -25,6 +27,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -35,6 +38,8 @@ impl Value {
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
             Value::ZSet(z) => z.is_empty(),
+            // An empty stream stays (XDEL, XTRIM and consumer groups keep it).
+            Value::Stream(_) => false,
         }
     }
 }
@@ -335,6 +340,7 @@ impl Db {
     typed_access!(hash, hash_or_new, Hash, Hash, Hash::default());
     typed_access!(set_value, set_or_new, Set, Set, Set::default());
     typed_access!(zset, zset_or_new, ZSet, ZSet, ZSet::default());
+    typed_access!(stream, stream_or_new, Stream, Stream, Stream::default());
 }
 
 /// Walks `count` indexes of a collection of `len` items downwards from `cursor` (0 = start);

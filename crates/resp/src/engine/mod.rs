@@ -10,16 +10,23 @@
 mod blocking;
 mod compact;
 mod db;
+pub mod geohash;
+pub mod hll;
 mod ordered;
+pub mod stream;
+mod stream_group;
+mod stream_node;
+pub mod stream_read;
 mod zset;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use blocking::{BlockOp, BlockedReply, Blocking};
+pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use stream::{Stream, StreamId};
 pub use zset::{LexBound, ScoreBound, ZSet};
 
 /// Keys, fields, members and list elements: owned bytes, two words each.
@@ -95,6 +102,11 @@ impl Store {
     /// Records that `key` changed: counts a change and fails the EXEC of clients watching it.
     pub fn touch(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
+        // Blocked clients may care: a stream that got entries, a deleted stream that a group
+        // reader waits on.
+        if !self.blocking.is_empty() {
+            self.blocking.signal(db, key);
+        }
         if self.watchers.is_empty() {
             return;
         }
@@ -151,6 +163,8 @@ impl Store {
         let removed = self.dbs.get(db).map_or(0, Db::len) as u64;
         self.dirty += removed;
         self.db(db).clear();
+        // Group readers blocked on streams of this database learn they are gone.
+        self.blocking.signal_db(db);
     }
 
     /// Empties every database.
