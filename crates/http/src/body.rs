@@ -4,7 +4,9 @@
 use crate::budget::{Busy, MemoryBudget, Reservation};
 use crate::server::conns::ConnState;
 use bytes::{Bytes, BytesMut};
+use http_body::Body as _;
 use http_body_util::BodyExt;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -158,34 +160,25 @@ impl BodyReader {
     /// The next data frame, uncharged.
     async fn next_data(&mut self) -> Result<Option<Bytes>, BodyError> {
         while !self.done {
-            let (wait, why) = self.allowed_wait();
-            let connection = self.scope.as_ref().and_then(|s| s.connection.clone());
-            let started = Instant::now();
-            if let Some(connection) = &connection {
-                connection.body_wait_started();
-            }
-            let evicted = async {
-                match &connection {
-                    Some(connection) => connection.evicted().await,
-                    None => std::future::pending().await,
-                }
+            // Data already here (the common case of a fast client) needs no timers.
+            let ready = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(match Pin::new(&mut self.body).poll_frame(cx) {
+                    std::task::Poll::Ready(frame) => Some(frame),
+                    std::task::Poll::Pending => None,
+                })
+            })
+            .await;
+            let frame = match ready {
+                Some(frame) => frame,
+                None => match self.wait_for_frame().await {
+                    Ok(frame) => frame,
+                    Err(error) => return Err(self.failed(error)),
+                },
             };
-            let outcome = tokio::select! {
-                biased;
-                frame = self.body.frame() => Ok(frame),
-                () = tokio::time::sleep(wait) => Err(why),
-                () = evicted => Err(Slow::Evicted),
-            };
-            self.waited += started.elapsed();
-            if let Some(connection) = &connection {
-                connection.body_wait_ended(self.read as u64, self.waited);
-            }
-            let frame = match outcome {
-                Err(Slow::Rate { .. }) => return Err(self.failed(BodyError::Timeout(self.slow()))),
-                Err(why) => return Err(self.failed(BodyError::Timeout(why))),
-                Ok(None) => break,
-                Ok(Some(Err(e))) => return Err(self.failed(BodyError::Io(e))),
-                Ok(Some(Ok(frame))) => frame,
+            let frame = match frame {
+                None => break,
+                Some(Err(e)) => return Err(self.failed(BodyError::Io(e))),
+                Some(Ok(frame)) => frame,
             };
             let Ok(data) = frame.into_data() else {
                 continue; // Trailers carry nothing a gate reads.
@@ -198,6 +191,39 @@ impl BodyReader {
         }
         self.done = true;
         Ok(None)
+    }
+
+    /// Waits for the next frame within the timeouts, the rate and the connection's eviction.
+    async fn wait_for_frame(
+        &mut self,
+    ) -> Result<Option<Result<http_body::Frame<Bytes>, hyper::Error>>, BodyError> {
+        let (wait, why) = self.allowed_wait();
+        let connection = self.scope.as_ref().and_then(|s| s.connection.clone());
+        let started = Instant::now();
+        if let Some(connection) = &connection {
+            connection.body_wait_started();
+        }
+        let evicted = async {
+            match &connection {
+                Some(connection) => connection.evicted().await,
+                None => std::future::pending().await,
+            }
+        };
+        let outcome = tokio::select! {
+            biased;
+            frame = self.body.frame() => Ok(frame),
+            () = tokio::time::sleep(wait) => Err(why),
+            () = evicted => Err(Slow::Evicted),
+        };
+        self.waited += started.elapsed();
+        if let Some(connection) = &connection {
+            connection.body_wait_ended(self.read as u64, self.waited);
+        }
+        match outcome {
+            Ok(frame) => Ok(frame),
+            Err(Slow::Rate { .. }) => Err(BodyError::Timeout(self.slow())),
+            Err(why) => Err(BodyError::Timeout(why)),
+        }
     }
 
     /// How long the next wait for data may last, and what it is when it runs out: the chunk

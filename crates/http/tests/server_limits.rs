@@ -252,6 +252,17 @@ async fn slow_bodies_on_every_slot_do_not_lock_out_fast_clients() {
         dropped >= 48,
         "the slow connections were dropped ({dropped})"
     );
+    let metrics = bounded(get(addr, "/-/metrics")).await.body;
+    let evicted: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("sluice_http_connections_evicted_total "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no eviction counter in {metrics}"));
+    assert!(evicted > 0, "{metrics}");
+    assert!(
+        metrics.contains("\nsluice_http_inflight_body_budget_bytes 268435456\n"),
+        "{metrics}"
+    );
     server.stop();
     bounded(server.task).await.unwrap().unwrap();
 }

@@ -43,6 +43,8 @@ pub struct Metrics {
     routes: Box<[RouteMetrics]>,
     connections_open: Arc<AtomicU64>,
     connections_total: AtomicU64,
+    connections_evicted: AtomicU64,
+    budget: Option<Arc<crate::budget::MemoryBudget>>,
 }
 
 /// Keeps the open-connections gauge up while it lives.
@@ -68,7 +70,20 @@ impl Metrics {
             names: names.into(),
             connections_open: Arc::new(AtomicU64::new(0)),
             connections_total: AtomicU64::new(0),
+            connections_evicted: AtomicU64::new(0),
+            budget: None,
         }
+    }
+
+    /// Reports the memory budget's use too.
+    pub fn with_budget(mut self, budget: Option<Arc<crate::budget::MemoryBudget>>) -> Metrics {
+        self.budget = budget;
+        self
+    }
+
+    /// Counts a connection closed at the cap to give its slot to a new one.
+    pub fn connection_evicted(&self) {
+        self.connections_evicted.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The route index of the ops endpoints.
@@ -176,10 +191,27 @@ impl Metrics {
              sluice_http_connections_open {}\n\
              # HELP sluice_http_connections_total HTTP connections accepted.\n\
              # TYPE sluice_http_connections_total counter\n\
-             sluice_http_connections_total {}",
+             sluice_http_connections_total {}\n\
+             # HELP sluice_http_connections_evicted_total HTTP connections closed at the connection cap for making no progress.\n\
+             # TYPE sluice_http_connections_evicted_total counter\n\
+             sluice_http_connections_evicted_total {}",
             self.connections_open.load(Ordering::Relaxed),
             self.connections_total.load(Ordering::Relaxed),
+            self.connections_evicted.load(Ordering::Relaxed),
         );
+        if let Some(budget) = &self.budget {
+            let _ = writeln!(
+                out,
+                "# HELP sluice_http_inflight_body_bytes Request-body bytes held in memory now (reserved against the budget).\n\
+                 # TYPE sluice_http_inflight_body_bytes gauge\n\
+                 sluice_http_inflight_body_bytes {}\n\
+                 # HELP sluice_http_inflight_body_budget_bytes The budget of request-body bytes in memory (max_inflight_bytes).\n\
+                 # TYPE sluice_http_inflight_body_budget_bytes gauge\n\
+                 sluice_http_inflight_body_budget_bytes {}",
+                budget.in_use(),
+                budget.bytes(),
+            );
+        }
         if let Some(pool) = pool {
             render_pool(&mut out, pool);
         }

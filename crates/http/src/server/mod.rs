@@ -164,7 +164,7 @@ pub async fn run(
             .then(|| MemoryBudget::new(options.max_inflight_bytes, options.inflight_wait)),
     });
     let shared = Arc::new(Shared {
-        metrics: Metrics::new(&prefixes),
+        metrics: Metrics::new(&prefixes).with_budget(rules.budget.clone()),
         router,
         options,
         rules,
@@ -206,7 +206,9 @@ pub async fn run(
         let slot = match slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
             Err(_) => loop {
-                registry.evict_one(shared.options.min_body_rate);
+                if registry.evict_one(shared.options.min_body_rate) {
+                    shared.metrics.connection_evicted();
+                }
                 tokio::select! {
                     slot = slots.clone().acquire_owned() => match slot {
                         Ok(slot) => break slot,
