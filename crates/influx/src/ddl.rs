@@ -1,5 +1,6 @@
-//! Catalog reads and the DDL of first writes: schemas, tables and new columns, under advisory locks.
+//! Catalog reads and the DDL of first writes: tables and new columns, under advisory locks.
 
+use crate::catalog;
 use crate::plan::{TIME_COLUMN, TablePlan};
 use crate::shape::{ColumnType, TableShape};
 use sluice_pg::Connection;
@@ -31,22 +32,26 @@ pub async fn lock(conn: &mut Connection, key: i64) -> sluice_pg::Result<()> {
         .map(drop)
 }
 
-/// Creates the schema if it is not there.
-pub async fn create_schema(conn: &mut Connection, schema: &str) -> sluice_pg::Result<()> {
-    let mut sql = String::from("CREATE SCHEMA IF NOT EXISTS ");
-    push_ident(&mut sql, schema);
-    conn.batch_execute(&sql).await
+/// A table as the catalog has it now: its columns, and whether the write API owns it.
+#[derive(Debug)]
+pub struct ExistingTable {
+    pub shape: TableShape,
+    pub owned: bool,
 }
 
-/// The columns of `schema.table` as the catalog has them now; `None` when there is no table.
+/// The columns of `schema.table` as the catalog has them now, and whether it is the API's (see
+/// [`crate::catalog`]); `None` when there is no such relation.
 pub async fn read_table(
     conn: &mut Connection,
     schema: &str,
     table: &str,
-) -> sluice_pg::Result<Option<TableShape>> {
+) -> sluice_pg::Result<Option<ExistingTable>> {
     let rows = conn
         .query(
-            "SELECT a.attname::text, a.atttypid::int8 \
+            "SELECT a.attname::text, a.atttypid::int8, \
+                    EXISTS (SELECT 1 FROM sluice_influx.measurements m \
+                            WHERE m.database = n.nspname AND m.name = c.relname \
+                              AND m.relid = c.oid) \
              FROM pg_catalog.pg_class c \
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
              LEFT JOIN pg_catalog.pg_attribute a \
@@ -59,7 +64,9 @@ pub async fn read_table(
         return Ok(None);
     }
     let mut shape = TableShape::default();
+    let mut owned = false;
     for row in rows.iter() {
+        owned = row.get(2)?;
         let name: Option<String> = row.get(0)?;
         let oid: Option<i64> = row.get(1)?;
         if let (Some(name), Some(oid)) = (name, oid) {
@@ -67,49 +74,48 @@ pub async fn read_table(
             shape.columns.insert(name, ColumnType::from_oid(oid));
         }
     }
-    Ok(Some(shape))
+    Ok(Some(ExistingTable { shape, owned }))
 }
 
-/// Creates the table or adds the columns it lacks, in one statement round trip; returns the
-/// table's shape afterwards.
+/// Creates the table (and registers it as the API's), or adds the columns it lacks, in one
+/// round trip; returns the table's shape afterwards. `columns` are positions in `plan.columns`:
+/// every column the rows to write use for a new table, the missing ones for an existing one.
 pub async fn extend_table(
     conn: &mut Connection,
     schema: &str,
     plan: &TablePlan<'_>,
     existing: Option<TableShape>,
-    missing: &[usize],
+    columns: &[usize],
 ) -> sluice_pg::Result<TableShape> {
     let name = qualified(schema, plan.name);
     let mut sql = String::new();
-    let mut shape = existing.clone().unwrap_or_default();
-    if existing.is_none() {
-        let _ = write!(sql, "CREATE TABLE IF NOT EXISTS {name} (");
+    let created = existing.is_none();
+    let mut shape = existing.unwrap_or_default();
+    let planned = columns
+        .iter()
+        .filter_map(|&i| plan.columns.get(i).map(|c| (&*c.name, c.ty)));
+    if created {
+        let _ = write!(sql, "CREATE TABLE {name} (");
         push_ident(&mut sql, TIME_COLUMN);
         sql.push_str(" timestamptz NOT NULL");
-        for column in &plan.columns {
-            sql.push_str(", ");
-            push_ident(&mut sql, column.name);
-            sql.push(' ');
-            sql.push_str(column.ty.sql());
-        }
-        sql.push(')');
         shape
             .columns
             .insert(TIME_COLUMN.to_owned(), ColumnType::Timestamp);
-        for column in &plan.columns {
-            shape.columns.insert(column.name.to_owned(), column.ty);
+        for (column, ty) in planned {
+            sql.push_str(", ");
+            push_ident(&mut sql, column);
+            sql.push(' ');
+            sql.push_str(ty.sql());
+            shape.columns.insert(column.to_owned(), ty);
         }
+        sql.push_str("); ");
+        sql.push_str(&catalog::register_table_sql(schema, plan.name));
     } else {
         let _ = write!(sql, "ALTER TABLE {name} ");
         let mut first = true;
         let lacks_time = TablePlan::lacks_time(&shape);
         let time = lacks_time.then_some((TIME_COLUMN, ColumnType::Timestamp));
-        let added = time.into_iter().chain(
-            missing
-                .iter()
-                .filter_map(|&i| plan.columns.get(i).map(|c| (c.name, c.ty))),
-        );
-        for (column, ty) in added {
+        for (column, ty) in time.into_iter().chain(planned) {
             if !first {
                 sql.push_str(", ");
             }

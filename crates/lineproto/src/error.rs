@@ -118,6 +118,13 @@ impl Error {
         self.offset
     }
 
+    /// The same error for a text that started `offset` bytes and `lines` lines into the input.
+    pub(crate) fn shifted(mut self, offset: usize, lines: u64) -> Self {
+        self.offset += offset;
+        self.line += lines;
+        self
+    }
+
     /// What was expected and what was found, without the position.
     pub fn message(&self) -> &str {
         &self.message
