@@ -52,12 +52,14 @@ pub fn column_name<'b>(key: &'b str, role: Role) -> Cow<'b, str> {
     }
 }
 
-/// Points with one set of keys: the keys (tags then fields, as the points carry them) and the
-/// column each value goes to, in COPY order (the jsonb tags column first when tags are jsonb).
+/// Points with one set of keys and field types: the keys (tags then fields, as the points
+/// carry them), the fields' types, and the column each value goes to, in COPY order (the jsonb
+/// tags column first when tags are jsonb).
 #[derive(Debug)]
 pub struct Layout<'b> {
     keys: Vec<&'b str>,
     tag_keys: usize,
+    field_types: Vec<ColumnType>,
     pub positions: Vec<usize>,
     /// How many rows of the body have this layout.
     pub rows: usize,
@@ -74,10 +76,16 @@ impl Layout<'_> {
                 .chain(point.fields().iter().map(|f| &*f.key))
                 .zip(&self.keys)
                 .all(|(a, b)| a == *b)
+            && point
+                .fields()
+                .iter()
+                .zip(&self.field_types)
+                .all(|(f, &ty)| ColumnType::of_value(&f.value) == ty)
     }
 }
 
-/// A hash of a point's keys, to find its layout among many without building a key list.
+/// A hash of a point's keys and field types, to find its layout among many without building
+/// a key list.
 fn keys_hash(point: &Point<'_, '_>, jsonb_tags: bool) -> u64 {
     let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
     if !jsonb_tags {
@@ -89,7 +97,7 @@ fn keys_hash(point: &Point<'_, '_>, jsonb_tags: bool) -> u64 {
     hasher.write_u8(0xfe);
     for field in point.fields() {
         hasher.write(field.key.as_bytes());
-        hasher.write_u8(0xff);
+        hasher.write_u8(ColumnType::of_value(&field.value).tag());
     }
     hasher.finish()
 }
@@ -98,9 +106,11 @@ fn keys_hash(point: &Point<'_, '_>, jsonb_tags: bool) -> u64 {
 #[derive(Debug)]
 pub struct TablePlan<'b> {
     pub name: &'b str,
-    /// The columns written, in order of first sight (COPY order after `time`).
+    /// The columns written, in order of first sight (COPY order after `time`). A key seen with
+    /// values of two types has two entries (variants); the table keeps one type, the others'
+    /// points are type conflicts (see [`TablePlan::conflicts`]).
     pub columns: Vec<PlannedColumn<'b>>,
-    index: HashMap<Cow<'b, str>, usize>,
+    index: HashMap<Cow<'b, str>, Vec<usize>>,
     pub layouts: Vec<Layout<'b>>,
     by_keys: HashMap<u64, Vec<usize>>,
     /// Each row: the point's index in the body and its layout.
@@ -125,7 +135,7 @@ impl<'b> TablePlan<'b> {
                 ty: ColumnType::Jsonb,
                 role: Role::TagsJson,
             });
-            plan.index.insert(Cow::Borrowed(TAGS_COLUMN), 0);
+            plan.index.insert(Cow::Borrowed(TAGS_COLUMN), vec![0]);
         }
         plan
     }
@@ -142,7 +152,7 @@ impl<'b> TablePlan<'b> {
         if let Some(&(_, last)) = self.rows.last() {
             let last = last as usize;
             if self.layouts[last].fits(point, jsonb) {
-                self.check_values(last, point)?;
+                check_values(self.name, point)?;
                 return Ok(last);
             }
         }
@@ -152,7 +162,7 @@ impl<'b> TablePlan<'b> {
                 .iter()
                 .find(|&&l| self.layouts[l].fits(point, jsonb))
             {
-                self.check_values(found, point)?;
+                check_values(self.name, point)?;
                 return Ok(found);
             }
         }
@@ -164,61 +174,58 @@ impl<'b> TablePlan<'b> {
     /// Adds the layout of `point`, with any columns it brings; checks everything first, so a
     /// refused point adds nothing.
     fn add_layout(&mut self, point: &Point<'b, 'b>) -> Result<usize, ApiError> {
+        check_values(self.name, point)?;
         let tags = if self.jsonb_tags {
             &[][..]
         } else {
             point.tags()
         };
         let mut keys = Vec::with_capacity(tags.len() + point.fields().len());
-        let mut wanted = Vec::with_capacity(keys.capacity());
+        let mut wanted = Vec::with_capacity(keys.capacity() + 1);
+        if self.jsonb_tags {
+            wanted.push((
+                Cow::Borrowed(TAGS_COLUMN),
+                ColumnType::Jsonb,
+                Role::TagsJson,
+            ));
+        }
         for tag in tags {
             let key: &'b str = cow_str(&tag.key);
             keys.push(key);
-            wanted.push((
-                column_name(key, Role::Tag),
-                ColumnType::Text,
-                Role::Tag,
-                key,
-            ));
+            wanted.push((column_name(key, Role::Tag), ColumnType::Text, Role::Tag));
         }
+        let mut field_types = Vec::with_capacity(point.fields().len());
         for field in point.fields() {
             let key: &'b str = cow_str(&field.key);
             keys.push(key);
-            check_value(self.name, key, &field.value)?;
             let ty = ColumnType::of_value(&field.value);
-            wanted.push((column_name(key, Role::Field), ty, Role::Field, key));
+            field_types.push(ty);
+            wanted.push((column_name(key, Role::Field), ty, Role::Field));
         }
-        for (name, ty, role, key) in &wanted {
-            match self.index.get(&**name) {
-                Some(&position) => {
-                    let column = &self.columns[position];
-                    if column.ty != *ty || column.role != *role {
-                        return Err(conflict(self.name, key, *ty, column.ty));
-                    }
-                }
-                None if name.len() > MAX_IDENTIFIER_LEN => {
-                    return Err(too_long(
-                        if *role == Role::Tag {
-                            "tag key"
-                        } else {
-                            "field key"
-                        },
-                        name,
-                    ));
-                }
-                None => {}
+        for (i, (name, _, role)) in wanted.iter().enumerate() {
+            if name.len() > MAX_IDENTIFIER_LEN {
+                let what = if *role == Role::Tag {
+                    "tag key"
+                } else {
+                    "field key"
+                };
+                return Err(too_long(what, name));
+            }
+            if wanted[..i].iter().any(|(other, _, _)| other == name) {
+                return Err(ApiError::Invalid(format!(
+                    "{name:?} is both a tag and a field of a point of measurement {:?}: one                      table column cannot hold both",
+                    self.name
+                )));
             }
         }
-        let mut positions = Vec::with_capacity(wanted.len() + 1);
-        if self.jsonb_tags {
-            positions.push(0);
-        }
-        for (name, ty, role, _) in wanted {
-            let position = match self.index.get(&*name) {
+        let mut positions = Vec::with_capacity(wanted.len());
+        for (name, ty, role) in wanted {
+            let variants = self.index.entry(name.clone()).or_default();
+            let position = match variants.iter().find(|&&p| self.columns[p].ty == ty) {
                 Some(&position) => position,
                 None => {
                     let position = self.columns.len();
-                    self.index.insert(name.clone(), position);
+                    variants.push(position);
                     self.columns.push(PlannedColumn { name, ty, role });
                     position
                 }
@@ -228,42 +235,37 @@ impl<'b> TablePlan<'b> {
         self.layouts.push(Layout {
             keys,
             tag_keys: tags.len(),
+            field_types,
             positions,
             rows: 0,
         });
         Ok(self.layouts.len() - 1)
     }
 
-    /// The values of a point fitted to a layout by its keys: each field's type must be its
-    /// column's, and each value one PostgreSQL can hold.
-    fn check_values(&self, layout: usize, point: &Point<'_, '_>) -> Result<(), ApiError> {
-        let layout = &self.layouts[layout];
-        let first_field = layout.positions.len() - point.fields().len();
-        for (field, &position) in point.fields().iter().zip(&layout.positions[first_field..]) {
-            let ty = ColumnType::of_value(&field.value);
-            let column = &self.columns[position];
-            if column.ty != ty {
-                return Err(conflict(self.name, &field.key, ty, column.ty));
-            }
-            check_value(self.name, &field.key, &field.value)?;
-        }
-        Ok(())
-    }
-
-    /// Where the table is known to have a column of another type than a planned one: the
-    /// known type for each planned column that conflicts (`None` where it fits or is missing).
+    /// The type each planned column conflicts with (`None` where it fits): the table's type
+    /// when it has the column, else the type of the column's first variant in the body (the
+    /// first point to bring a key sets its type, as in InfluxDB).
     pub fn conflicts(&self, shape: &TableShape) -> Vec<Option<ColumnType>> {
         self.columns
             .iter()
-            .map(|column| shape.get(&column.name).filter(|&ty| ty != column.ty))
+            .map(|column| {
+                let kept = shape.get(&column.name).or_else(|| {
+                    let first = self.index.get(&*column.name)?.first()?;
+                    Some(self.columns[*first].ty)
+                });
+                kept.filter(|&ty| ty != column.ty)
+            })
             .collect()
     }
 
-    /// The type conflict of planned column `position` with the table's known column.
-    pub fn conflict_error(&self, position: usize, shape: &TableShape) -> ApiError {
+    /// The type conflict of planned column `position` with the type `kept`.
+    pub fn conflict_error(&self, position: usize, kept: ColumnType) -> ApiError {
         let column = &self.columns[position];
-        let existing = shape.get(&column.name).unwrap_or(column.ty);
-        conflict(self.name, &column.name, column.ty, existing)
+        let key = column
+            .name
+            .strip_suffix("_field")
+            .filter(|k| RESERVED_COLUMNS.contains(k));
+        conflict(self.name, key.unwrap_or(&column.name), column.ty, kept)
     }
 
     /// Whether the known shape lacks the `time` column (a table made by hand).
@@ -410,14 +412,17 @@ impl<'b> Plan<'b> {
     }
 }
 
-/// A field value PostgreSQL can store: text cannot hold the NUL character.
-fn check_value(measurement: &str, key: &str, value: &FieldValue<'_>) -> Result<(), ApiError> {
-    if let FieldValue::String(text) = value {
-        if memchr::memchr(0, text.as_bytes()).is_some() {
-            return Err(ApiError::Invalid(format!(
-                "field {key:?} of measurement {measurement:?} holds a NUL character (\\u0000), \
-                 which PostgreSQL text cannot store"
-            )));
+/// The field values of a point PostgreSQL can store: text cannot hold the NUL character.
+fn check_values(measurement: &str, point: &Point<'_, '_>) -> Result<(), ApiError> {
+    for field in point.fields() {
+        if let FieldValue::String(text) = &field.value {
+            if memchr::memchr(0, text.as_bytes()).is_some() {
+                return Err(ApiError::Invalid(format!(
+                    "field {:?} of measurement {measurement:?} holds a NUL character (\\u0000), \
+                     which PostgreSQL text cannot store",
+                    field.key
+                )));
+            }
         }
     }
     Ok(())

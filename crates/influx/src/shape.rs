@@ -53,6 +53,20 @@ impl ColumnType {
         }
     }
 
+    /// A small number per type, for hashing.
+    pub fn tag(self) -> u8 {
+        match self {
+            ColumnType::Timestamp => 1,
+            ColumnType::Text => 2,
+            ColumnType::Float => 3,
+            ColumnType::Int => 4,
+            ColumnType::Numeric => 5,
+            ColumnType::Bool => 6,
+            ColumnType::Jsonb => 7,
+            ColumnType::Other(_) => 8,
+        }
+    }
+
     /// The SQL name used in CREATE TABLE and ALTER TABLE.
     pub fn sql(self) -> &'static str {
         match self {

@@ -276,8 +276,12 @@ fn judge(
     }
     let conflicts = table.conflicts(shape);
     for (layout, skip) in table.layouts.iter().zip(skipped.iter_mut()) {
-        if let Some(&p) = layout.positions.iter().find(|&&p| conflicts[p].is_some()) {
-            let error = || table.conflict_error(p, shape);
+        if let Some((p, kept)) = layout
+            .positions
+            .iter()
+            .find_map(|&p| conflicts[p].map(|kept| (p, kept)))
+        {
+            let error = || table.conflict_error(p, kept);
             if strict {
                 return Err(error());
             }
