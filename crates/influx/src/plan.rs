@@ -39,7 +39,6 @@ pub enum Role {
 pub struct PlannedColumn<'b> {
     pub name: Cow<'b, str>,
     pub ty: ColumnType,
-    pub role: Role,
 }
 
 /// The column a tag or field key is stored in (see [`RESERVED_COLUMNS`]).
@@ -133,7 +132,6 @@ impl<'b> TablePlan<'b> {
             plan.columns.push(PlannedColumn {
                 name: Cow::Borrowed(TAGS_COLUMN),
                 ty: ColumnType::Jsonb,
-                role: Role::TagsJson,
             });
             plan.index.insert(Cow::Borrowed(TAGS_COLUMN), vec![0]);
         }
@@ -219,14 +217,14 @@ impl<'b> TablePlan<'b> {
             }
         }
         let mut positions = Vec::with_capacity(wanted.len());
-        for (name, ty, role) in wanted {
+        for (name, ty, _) in wanted {
             let variants = self.index.entry(name.clone()).or_default();
             let position = match variants.iter().find(|&&p| self.columns[p].ty == ty) {
                 Some(&position) => position,
                 None => {
                     let position = self.columns.len();
                     variants.push(position);
-                    self.columns.push(PlannedColumn { name, ty, role });
+                    self.columns.push(PlannedColumn { name, ty });
                     position
                 }
             };
