@@ -117,6 +117,16 @@ settings! {
         token: Vec<String> = Vec::new();
         /// Store a measurement's tags in one jsonb column instead of a column per tag.
         tags_as_jsonb: bool = false;
+        /// Databases (schemas) clients may write into, comma-separated. Empty: any name except
+        /// public, information_schema and pg_*, into schemas the write API creates; a listed
+        /// name may be a schema that exists already. Writes go only into tables Sluice created.
+        databases: Vec<String> = Vec::new();
+        /// Most columns (time included) a measurement's table may reach through writes; points
+        /// that would add more are rejected with a 4xx (PostgreSQL's own limit is 1600).
+        max_columns_per_table: usize = sluice_influx::DEFAULT_MAX_COLUMNS_PER_TABLE;
+        /// Write the valid points of a body with bad lines and answer InfluxDB's "partial
+        /// write" error naming the rejected ones; false: a body is written whole or not at all.
+        accept_partial: bool = true;
     }
 
     [runtime] RuntimeSection {
@@ -216,6 +226,9 @@ impl Settings {
         sluice_influx::InfluxConfig {
             tags_as_jsonb: self.influx.tags_as_jsonb,
             tokens: self.influx.token.clone(),
+            databases: self.influx.databases.clone(),
+            max_columns_per_table: self.influx.max_columns_per_table,
+            accept_partial: self.influx.accept_partial,
         }
     }
 }
