@@ -23,7 +23,7 @@ pub const TIME_COLUMN: &str = "time";
 pub const RESERVED_COLUMNS: &[&str] = &["time", "tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"];
 
 /// Reasons listed in a partial write's message; beyond them only the count grows.
-const MAX_REASONS: usize = 20;
+pub const MAX_REASONS: usize = 20;
 
 /// What a column carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,6 +314,19 @@ impl Rejections {
         } else {
             self.unlisted += 1;
         }
+    }
+
+    /// Records `count` points dropped without listing why (beyond the listed ones).
+    pub fn add_unlisted(&mut self, count: usize, parse: bool) {
+        if count == 0 {
+            return;
+        }
+        if self.dropped == 0 {
+            self.parse_only = true;
+        }
+        self.dropped += count;
+        self.parse_only &= parse;
+        self.unlisted += count;
     }
 
     /// Adds another set of rejections.

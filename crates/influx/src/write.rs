@@ -7,7 +7,7 @@ use crate::catalog::{self, ClaimError};
 use crate::config::Access;
 use crate::copy;
 use crate::ddl;
-use crate::plan::{Plan, Rejections, TablePlan};
+use crate::plan::{MAX_REASONS, Plan, Rejections, TablePlan};
 use crate::reply::{ApiError, from_db, from_pool};
 use crate::shape::TableShape;
 use bytes::BytesMut;
@@ -156,8 +156,13 @@ async fn write_body(
         Batch::parse_reusing(body, &options, &mut scratch.batch).map_err(ApiError::Parse)?
     } else {
         scratch.errors.clear();
-        let batch =
-            Batch::parse_partial_reusing(body, &options, &mut scratch.batch, &mut scratch.errors);
+        let (batch, failed) = Batch::parse_partial_reusing(
+            body,
+            &options,
+            &mut scratch.batch,
+            &mut scratch.errors,
+            MAX_REASONS,
+        );
         for error in &scratch.errors {
             rejected.add(
                 1,
@@ -170,6 +175,7 @@ async fn write_body(
                 true,
             );
         }
+        rejected.add_unlisted(failed - scratch.errors.len(), true);
         batch
     };
     let result = write_batch(api, schema, access, &batch, strict, &mut scratch.chunk).await;

@@ -89,16 +89,19 @@ impl<'a> Batch<'a> {
     }
 
     /// Parses a whole body, keeping going past bad lines: the batch holds every point of the
-    /// good lines, and `errors` gets one error per bad line (with its line number), in input
-    /// order. A bad line ends at the first line feed at or after the place it failed (a line
-    /// feed inside a broken string value ends it there). Takes its vectors from `storage` like
+    /// good lines, and `errors` gets the error of each of the first `max_errors` bad lines
+    /// (with its line number), in input order; returns the batch and the number of bad lines.
+    /// A bad line ends at the first line feed at or after the place it failed (a line feed
+    /// inside a broken string value ends it there). Takes its vectors from `storage` like
     /// [`Batch::parse_reusing`].
     pub fn parse_partial_reusing(
         input: &'a [u8],
         options: &Options,
         storage: &mut BatchStorage,
         errors: &mut Vec<Error>,
-    ) -> Self {
+        max_errors: usize,
+    ) -> (Self, usize) {
+        let mut failed = 0;
         let taken = std::mem::take(storage);
         let mut batch = Batch {
             entries: taken.entries,
@@ -126,23 +129,28 @@ impl<'a> Batch<'a> {
                 text,
                 utf8_error_at: None,
             };
-            batch.fill_partial(&good, options, start, lines_before, errors);
+            failed += batch.fill_partial(&good, options, start, lines_before, errors, max_errors);
             let Some(bad) = bad else {
                 break;
             };
-            let error = source.error(Fail::at(ErrorKind::InvalidUtf8, bad), options);
-            errors.push(error.shifted(start, lines_before));
+            failed += 1;
+            if errors.len() < max_errors {
+                let error = source.error(Fail::at(ErrorKind::InvalidUtf8, bad), options);
+                errors.push(error.shifted(start, lines_before));
+            }
             let line_end = memchr::memchr(b'\n', rest.get(bad..).unwrap_or_default())
                 .map_or(rest.len(), |i| bad + i + 1);
             let segment = rest.get(..line_end).unwrap_or_default();
             lines_before += memchr::memchr_iter(b'\n', segment).count() as u64;
             start += line_end;
         }
-        batch
+        (batch, failed)
     }
 
     /// The good lines of `source` (text starting at byte `base` of the input, after
-    /// `lines_before` lines) into the batch, an error for each bad one into `errors`.
+    /// `lines_before` lines) into the batch, the error of each bad one into `errors` while it
+    /// holds fewer than `max_errors` (an error's line number costs a scan of the text before
+    /// it); returns the number of bad lines.
     fn fill_partial(
         &mut self,
         source: &Source<'a>,
@@ -150,7 +158,9 @@ impl<'a> Batch<'a> {
         base: usize,
         lines_before: u64,
         errors: &mut Vec<Error>,
-    ) {
+        max_errors: usize,
+    ) -> usize {
+        let mut failed = 0;
         let default_time = options.precision.truncate(options.default_time);
         let mut cursor = Cursor::new(source.text);
         let mut keys = FieldKeys::default();
@@ -176,13 +186,17 @@ impl<'a> Batch<'a> {
                     self.tags.truncate(tags_start);
                     self.fields.truncate(fields_start);
                     let at = fail.at.min(source.text.len());
-                    errors.push(source.error(fail, options).shifted(base, lines_before));
+                    failed += 1;
+                    if errors.len() < max_errors {
+                        errors.push(source.error(fail, options).shifted(base, lines_before));
+                    }
                     cursor.pos =
                         memchr::memchr(b'\n', source.text.as_bytes().get(at..).unwrap_or_default())
                             .map_or(source.text.len(), |i| at + i + 1);
                 }
             }
         }
+        failed
     }
 
     /// Gives the batch's vectors back, empty, for [`Batch::parse_reusing`].
@@ -295,12 +309,14 @@ mod tests {
 
     fn partial(body: &[u8]) -> (Vec<String>, Vec<Place>) {
         let mut errors = Vec::new();
-        let batch = Batch::parse_partial_reusing(
+        let (batch, failed) = Batch::parse_partial_reusing(
             body,
             &Options::new(7),
             &mut BatchStorage::default(),
             &mut errors,
+            usize::MAX,
         );
+        assert_eq!(failed, errors.len());
         let points = batch
             .points()
             .map(|p| format!("{} {:?} {}", p.measurement(), p.fields()[0].value, p.time()))
@@ -354,5 +370,20 @@ mod tests {
         assert_eq!(points, ["b Float(2.0) 2"]);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].0, 1);
+    }
+
+    #[test]
+    fn partial_parse_lists_at_most_max_errors_and_counts_all() {
+        let body = b"a v=1 1\nbad\nbad\nb v=2 2\nbad\n\xff\n".repeat(3);
+        let mut errors = Vec::new();
+        let (batch, failed) = Batch::parse_partial_reusing(
+            &body,
+            &Options::new(0),
+            &mut BatchStorage::default(),
+            &mut errors,
+            2,
+        );
+        assert_eq!((batch.len(), failed, errors.len()), (6, 12, 2));
+        assert_eq!((errors[0].line(), errors[1].line()), (2, 3));
     }
 }
