@@ -172,6 +172,29 @@ async fn long_and_reserved_names() {
         got,
         [vec![Some("a".into()), Some("1".into()), Some("c".into())]]
     );
+    // `time` as a tag and as a field (issue 19): kept under another name, never dropped.
+    let answer = server
+        .post(&path, "tm,tag0=v0,time=v0 value=1,time=5i 7\n")
+        .await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    assert_eq!(
+        columns(&db, "tm").await,
+        [
+            "time:timestamp with time zone",
+            "tag0:text",
+            "time_tag:text",
+            "value:double precision",
+            "time_field:bigint"
+        ]
+    );
+    let got = rows(&format!(
+        "SELECT time_tag, time_field, extract(epoch FROM time)::int8 FROM \"{db}\".tm"
+    ))
+    .await;
+    assert_eq!(
+        got,
+        [vec![Some("v0".into()), Some("5".into()), Some("0".into())]]
+    );
     // A key that is both a tag and a field of one point.
     let answer = server.post(&path, "both,host=a host=\"b\" 1\n").await;
     assert_eq!(answer.status, 400, "{}", answer.body);
