@@ -33,6 +33,21 @@ pub struct InfluxConfig {
     /// error naming the rejected ones (as InfluxDB does). Off: a body is written whole or not
     /// at all. A request's `accept_partial=false|true` query parameter (InfluxDB 3's) overrides.
     pub accept_partial: bool,
+    /// What a point written again (same measurement, tag set and time) does: `Merge` (the
+    /// default, as InfluxDB) updates the stored row, its fields merged, the new non-null values
+    /// winning; `Keep` appends another row.
+    pub duplicates: Duplicates,
+}
+
+/// What a point written again does (see [`InfluxConfig::duplicates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Duplicates {
+    /// One row per series and time: a unique index on `time` and the tag columns, writes
+    /// through a staging table and `INSERT ... ON CONFLICT DO UPDATE`.
+    #[default]
+    Merge,
+    /// Every point is a row (plain COPY, no index).
+    Keep,
 }
 
 impl Default for InfluxConfig {
@@ -43,6 +58,7 @@ impl Default for InfluxConfig {
             databases: Vec::new(),
             max_columns_per_table: DEFAULT_MAX_COLUMNS_PER_TABLE,
             accept_partial: true,
+            duplicates: Duplicates::Merge,
         }
     }
 }

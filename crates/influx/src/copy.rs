@@ -4,6 +4,7 @@
 
 use crate::ddl;
 use crate::encode;
+use crate::merge::{SERIES_COLUMN, series_id};
 use crate::plan::{TIME_COLUMN, TablePlan};
 use bytes::{BufMut, BytesMut};
 use sluice_lineproto::{Batch, FieldValue, Point, Tag};
@@ -78,31 +79,54 @@ pub fn groups(table: &TablePlan<'_>, skipped: &[bool]) -> Vec<Group> {
         .collect()
 }
 
-/// `COPY "schema"."table" ("time", ...) FROM STDIN (FORMAT binary)`.
-pub fn copy_sql(schema: &str, table: &TablePlan<'_>, columns: &[usize]) -> String {
+/// The column a staging table has besides the target's: each row's place in the body, so a
+/// merge knows which of two points of one series and time came last.
+pub const ORDINAL_COLUMN: &str = "sluice_n";
+
+/// The columns a COPY carries besides `time` and the planned ones.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extra {
+    /// The series column (after `time`), in tables that merge.
+    pub series: bool,
+    /// The body ordinal (last), in staging tables.
+    pub ordinal: bool,
+}
+
+/// `COPY <target> ("time", ["sluice_series",] ..., ["sluice_n"]) FROM STDIN (FORMAT binary)`.
+pub fn copy_sql(target: &str, table: &TablePlan<'_>, columns: &[usize], extra: Extra) -> String {
     let mut sql = String::with_capacity(64 + 16 * columns.len());
     sql.push_str("COPY ");
-    sql.push_str(&ddl::qualified(schema, table.name));
+    sql.push_str(target);
     sql.push_str(" (");
     ddl::push_ident(&mut sql, TIME_COLUMN);
+    if extra.series {
+        sql.push_str(", ");
+        ddl::push_ident(&mut sql, SERIES_COLUMN);
+    }
     for &position in columns {
         if let Some(column) = table.columns.get(position) {
             sql.push_str(", ");
             ddl::push_ident(&mut sql, &column.name);
         }
     }
+    if extra.ordinal {
+        sql.push_str(", ");
+        ddl::push_ident(&mut sql, ORDINAL_COLUMN);
+    }
     sql.push_str(") FROM STDIN (FORMAT binary)");
     sql
 }
 
-/// Writes the rows of `table` not in `skipped` layouts through `conn`, chunk by chunk in `buf`.
-/// Returns the rows written.
+/// Writes the rows of `table` not in `skipped` layouts into `target` (a quoted table name)
+/// through `conn`, chunk by chunk in `buf`, with the `extra` columns: each row's series id
+/// and its point's index in the body (see [`ORDINAL_COLUMN`]). Returns the rows written.
 pub async fn copy_table(
     conn: &mut sluice_pg::Connection,
-    schema: &str,
+    target: &str,
     table: &TablePlan<'_>,
     batch: &Batch<'_>,
     skipped: &[bool],
+    extra: Extra,
     buf: &mut BytesMut,
 ) -> sluice_pg::Result<usize> {
     let groups = groups(table, skipped);
@@ -115,9 +139,8 @@ pub async fn copy_table(
     let mut slots: Vec<Slot<'_, '_>> = Vec::new();
     let mut slot_of: Vec<usize> = Vec::new();
     for group in &groups {
-        let mut copy = conn
-            .copy_in(&copy_sql(schema, table, &group.columns))
-            .await?;
+        let sql = copy_sql(target, table, &group.columns, extra);
+        let mut copy = conn.copy_in(&sql).await?;
         buf.clear();
         buf.put_slice(encode::COPY_HEADER);
         if !group.exact {
@@ -127,6 +150,10 @@ pub async fn copy_table(
                 slot_of[position] = slot;
             }
         }
+        let head = Head {
+            series: extra.series,
+            extra: usize::from(extra.series) + usize::from(extra.ordinal),
+        };
         for &layout in &group.layouts {
             let positions = &table.layouts[layout].positions;
             for &index in by_layout.rows(layout) {
@@ -134,7 +161,7 @@ pub async fn copy_table(
                     continue;
                 };
                 if group.exact {
-                    encode_exact(buf, &point, table.jsonb_tags());
+                    encode_exact(buf, &point, table.jsonb_tags(), head);
                 } else {
                     encode_sparse(
                         buf,
@@ -143,8 +170,13 @@ pub async fn copy_table(
                         positions,
                         &slot_of,
                         group.columns.len(),
+                        head,
                         &mut slots,
                     );
+                }
+                if extra.ordinal {
+                    buf.put_i32(8);
+                    buf.put_i64(i64::from(index));
                 }
                 written += 1;
                 if buf.len() >= CHUNK {
@@ -196,12 +228,30 @@ fn rows_by_layout(table: &TablePlan<'_>) -> RowsByLayout {
     RowsByLayout { starts, points }
 }
 
-/// A row whose COPY names exactly its layout's columns: its values in the point's order.
-fn encode_exact(buf: &mut BytesMut, point: &Point<'_, '_>, jsonb_tags: bool) {
+/// How a row starts: its field count counts `extra` columns besides the values, and the series
+/// id follows the time when `series`.
+#[derive(Clone, Copy)]
+struct Head {
+    series: bool,
+    extra: usize,
+}
+
+/// The field count, the time and, for a merging table, the series id.
+fn encode_head(buf: &mut BytesMut, point: &Point<'_, '_>, values: usize, head: Head) {
+    buf.put_i16((values + 1 + head.extra) as i16);
+    encode::timestamp(buf, point.time());
+    if head.series {
+        buf.put_i32(16);
+        buf.put_slice(&series_id(point.tags()));
+    }
+}
+
+/// A row whose COPY names exactly its layout's columns: its values in the point's order (an
+/// ordinal, if any, is written by the caller).
+fn encode_exact(buf: &mut BytesMut, point: &Point<'_, '_>, jsonb_tags: bool, head: Head) {
     let tags = point.tags();
     let values = if jsonb_tags { 1 } else { tags.len() } + point.fields().len();
-    buf.put_i16((values + 1) as i16);
-    encode::timestamp(buf, point.time());
+    encode_head(buf, point, values, head);
     if jsonb_tags {
         encode::tags_jsonb(buf, tags);
     } else {
@@ -223,7 +273,9 @@ enum Slot<'s, 'a> {
     Field(&'s FieldValue<'a>),
 }
 
-/// A row of a COPY naming more columns than the point has: NULL in the others.
+/// A row of a COPY naming more columns than the point has: NULL in the others (an ordinal, if
+/// any, is written by the caller).
+#[allow(clippy::too_many_arguments)]
 fn encode_sparse<'s, 'a>(
     buf: &mut BytesMut,
     point: &Point<'a, 's>,
@@ -231,6 +283,7 @@ fn encode_sparse<'s, 'a>(
     positions: &[usize],
     slot_of: &[usize],
     width: usize,
+    head: Head,
     slots: &mut Vec<Slot<'s, 'a>>,
 ) {
     slots.clear();
@@ -254,8 +307,7 @@ fn encode_sparse<'s, 'a>(
             *slot = Slot::Field(&field.value);
         }
     }
-    buf.put_i16((width + 1) as i16);
-    encode::timestamp(buf, point.time());
+    encode_head(buf, point, width, head);
     for slot in slots.iter() {
         match slot {
             Slot::Null => encode::null(buf),

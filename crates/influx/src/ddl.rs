@@ -1,6 +1,7 @@
 //! Catalog reads and the DDL of first writes: tables and new columns, under advisory locks.
 
 use crate::catalog;
+use crate::merge::SERIES_COLUMN;
 use crate::plan::{TIME_COLUMN, TablePlan};
 use crate::shape::{ColumnType, TableShape};
 use sluice_pg::Connection;
@@ -77,15 +78,24 @@ pub async fn read_table(
     Ok(Some(ExistingTable { shape, owned }))
 }
 
+/// The name of the series index of `schema.table`: a hash of both names, so it fits
+/// PostgreSQL's 63 bytes whatever the table is called.
+pub fn series_index_name(schema: &str, table: &str) -> String {
+    format!("sluice_series_{:016x}", lock_key(schema, table) as u64)
+}
+
 /// Creates the table (and registers it as the API's), or adds the columns it lacks, in one
 /// round trip; returns the table's shape afterwards. `columns` are positions in `plan.columns`:
 /// every column the rows to write use for a new table, the missing ones for an existing one.
+/// A new table that `merges` gets the series column and its unique index on (time, series):
+/// `time` first, as points mostly arrive in time order and land at the index's end.
 pub async fn extend_table(
     conn: &mut Connection,
     schema: &str,
     plan: &TablePlan<'_>,
     existing: Option<TableShape>,
     columns: &[usize],
+    merges: bool,
 ) -> sluice_pg::Result<TableShape> {
     let name = qualified(schema, plan.name);
     let mut sql = String::new();
@@ -101,6 +111,14 @@ pub async fn extend_table(
         shape
             .columns
             .insert(TIME_COLUMN.to_owned(), ColumnType::Timestamp);
+        if merges {
+            sql.push_str(", ");
+            push_ident(&mut sql, SERIES_COLUMN);
+            sql.push_str(" uuid NOT NULL");
+            shape
+                .columns
+                .insert(SERIES_COLUMN.to_owned(), ColumnType::Uuid);
+        }
         for (column, ty) in planned {
             sql.push_str(", ");
             push_ident(&mut sql, column);
@@ -109,6 +127,15 @@ pub async fn extend_table(
             shape.columns.insert(column.to_owned(), ty);
         }
         sql.push_str("); ");
+        if merges {
+            sql.push_str("CREATE UNIQUE INDEX ");
+            push_ident(&mut sql, &series_index_name(schema, plan.name));
+            let _ = write!(sql, " ON {name} (");
+            push_ident(&mut sql, TIME_COLUMN);
+            sql.push_str(", ");
+            push_ident(&mut sql, SERIES_COLUMN);
+            sql.push_str("); ");
+        }
         sql.push_str(&catalog::register_table_sql(schema, plan.name));
     } else {
         let _ = write!(sql, "ALTER TABLE {name} ");

@@ -24,6 +24,7 @@ mod config;
 mod copy;
 mod ddl;
 mod encode;
+mod merge;
 mod plan;
 mod query;
 mod reply;
@@ -32,7 +33,7 @@ mod shape;
 mod write;
 
 pub use catalog::{CATALOG_DDL, CATALOG_SCHEMA};
-pub use config::{DEFAULT_MAX_COLUMNS_PER_TABLE, InfluxConfig, POSTGRES_MAX_COLUMNS};
+pub use config::{DEFAULT_MAX_COLUMNS_PER_TABLE, Duplicates, InfluxConfig, POSTGRES_MAX_COLUMNS};
 pub use plan::RESERVED_COLUMNS;
 pub use reply::{ApiError, INFLUXDB_VERSION};
 

@@ -17,10 +17,20 @@ pub const TAGS_COLUMN: &str = "tags";
 /// The column holding the point's time.
 pub const TIME_COLUMN: &str = "time";
 
-/// Column names a tag or field key cannot have as they are: the point's `time` column and
-/// PostgreSQL's system columns. Such a key is stored in the column `<key>_tag` (a tag) or
+/// Column names a tag or field key cannot have as they are: the point's `time` column,
+/// PostgreSQL's system columns, and the series column and staging ordinal of merging tables. Such a key is stored in the column `<key>_tag` (a tag) or
 /// `<key>_field` (a field).
-pub const RESERVED_COLUMNS: &[&str] = &["time", "tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"];
+pub const RESERVED_COLUMNS: &[&str] = &[
+    "time",
+    "tableoid",
+    "xmin",
+    "cmin",
+    "xmax",
+    "cmax",
+    "ctid",
+    "sluice_series",
+    "sluice_n",
+];
 
 /// Reasons listed in a partial write's message; beyond them only the count grows.
 pub const MAX_REASONS: usize = 20;
@@ -39,6 +49,7 @@ pub enum Role {
 pub struct PlannedColumn<'b> {
     pub name: Cow<'b, str>,
     pub ty: ColumnType,
+    pub role: Role,
 }
 
 /// The column a tag or field key is stored in (see [`RESERVED_COLUMNS`]).
@@ -132,6 +143,7 @@ impl<'b> TablePlan<'b> {
             plan.columns.push(PlannedColumn {
                 name: Cow::Borrowed(TAGS_COLUMN),
                 ty: ColumnType::Jsonb,
+                role: Role::TagsJson,
             });
             plan.index.insert(Cow::Borrowed(TAGS_COLUMN), vec![0]);
         }
@@ -217,14 +229,14 @@ impl<'b> TablePlan<'b> {
             }
         }
         let mut positions = Vec::with_capacity(wanted.len());
-        for (name, ty, _) in wanted {
+        for (name, ty, role) in wanted {
             let variants = self.index.entry(name.clone()).or_default();
             let position = match variants.iter().find(|&&p| self.columns[p].ty == ty) {
                 Some(&position) => position,
                 None => {
                     let position = self.columns.len();
                     variants.push(position);
-                    self.columns.push(PlannedColumn { name, ty });
+                    self.columns.push(PlannedColumn { name, ty, role });
                     position
                 }
             };

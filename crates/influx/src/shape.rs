@@ -22,6 +22,8 @@ pub enum ColumnType {
     Bool,
     /// `jsonb`: every tag of a point in one column (the `tags_as_jsonb` option).
     Jsonb,
+    /// `uuid`: the series column of tables that merge duplicates.
+    Uuid,
     /// Any other type (a table made by hand): nothing this API writes fits it.
     Other(u32),
 }
@@ -49,6 +51,7 @@ impl ColumnType {
             1700 => ColumnType::Numeric,
             16 => ColumnType::Bool,
             3802 => ColumnType::Jsonb,
+            2950 => ColumnType::Uuid,
             other => ColumnType::Other(other),
         }
     }
@@ -63,6 +66,7 @@ impl ColumnType {
             ColumnType::Numeric => 5,
             ColumnType::Bool => 6,
             ColumnType::Jsonb => 7,
+            ColumnType::Uuid => 9,
             ColumnType::Other(_) => 8,
         }
     }
@@ -77,6 +81,7 @@ impl ColumnType {
             ColumnType::Numeric => "numeric",
             ColumnType::Bool => "boolean",
             ColumnType::Jsonb => "jsonb",
+            ColumnType::Uuid => "uuid",
             ColumnType::Other(_) => "unknown",
         }
     }
@@ -91,6 +96,7 @@ impl ColumnType {
             ColumnType::Numeric => "unsigned",
             ColumnType::Bool => "boolean",
             ColumnType::Jsonb => "jsonb",
+            ColumnType::Uuid => "uuid",
             ColumnType::Other(_) => "another PostgreSQL type",
         }
     }
@@ -106,6 +112,12 @@ impl TableShape {
     /// The type of column `name`, if the table has it.
     pub fn get(&self, name: &str) -> Option<ColumnType> {
         self.columns.get(name).copied()
+    }
+
+    /// Whether the table merges duplicate points: it has the series column (and its unique
+    /// index on time and series), see [`crate::merge`].
+    pub fn merges(&self) -> bool {
+        self.get(crate::merge::SERIES_COLUMN) == Some(ColumnType::Uuid)
     }
 }
 

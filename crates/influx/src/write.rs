@@ -4,9 +4,10 @@
 
 use crate::InfluxApi;
 use crate::catalog::{self, ClaimError};
-use crate::config::Access;
+use crate::config::{Access, Duplicates};
 use crate::copy;
 use crate::ddl;
+use crate::merge;
 use crate::plan::{MAX_REASONS, Plan, Rejections, TablePlan};
 use crate::reply::{ApiError, from_db, from_pool};
 use crate::shape::TableShape;
@@ -353,6 +354,9 @@ async fn write_once(
     let mut table_rejected: Vec<Rejections> = Vec::with_capacity(plan.tables.len());
     table_rejected.resize_with(plan.tables.len(), Rejections::default);
     let mut unsure = Vec::new();
+    let merge = api.config.duplicates == Duplicates::Merge;
+    // Whether each table merges duplicates (it has the series column).
+    let mut merges: Vec<bool> = vec![false; plan.tables.len()];
     for (index, table) in plan.tables.iter().enumerate() {
         if excluded[index].is_some() {
             verdicts.push(None);
@@ -364,6 +368,7 @@ async fn write_once(
                 if !verdict.missing.is_empty() || TablePlan::lacks_time(&shape) {
                     unsure.push(index);
                 }
+                merges[index] = shape.merges();
                 verdicts.push(Some(verdict));
             }
             None => {
@@ -412,14 +417,24 @@ async fn write_once(
         let new_shape = if shape.is_none() && !writes_rows {
             None
         } else {
-            let result =
-                ddl::extend_table(&mut tx, schema, table, shape.clone(), &verdict.missing).await;
+            let result = ddl::extend_table(
+                &mut tx,
+                schema,
+                table,
+                shape.clone(),
+                &verdict.missing,
+                merge,
+            )
+            .await;
             match result {
                 Ok(shape) => Some(shape),
                 Err(error) => return Err(table_failure(index, table, Phase::Schema, error)),
             }
         };
         if let Some(shape) = new_shape.or(shape) {
+            // A table merges when it was made to (duplicates = "merge" when it was created);
+            // one made with "keep", or before merging existed, is appended to.
+            merges[index] = shape.merges();
             learned.push((table.name, shape));
         }
         verdicts[index] = Some(verdict);
@@ -428,7 +443,32 @@ async fn write_once(
         let Some(Some(verdict)) = verdicts.get(index) else {
             continue;
         };
-        match copy::copy_table(&mut tx, schema, table, batch, &verdict.skipped, chunk).await {
+        let result = if merges[index] {
+            merge::write_table(
+                &mut tx,
+                schema,
+                index,
+                table,
+                batch,
+                &verdict.skipped,
+                chunk,
+            )
+            .await
+        } else {
+            let target = ddl::qualified(schema, table.name);
+            let extra = copy::Extra::default();
+            copy::copy_table(
+                &mut tx,
+                &target,
+                table,
+                batch,
+                &verdict.skipped,
+                extra,
+                chunk,
+            )
+            .await
+        };
+        match result {
             Ok(rows) => outcome.written += rows,
             Err(error) => return Err(table_failure(index, table, Phase::Rows, error)),
         }

@@ -8,7 +8,8 @@ mod common;
 use common::{count, rows, start, unique};
 use sluice_influx::InfluxConfig;
 
-const BODY: &str = "cpu v=1 1\ncpu v=2 2\ncpu v=oops 3\ncpu v=4 4\n";
+/// Four points a microsecond apart (points less apart are one: times are kept to the µs).
+const BODY: &str = "cpu v=1 1000\ncpu v=2 2000\ncpu v=oops 3000\ncpu v=4 4000\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_writes_the_good_lines_and_names_the_bad_one() {
@@ -19,7 +20,7 @@ async fn v1_writes_the_good_lines_and_names_the_bad_one() {
     let json = answer.json();
     let error = json["error"].as_str().unwrap();
     assert!(
-        error.starts_with("partial write: unable to parse 'cpu v=oops 3': line 3:7: "),
+        error.starts_with("partial write: unable to parse 'cpu v=oops 3000': line 3:7: "),
         "{error}"
     );
     assert!(error.ends_with(" dropped=1"), "{error}");
@@ -45,7 +46,7 @@ async fn v2_answers_422_with_influxdb_2s_message() {
     let message = json["message"].as_str().unwrap();
     assert!(
         message.starts_with(
-            "failure writing points to database: partial write: unable to parse 'cpu v=oops 3'"
+            "failure writing points to database: partial write: unable to parse 'cpu v=oops 3000'"
         ),
         "{message}"
     );
@@ -58,10 +59,13 @@ async fn type_conflicts_drop_only_their_points() {
     let server = start(InfluxConfig::default()).await;
     let db = unique("influx_partial_conflict");
     let v1 = format!("/write?db={db}");
-    assert_eq!(server.post(&v1, "cpu v=1.5 1\n").await.status, 204);
+    assert_eq!(server.post(&v1, "cpu v=1.5 1000\n").await.status, 204);
     // Against the table: `v` is float8.
     let answer = server
-        .post(&v1, "cpu v=2i 2\ncpu v=3i 3\ncpu v=2.5 4\nmem x=1 1\n")
+        .post(
+            &v1,
+            "cpu v=2i 2000\ncpu v=3i 3000\ncpu v=2.5 4000\nmem x=1 1\n",
+        )
         .await;
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert_eq!(
@@ -83,14 +87,14 @@ async fn type_conflicts_drop_only_their_points() {
     );
     // Within one body the first type wins, later lines of another type are dropped.
     let answer = server
-        .post(&v1, "new a=1i 1\nnew a=1u 2\nnew a=2i 3\n")
+        .post(&v1, "new a=1i 1000\nnew a=1u 2000\nnew a=2i 3000\n")
         .await;
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert!(answer.body.contains("dropped=1"), "{}", answer.body);
     assert_eq!(count(&db, "new").await, Some(2));
     // A NUL in a string drops its point only.
     let answer = server
-        .post(&v1, "logs msg=\"ok\" 2\nlogs msg=\"a\0b\" 3\n")
+        .post(&v1, "logs msg=\"ok\" 2000\nlogs msg=\"a\0b\" 3000\n")
         .await;
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert!(answer.body.contains("NUL"), "{}", answer.body);
@@ -103,7 +107,7 @@ async fn every_bad_line_is_named_and_counted() {
     let db = unique("influx_partial_many");
     let mut body = String::new();
     for i in 0..30 {
-        body.push_str(&format!("cpu v={i} {i}\ncpu v=bad{i} {i}\n"));
+        body.push_str(&format!("cpu v={i} {i}000\ncpu v=bad{i} {i}000\n"));
     }
     let answer = server.post(&format!("/write?db={db}"), &body).await;
     assert_eq!(answer.status, 400, "{}", answer.body);
@@ -165,7 +169,7 @@ async fn all_or_nothing_by_setting_or_per_request() {
     let answer = lenient
         .post(
             &format!("/api/v2/write?bucket={db}&accept_partial=false"),
-            "cpu v=5 5\ncpu v=x 6\n",
+            "cpu v=5 5000\ncpu v=x 6000\n",
         )
         .await;
     assert_eq!(answer.status, 400, "{}", answer.body);

@@ -227,7 +227,7 @@ async fn gzip_bodies_are_inflated() {
     let db = unique("influx_gzip");
     let mut body = String::new();
     for i in 0..1000 {
-        body.push_str(&format!("cpu,host=h{} v={i} {i}\n", i % 10));
+        body.push_str(&format!("cpu,host=h{} v={i} {i}000\n", i % 10));
     }
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(body.as_bytes()).unwrap();
@@ -299,7 +299,7 @@ async fn unsigned_fields_are_numeric() {
     let answer = server
         .post(
             &format!("/write?db={db}"),
-            "m n=18446744073709551615u 1\nm n=0u 2\nm n=10000u 3\nm n=123456789u 4\n",
+            "m n=18446744073709551615u 1000\nm n=0u 2000\nm n=10000u 3000\nm n=123456789u 4000\n",
         )
         .await;
     assert_eq!(answer.status, 204, "{}", answer.body);
@@ -325,7 +325,7 @@ async fn tags_as_one_jsonb_column() {
     let db = unique("influx_jsonb");
     let path = format!("/write?db={db}");
     let answer = server
-        .post(&path, "cpu,host=a,region=e\\ u v=1 1\ncpu v=2 2\n")
+        .post(&path, "cpu,host=a,region=e\\ u v=1 1000\ncpu v=2 2000\n")
         .await;
     assert_eq!(answer.status, 204, "{}", answer.body);
     assert_eq!(

@@ -127,6 +127,10 @@ settings! {
         /// Write the valid points of a body with bad lines and answer InfluxDB's "partial
         /// write" error naming the rejected ones; false: a body is written whole or not at all.
         accept_partial: bool = true;
+        /// A point written again (same measurement, tags and time to the microsecond): "merge"
+        /// updates the row, fields merged, the new non-null values winning (as InfluxDB); "keep"
+        /// appends another row. Applies to tables as they are created.
+        duplicates: DuplicatesMode = DuplicatesMode::Merge;
     }
 
     [runtime] RuntimeSection {
@@ -154,6 +158,24 @@ impl Choice for ResetMode {
 }
 
 choice_setting!(ResetMode);
+
+/// What a point written again does in the Influx write API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DuplicatesMode {
+    /// One row per series and time.
+    Merge,
+    /// A row per point.
+    Keep,
+}
+
+impl Choice for DuplicatesMode {
+    const WORDS: &'static [(&'static str, DuplicatesMode)] = &[
+        ("merge", DuplicatesMode::Merge),
+        ("keep", DuplicatesMode::Keep),
+    ];
+}
+
+choice_setting!(DuplicatesMode);
 
 impl Settings {
     /// The database URL, when one is given (else the embedded PostgreSQL runs).
@@ -229,6 +251,10 @@ impl Settings {
             databases: self.influx.databases.clone(),
             max_columns_per_table: self.influx.max_columns_per_table,
             accept_partial: self.influx.accept_partial,
+            duplicates: match self.influx.duplicates {
+                DuplicatesMode::Merge => sluice_influx::Duplicates::Merge,
+                DuplicatesMode::Keep => sluice_influx::Duplicates::Keep,
+            },
         }
     }
 }

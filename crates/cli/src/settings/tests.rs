@@ -210,9 +210,13 @@ fn influx_write_rules_reach_the_write_api() {
         "--influx-max-columns-per-table",
         "900",
         "--influx-accept-partial=false",
+        "--influx-duplicates",
+        "keep",
     ])
     .unwrap();
     let config = s.influx_config();
+    assert_eq!(config.duplicates, sluice_influx::Duplicates::Keep);
+    assert_eq!(defaults.duplicates, sluice_influx::Duplicates::Merge);
     assert_eq!(config.databases, ["telegraf", "public"]);
     assert_eq!(config.max_columns_per_table, 900);
     assert!(!config.accept_partial);
