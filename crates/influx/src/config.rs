@@ -3,6 +3,8 @@
 use crate::catalog::CATALOG_SCHEMA;
 use crate::plan::MAX_IDENTIFIER_LEN;
 use crate::reply::ApiError;
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// InfluxDB 3 Core's limit on the columns of one table, `time` included.
 pub const DEFAULT_MAX_COLUMNS_PER_TABLE: usize = 500;
@@ -37,6 +39,14 @@ pub struct InfluxConfig {
     /// default, as InfluxDB) updates the stored row, its fields merged, the new non-null values
     /// winning; `Keep` appends another row.
     pub duplicates: Duplicates,
+    /// How long points are kept (InfluxDB's retention policy duration, a v2 bucket's retention
+    /// period): `None` keeps them forever. With a retention, a measurement's table is created
+    /// as PostgreSQL range partitions by day of `time`, made ahead of the data; partitions
+    /// wholly older than the retention are dropped by [`crate::InfluxApi::enforce_retention`],
+    /// and points already older are rejected (InfluxDB's "points beyond retention policy").
+    pub retention: Option<Duration>,
+    /// Retention of given databases, overriding [`InfluxConfig::retention`] (`None`: forever).
+    pub database_retention: BTreeMap<String, Option<Duration>>,
 }
 
 /// What a point written again does (see [`InfluxConfig::duplicates`]).
@@ -59,6 +69,8 @@ impl Default for InfluxConfig {
             max_columns_per_table: DEFAULT_MAX_COLUMNS_PER_TABLE,
             accept_partial: true,
             duplicates: Duplicates::Merge,
+            retention: None,
+            database_retention: BTreeMap::new(),
         }
     }
 }
@@ -73,6 +85,14 @@ pub enum Access {
 }
 
 impl InfluxConfig {
+    /// The retention of database `name`.
+    pub fn retention_of(&self, name: &str) -> Option<Duration> {
+        match self.database_retention.get(name) {
+            Some(retention) => *retention,
+            None => self.retention,
+        }
+    }
+
     /// Whether clients may write into database `name`, and how; the error says why not.
     pub fn database_access(&self, name: &str) -> Result<Access, ApiError> {
         if name.len() > MAX_IDENTIFIER_LEN {
@@ -106,6 +126,45 @@ impl InfluxConfig {
     }
 }
 
+/// Reads a retention as InfluxDB writes durations: `30d`, `1w`, `12h`, `90m`, `3600s`, or
+/// `INF` / `0` / empty for "forever" (`None`). Shorter than an hour is refused, as InfluxDB
+/// refuses retention policies under an hour.
+pub fn parse_retention(text: &str) -> Result<Option<Duration>, String> {
+    let text = text.trim();
+    if text.is_empty() || text == "0" || text.eq_ignore_ascii_case("inf") {
+        return Ok(None);
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a retention such as 30d, 1w, 12h or INF"))?;
+    let seconds = match unit {
+        "w" => number.checked_mul(7 * 86_400),
+        "d" => number.checked_mul(86_400),
+        "h" => number.checked_mul(3_600),
+        "m" => number.checked_mul(60),
+        "s" | "" => Some(number),
+        other => {
+            return Err(format!(
+                "unknown retention unit {other:?} (w, d, h, m or s)"
+            ));
+        }
+    }
+    .ok_or_else(|| format!("retention {text:?} is too long"))?;
+    if seconds == 0 {
+        return Ok(None);
+    }
+    if seconds < 3_600 {
+        return Err(format!(
+            "retention {text:?} is shorter than an hour, InfluxDB's least"
+        ));
+    }
+    Ok(Some(Duration::from_secs(seconds)))
+}
+
 /// `public`, `information_schema` and `pg_*`: schemas every PostgreSQL database has or
 /// reserves, where application tables live.
 fn is_postgres_schema(name: &str) -> bool {
@@ -115,6 +174,33 @@ fn is_postgres_schema(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retentions_read_as_influxdb_writes_them() {
+        let days = |d: u64| Some(Duration::from_secs(d * 86_400));
+        assert_eq!(parse_retention("30d"), Ok(days(30)));
+        assert_eq!(parse_retention("2w"), Ok(days(14)));
+        assert_eq!(
+            parse_retention("36h"),
+            Ok(Some(Duration::from_secs(36 * 3600)))
+        );
+        for forever in ["", "0", "INF", "inf", "0d"] {
+            assert_eq!(parse_retention(forever), Ok(None), "{forever}");
+        }
+        for bad in ["30", "5m", "1y", "d", "-1d", "1.5d"] {
+            assert!(parse_retention(bad).is_err(), "{bad}");
+        }
+        let config = InfluxConfig {
+            retention: days(30),
+            database_retention: [("short".to_owned(), days(1)), ("all".to_owned(), None)]
+                .into_iter()
+                .collect(),
+            ..InfluxConfig::default()
+        };
+        assert_eq!(config.retention_of("other"), days(30));
+        assert_eq!(config.retention_of("short"), days(1));
+        assert_eq!(config.retention_of("all"), None);
+    }
 
     #[test]
     fn postgres_schemas_need_listing() {

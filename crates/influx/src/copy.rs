@@ -83,6 +83,14 @@ pub fn groups(table: &TablePlan<'_>, skipped: &[bool]) -> Vec<Group> {
 /// merge knows which of two points of one series and time came last.
 pub const ORDINAL_COLUMN: &str = "sluice_n";
 
+/// Which rows of a table to write: those of layouts not `skipped`, at or after `min_time`
+/// (the retention's cutoff).
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'s> {
+    pub skipped: &'s [bool],
+    pub min_time: i64,
+}
+
 /// The columns a COPY carries besides `time` and the planned ones.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extra {
@@ -117,19 +125,19 @@ pub fn copy_sql(target: &str, table: &TablePlan<'_>, columns: &[usize], extra: E
     sql
 }
 
-/// Writes the rows of `table` not in `skipped` layouts into `target` (a quoted table name)
-/// through `conn`, chunk by chunk in `buf`, with the `extra` columns: each row's series id
-/// and its point's index in the body (see [`ORDINAL_COLUMN`]). Returns the rows written.
+/// Writes the `rows` of `table` into `target` (a quoted table name) through `conn`, chunk by
+/// chunk in `buf`, with the `extra` columns: each row's series id and its point's index in the
+/// body (see [`ORDINAL_COLUMN`]). Returns the rows written.
 pub async fn copy_table(
     conn: &mut sluice_pg::Connection,
     target: &str,
     table: &TablePlan<'_>,
     batch: &Batch<'_>,
-    skipped: &[bool],
+    rows: Rows<'_>,
     extra: Extra,
     buf: &mut BytesMut,
 ) -> sluice_pg::Result<usize> {
-    let groups = groups(table, skipped);
+    let groups = groups(table, rows.skipped);
     if groups.is_empty() {
         return Ok(0);
     }
@@ -160,6 +168,9 @@ pub async fn copy_table(
                 let Some(point) = batch.point(index as usize) else {
                     continue;
                 };
+                if point.time() < rows.min_time {
+                    continue;
+                }
                 if group.exact {
                     encode_exact(buf, &point, table.jsonb_tags(), head);
                 } else {

@@ -49,7 +49,7 @@ pub async fn read_table(
 ) -> sluice_pg::Result<Option<ExistingTable>> {
     let rows = conn
         .query(
-            "SELECT a.attname::text, a.atttypid::int8, \
+            "SELECT a.attname::text, a.atttypid::int8, c.relkind::text, \
                     EXISTS (SELECT 1 FROM sluice_influx.measurements m \
                             WHERE m.database = n.nspname AND m.name = c.relname \
                               AND m.relid = c.oid) \
@@ -66,14 +66,20 @@ pub async fn read_table(
     }
     let mut shape = TableShape::default();
     let mut owned = false;
+    let mut partitioned = false;
     for row in rows.iter() {
-        owned = row.get(2)?;
+        owned = row.get(3)?;
+        let kind: String = row.get(2)?;
+        partitioned = kind == "p";
         let name: Option<String> = row.get(0)?;
         let oid: Option<i64> = row.get(1)?;
         if let (Some(name), Some(oid)) = (name, oid) {
             let oid = u32::try_from(oid).unwrap_or(0);
             shape.columns.insert(name, ColumnType::from_oid(oid));
         }
+    }
+    if partitioned {
+        shape.partitions = Some(crate::retention::read_partitions(conn, schema, table).await?);
     }
     Ok(Some(ExistingTable { shape, owned }))
 }
@@ -96,6 +102,7 @@ pub async fn extend_table(
     existing: Option<TableShape>,
     columns: &[usize],
     merges: bool,
+    partitioned: bool,
 ) -> sluice_pg::Result<TableShape> {
     let name = qualified(schema, plan.name);
     let mut sql = String::new();
@@ -126,7 +133,14 @@ pub async fn extend_table(
             sql.push_str(ty.sql());
             shape.columns.insert(column.to_owned(), ty);
         }
-        sql.push_str("); ");
+        sql.push(')');
+        if partitioned {
+            sql.push_str(" PARTITION BY RANGE (");
+            push_ident(&mut sql, TIME_COLUMN);
+            sql.push(')');
+            shape.partitions = Some(Default::default());
+        }
+        sql.push_str("; ");
         if merges {
             sql.push_str("CREATE UNIQUE INDEX ");
             push_ident(&mut sql, &series_index_name(schema, plan.name));

@@ -29,13 +29,17 @@ mod plan;
 mod query;
 mod reply;
 mod request;
+mod retention;
 mod shape;
 mod write;
 
 pub use catalog::{CATALOG_DDL, CATALOG_SCHEMA};
-pub use config::{DEFAULT_MAX_COLUMNS_PER_TABLE, Duplicates, InfluxConfig, POSTGRES_MAX_COLUMNS};
+pub use config::{
+    DEFAULT_MAX_COLUMNS_PER_TABLE, Duplicates, InfluxConfig, POSTGRES_MAX_COLUMNS, parse_retention,
+};
 pub use plan::RESERVED_COLUMNS;
 pub use reply::{ApiError, INFLUXDB_VERSION};
+pub use retention::RetentionPass;
 
 use http::{Method, StatusCode};
 use reply::{json_response, no_content, with_version};

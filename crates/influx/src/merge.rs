@@ -9,7 +9,7 @@
 //! key order): a fixed-size key whatever the number of tags (an index takes at most 32
 //! columns), unchanged when a measurement gains tag keys, and the same in every process.
 
-use crate::copy::{self, Extra, ORDINAL_COLUMN};
+use crate::copy::{self, Extra, ORDINAL_COLUMN, Rows};
 use crate::ddl::{self, push_ident};
 use crate::plan::{Role, TIME_COLUMN, TablePlan};
 use bytes::BytesMut;
@@ -88,9 +88,10 @@ pub async fn write_table(
     index: usize,
     table: &TablePlan<'_>,
     batch: &Batch<'_>,
-    skipped: &[bool],
+    rows: Rows<'_>,
     chunk: &mut BytesMut,
 ) -> sluice_pg::Result<usize> {
+    let skipped = rows.skipped;
     let used = used_columns(table, skipped);
     if used.is_empty() {
         return Ok(0);
@@ -106,11 +107,14 @@ pub async fn write_table(
         series: true,
         ordinal: true,
     };
-    let rows = copy::copy_table(conn, &stage, table, batch, skipped, extra, chunk).await?;
+    let written = copy::copy_table(conn, &stage, table, batch, rows, extra, chunk).await?;
+    if written == 0 {
+        return Ok(0);
+    }
     let duplicates = has_duplicates(table, batch, skipped);
     let sql = merge_sql(&target, &stage, table, &used, duplicates);
     conn.batch_execute(&sql).await?;
-    Ok(rows)
+    Ok(written)
 }
 
 /// The INSERT that merges the staging table into the target. Tag columns (and the jsonb tags

@@ -106,6 +106,9 @@ impl ColumnType {
 #[derive(Debug, Clone, Default)]
 pub struct TableShape {
     pub columns: HashMap<String, ColumnType>,
+    /// The days of a partitioned table's partitions (see [`crate::retention`]); `None` for a
+    /// table without partitions.
+    pub partitions: Option<std::collections::BTreeSet<i64>>,
 }
 
 impl TableShape {

@@ -10,6 +10,7 @@ use crate::ddl;
 use crate::merge;
 use crate::plan::{MAX_REASONS, Plan, Rejections, TablePlan};
 use crate::reply::{ApiError, from_db, from_pool};
+use crate::retention;
 use crate::shape::TableShape;
 use bytes::BytesMut;
 use sluice_lineproto::{Batch, BatchStorage, Options};
@@ -357,6 +358,15 @@ async fn write_once(
     let merge = api.config.duplicates == Duplicates::Merge;
     // Whether each table merges duplicates (it has the series column).
     let mut merges: Vec<bool> = vec![false; plan.tables.len()];
+    // Retention: points older than the cutoff are not written; partitions for the days of the
+    // others must exist.
+    let retention = api.config.retention_of(schema);
+    let cutoff = retention.map(|r| retention::now_ns().saturating_sub(retention::retention_ns(r)));
+    let times: Vec<TableTimes> = plan
+        .tables
+        .iter()
+        .map(|table| TableTimes::of(table, batch, cutoff))
+        .collect();
     for (index, table) in plan.tables.iter().enumerate() {
         if excluded[index].is_some() {
             verdicts.push(None);
@@ -365,7 +375,11 @@ async fn write_once(
         match api.shapes.table(schema, table.name) {
             Some(shape) => {
                 let verdict = judge(api, table, &shape, strict, &mut table_rejected[index])?;
-                if !verdict.missing.is_empty() || TablePlan::lacks_time(&shape) {
+                let days_missing = shape
+                    .partitions
+                    .as_ref()
+                    .is_some_and(|known| !times[index].days.is_subset(known));
+                if !verdict.missing.is_empty() || TablePlan::lacks_time(&shape) || days_missing {
                     unsure.push(index);
                 }
                 merges[index] = shape.merges();
@@ -424,6 +438,7 @@ async fn write_once(
                 shape.clone(),
                 &verdict.missing,
                 merge,
+                retention.is_some(),
             )
             .await;
             match result {
@@ -431,7 +446,26 @@ async fn write_once(
                 Err(error) => return Err(table_failure(index, table, Phase::Schema, error)),
             }
         };
-        if let Some(shape) = new_shape.or(shape) {
+        if let Some(mut shape) = new_shape.or(shape) {
+            if let Some(known) = shape.partitions.as_mut() {
+                let days: Vec<i64> = times[index].days.difference(known).copied().collect();
+                if days.len() > retention::MAX_NEW_PARTITIONS {
+                    let error = ApiError::Invalid(format!(
+                        "the points of measurement {:?} span {} days without partitions; at most \
+                         {} daily partitions are made by one write: send points of fewer days",
+                        table.name,
+                        days.len(),
+                        retention::MAX_NEW_PARTITIONS
+                    ));
+                    return Err(Failure::Table(index, error));
+                }
+                if let Err(error) =
+                    retention::create_partitions(&mut tx, schema, table.name, &days).await
+                {
+                    return Err(table_failure(index, table, Phase::Schema, error));
+                }
+                known.extend(days);
+            }
             // A table merges when it was made to (duplicates = "merge" when it was created);
             // one made with "keep", or before merging existed, is appended to.
             merges[index] = shape.merges();
@@ -443,30 +477,31 @@ async fn write_once(
         let Some(Some(verdict)) = verdicts.get(index) else {
             continue;
         };
+        let old = times[index].old_rows(&verdict.skipped);
+        if old > 0 {
+            let reason = || {
+                format!(
+                    "points beyond retention policy: {old} points of measurement {:?} are older \
+                     than the database's retention ({})",
+                    table.name,
+                    retention.map_or_else(String::new, humane)
+                )
+            };
+            if strict {
+                return Err(Failure::Api(ApiError::Invalid(reason())));
+            }
+            table_rejected[index].add(old, reason, false);
+        }
+        let rows = copy::Rows {
+            skipped: &verdict.skipped,
+            min_time: cutoff.unwrap_or(i64::MIN),
+        };
         let result = if merges[index] {
-            merge::write_table(
-                &mut tx,
-                schema,
-                index,
-                table,
-                batch,
-                &verdict.skipped,
-                chunk,
-            )
-            .await
+            merge::write_table(&mut tx, schema, index, table, batch, rows, chunk).await
         } else {
             let target = ddl::qualified(schema, table.name);
             let extra = copy::Extra::default();
-            copy::copy_table(
-                &mut tx,
-                &target,
-                table,
-                batch,
-                &verdict.skipped,
-                extra,
-                chunk,
-            )
-            .await
+            copy::copy_table(&mut tx, &target, table, batch, rows, extra, chunk).await
         };
         match result {
             Ok(rows) => outcome.written += rows,
@@ -503,4 +538,57 @@ fn table_failure(
         Some(api_error) => Failure::Table(index, api_error),
         None => Failure::Db(error),
     }
+}
+
+/// The times of a table's rows against the retention: the days of the rows to keep, and how
+/// many rows of each layout are older than the cutoff.
+struct TableTimes {
+    days: std::collections::BTreeSet<i64>,
+    old_by_layout: Vec<usize>,
+}
+
+impl TableTimes {
+    fn of(table: &TablePlan<'_>, batch: &Batch<'_>, cutoff: Option<i64>) -> TableTimes {
+        let mut times = TableTimes {
+            days: Default::default(),
+            old_by_layout: vec![0; table.layouts.len()],
+        };
+        let Some(cutoff) = cutoff else {
+            return times;
+        };
+        let mut last_day = None;
+        for &(index, layout) in &table.rows {
+            let Some(time) = batch.point(index as usize).map(|p| p.time()) else {
+                continue;
+            };
+            if time < cutoff {
+                if let Some(old) = times.old_by_layout.get_mut(layout as usize) {
+                    *old += 1;
+                }
+                continue;
+            }
+            let day = retention::day_of(time);
+            if last_day != Some(day) {
+                times.days.insert(day);
+                last_day = Some(day);
+            }
+        }
+        times
+    }
+
+    /// The rows older than the cutoff in layouts not `skipped`.
+    fn old_rows(&self, skipped: &[bool]) -> usize {
+        self.old_by_layout
+            .iter()
+            .zip(skipped)
+            .filter(|(_, skip)| !**skip)
+            .map(|(old, _)| old)
+            .sum()
+    }
+}
+
+/// A retention as InfluxDB prints durations (`720h0m0s`).
+fn humane(retention: std::time::Duration) -> String {
+    let secs = retention.as_secs();
+    format!("{}h{}m{}s", secs / 3600, secs / 60 % 60, secs % 60)
 }

@@ -1,7 +1,8 @@
 //! The settings of `sluice serve`, one declaration each, and what the gates are given from them.
 
 use super::settings;
-use super::value::{Choice, Size, Span, choice_setting};
+use super::value::{Choice, SettingValue, Size, Span, choice_setting};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -131,6 +132,13 @@ settings! {
         /// updates the row, fields merged, the new non-null values winning (as InfluxDB); "keep"
         /// appends another row. Applies to tables as they are created.
         duplicates: DuplicatesMode = DuplicatesMode::Merge;
+        /// How long points are kept, as InfluxDB writes durations (30d, 2w, 36h; INF or 0:
+        /// forever). With one, a measurement's table is made of daily partitions (created ahead
+        /// of the data, dropped whole when older); points already older are refused.
+        retention: Retention = Retention(None);
+        /// Retention of given databases, overriding retention: telegraf = "7d", or
+        /// telegraf=7d,metrics=INF.
+        database_retention: RetentionMap = RetentionMap::default();
     }
 
     [runtime] RuntimeSection {
@@ -176,6 +184,67 @@ impl Choice for DuplicatesMode {
 }
 
 choice_setting!(DuplicatesMode);
+
+/// A retention (`None`: forever), read by [`sluice_influx::parse_retention`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention(pub Option<Duration>);
+
+fn retention_text(retention: Option<Duration>) -> String {
+    match retention {
+        None => "INF".to_owned(),
+        Some(d) if d.as_secs() % (7 * 86_400) == 0 => format!("{}w", d.as_secs() / (7 * 86_400)),
+        Some(d) if d.as_secs() % 86_400 == 0 => format!("{}d", d.as_secs() / 86_400),
+        Some(d) if d.as_secs() % 3_600 == 0 => format!("{}h", d.as_secs() / 3_600),
+        Some(d) => format!("{}s", d.as_secs()),
+    }
+}
+
+impl SettingValue for Retention {
+    const VALUE_NAME: &'static str = "DURATION";
+    fn parse_text(text: &str) -> Result<Retention, String> {
+        sluice_influx::parse_retention(text).map(Retention)
+    }
+    fn to_toml(&self) -> Option<toml::Value> {
+        Some(toml::Value::String(retention_text(self.0)))
+    }
+}
+
+/// Retentions by database name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetentionMap(pub BTreeMap<String, Option<Duration>>);
+
+impl SettingValue for RetentionMap {
+    const VALUE_NAME: &'static str = "DB=DURATION,...";
+    fn parse_text(text: &str) -> Result<RetentionMap, String> {
+        let pairs = BTreeMap::<String, String>::parse_text(text)?;
+        RetentionMap::of(pairs)
+    }
+    fn from_native(value: &toml::Value) -> Result<RetentionMap, String> {
+        RetentionMap::of(BTreeMap::<String, String>::from_native(value)?)
+    }
+    fn to_toml(&self) -> Option<toml::Value> {
+        Some(toml::Value::Table(
+            self.0
+                .iter()
+                .map(|(db, r)| (db.clone(), toml::Value::String(retention_text(*r))))
+                .collect(),
+        ))
+    }
+}
+
+impl RetentionMap {
+    fn of(pairs: BTreeMap<String, String>) -> Result<RetentionMap, String> {
+        pairs
+            .into_iter()
+            .map(|(db, text)| {
+                let retention = sluice_influx::parse_retention(&text)
+                    .map_err(|error| format!("database {db:?}: {error}"))?;
+                Ok((db, retention))
+            })
+            .collect::<Result<_, String>>()
+            .map(RetentionMap)
+    }
+}
 
 impl Settings {
     /// The database URL, when one is given (else the embedded PostgreSQL runs).
@@ -255,6 +324,8 @@ impl Settings {
                 DuplicatesMode::Merge => sluice_influx::Duplicates::Merge,
                 DuplicatesMode::Keep => sluice_influx::Duplicates::Keep,
             },
+            retention: self.influx.retention.0,
+            database_retention: self.influx.database_retention.0.clone(),
         }
     }
 }

@@ -212,11 +212,23 @@ fn influx_write_rules_reach_the_write_api() {
         "--influx-accept-partial=false",
         "--influx-duplicates",
         "keep",
+        "--influx-retention",
+        "30d",
+        "--influx-database-retention",
+        "telegraf=7d,metrics=INF",
     ])
     .unwrap();
     let config = s.influx_config();
     assert_eq!(config.duplicates, sluice_influx::Duplicates::Keep);
     assert_eq!(defaults.duplicates, sluice_influx::Duplicates::Merge);
+    let day = std::time::Duration::from_secs(86_400);
+    assert_eq!(defaults.retention, None);
+    assert_eq!(config.retention, Some(30 * day));
+    assert_eq!(config.retention_of("telegraf"), Some(7 * day));
+    assert_eq!(config.retention_of("metrics"), None);
+    assert_eq!(config.retention_of("other"), Some(30 * day));
+    assert!(resolve_flags(&["--influx-retention", "5m"]).is_err());
+    assert!(resolve_flags(&["--influx-database-retention", "x=1y"]).is_err());
     assert_eq!(config.databases, ["telegraf", "public"]);
     assert_eq!(config.max_columns_per_table, 900);
     assert!(!config.accept_partial);
