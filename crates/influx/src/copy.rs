@@ -328,3 +328,38 @@ fn encode_sparse<'s, 'a>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+    use sluice_lineproto::Options;
+
+    fn groups_of(body: &str) -> Vec<Group> {
+        let batch = Batch::parse(body.as_bytes(), &Options::new(0)).unwrap_or_default();
+        let plan = Plan::build(batch.points(), false, true).ok().unwrap_or_default();
+        let table = &plan.tables[0];
+        groups(table, &vec![false; table.layouts.len()])
+    }
+
+    #[test]
+    fn dense_tables_take_one_copy_sparse_ones_one_per_key_set() {
+        // Two key sets, few NULLs: one COPY naming every column.
+        let dense = groups_of("m,a=1 v=1 1\nm,a=1,b=2 v=1 2\nm,a=2 v=2 3\n");
+        assert_eq!(dense.len(), 1);
+        assert_eq!(dense[0].columns.len(), 3);
+        assert!(!dense[0].exact);
+        // 200 key sets of 200 rows each over 200 tag keys: per key set.
+        let mut body = String::new();
+        for i in 0..40_000 {
+            body.push_str(&format!("m,k{}=x v=1 {i}\n", i % 200));
+        }
+        let sparse = groups_of(&body);
+        assert_eq!(sparse.len(), 200);
+        assert!(sparse.iter().all(|g| g.exact && g.columns.len() == 2));
+        // One key set: its own columns.
+        let one = groups_of("m,a=1 v=1 1\nm,a=2 v=2 2\n");
+        assert_eq!(one.len(), 1);
+        assert!(one[0].exact);
+    }
+}
