@@ -337,7 +337,9 @@ mod tests {
 
     fn groups_of(body: &str) -> Vec<Group> {
         let batch = Batch::parse(body.as_bytes(), &Options::new(0)).unwrap_or_default();
-        let plan = Plan::build(batch.points(), false, true).ok().unwrap_or_default();
+        let plan = Plan::build(batch.points(), false, true)
+            .ok()
+            .unwrap_or_default();
         let table = &plan.tables[0];
         groups(table, &vec![false; table.layouts.len()])
     }

@@ -1,6 +1,7 @@
-//! `duplicates = "merge"`: a table's rows land in a staging table through COPY, then one
-//! `INSERT ... ON CONFLICT DO UPDATE` on the unique index on (time, series) merges them into
-//! the table, as InfluxDB merges a point written again (same measurement, tag set and time):
+//! `duplicates = "merge"`: a table's rows are copied in when they are all new points, or
+//! land in a staging table through COPY and one `INSERT ... ON CONFLICT DO UPDATE` on the
+//! unique index on (time, series) merges them into the table, as InfluxDB merges a point
+//! written again (same measurement, tag set and time):
 //! its fields are merged, a new non-null value winning; of two points of one series and time
 //! in one body the later wins.
 //!
@@ -80,8 +81,10 @@ fn has_duplicates(table: &TablePlan<'_>, batch: &Batch<'_>, skipped: &[bool]) ->
     false
 }
 
-/// Writes the rows of `table` not `skipped` by merging: staging table, COPY, one INSERT.
-/// Returns the rows written.
+/// Writes the `rows` of `table` by merging. Most bodies bring only new points: they are
+/// copied straight into the table (its unique index checks them), under a savepoint; when a
+/// point is already there (a unique violation) or the body repeats one, the rows go through a
+/// staging table and one `INSERT ... ON CONFLICT DO UPDATE` instead. Returns the rows written.
 pub async fn write_table(
     conn: &mut sluice_pg::Connection,
     schema: &str,
@@ -97,6 +100,25 @@ pub async fn write_table(
         return Ok(0);
     }
     let target = ddl::qualified(schema, table.name);
+    let duplicates = has_duplicates(table, batch, skipped);
+    if !duplicates {
+        conn.batch_execute("SAVEPOINT sluice_merge").await?;
+        let extra = Extra {
+            series: true,
+            ordinal: false,
+        };
+        match copy::copy_table(conn, &target, table, batch, rows, extra, chunk).await {
+            Ok(written) => {
+                conn.batch_execute("RELEASE SAVEPOINT sluice_merge").await?;
+                return Ok(written);
+            }
+            Err(error) if error.is_code(sluice_pg::sqlstate::UNIQUE_VIOLATION) => {
+                conn.batch_execute("ROLLBACK TO SAVEPOINT sluice_merge")
+                    .await?;
+            }
+            Err(error) => return Err(error),
+        }
+    }
     let mut stage = String::new();
     push_ident(&mut stage, &format!("sluice_stage_{index}"));
     conn.batch_execute(&format!(
@@ -111,7 +133,6 @@ pub async fn write_table(
     if written == 0 {
         return Ok(0);
     }
-    let duplicates = has_duplicates(table, batch, skipped);
     let sql = merge_sql(&target, &stage, table, &used, duplicates);
     conn.batch_execute(&sql).await?;
     Ok(written)
