@@ -10,7 +10,7 @@ use clap::Args;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sluice_influx::{InfluxApi, InfluxConfig};
+use sluice_influx::{Duplicates, InfluxApi, InfluxConfig};
 use sluice_pg::{Pool, PoolSettings};
 use std::fmt::Write as _;
 use std::process::Command;
@@ -42,6 +42,10 @@ pub struct InfluxArgs {
     /// Runtime worker threads of the in-process Sluice server and its clients.
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// `[influx] duplicates` of the write API: "merge" (a unique index on time and series, rows
+    /// through a staging table and INSERT ... ON CONFLICT) or "keep" (plain COPY).
+    #[arg(long, default_value = "merge", value_parser = ["merge", "keep"])]
+    duplicates: String,
 }
 
 /// The Influx database (schema) Sluice writes to, and the schema of psql's table.
@@ -146,7 +150,16 @@ fn run_sluice(
         let mut settings = PoolSettings::new();
         settings.set_max_size(args.writers.max(1));
         let pool = Pool::connect(url, settings)?;
-        let api = InfluxApi::new(pool.clone(), InfluxConfig::default());
+        let duplicates = if args.duplicates == "keep" {
+            Duplicates::Keep
+        } else {
+            Duplicates::Merge
+        };
+        let config = InfluxConfig {
+            duplicates,
+            ..InfluxConfig::default()
+        };
+        let api = InfluxApi::new(pool.clone(), config);
         let mut router = sluice_http::Router::new();
         api.mount_all(&mut router);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -233,13 +246,14 @@ pub fn run(args: InfluxArgs) -> Result<()> {
     let work = Workload::build(&args)?;
     println!(
         "sluice-bench influx: {} points in {}-line batches ({} requests, {:.1} MB of line protocol), \
-         {} writers, {} hosts, {} rounds, server {}, {} cores",
+         {} writers, {} hosts, duplicates = {}, {} rounds, server {}, {} cores",
         args.points,
         args.batch,
         work.batches.len(),
         work.line_protocol_bytes as f64 / 1e6,
         args.writers,
         args.hosts,
+        args.duplicates,
         args.rounds,
         target.psql("SHOW server_version")?,
         std::thread::available_parallelism().map_or(0, usize::from),
@@ -277,7 +291,8 @@ pub fn run(args: InfluxArgs) -> Result<()> {
     }
     // The two tables must hold the same rows.
     let differ = target.psql(&format!(
-        "SELECT count(*) FROM (SELECT * FROM {SLUICE_SCHEMA}.cpu EXCEPT ALL \
+        "SELECT count(*) FROM (SELECT time, host, region, usage_user, usage_system, usage_idle \
+         FROM {SLUICE_SCHEMA}.cpu EXCEPT ALL \
          SELECT time, host, region, usage_user, usage_system, usage_idle FROM {PSQL_SCHEMA}.cpu) d"
     ))?;
     target.psql(&format!(
@@ -299,8 +314,9 @@ pub fn run(args: InfluxArgs) -> Result<()> {
             },
             Line {
                 case: format!(
-                    "sluice `POST /write` ({} writers, in-process server, {} threads)",
-                    args.writers, args.threads
+                    "sluice `POST /write` ({} writers, in-process server, {} threads, \
+                     duplicates = {})",
+                    args.writers, args.threads, args.duplicates
                 ),
                 figure: format!("{:.0} points/s ({s:.3} s)", rate(s)),
                 note: format!(

@@ -169,8 +169,15 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
             router.mount(&prefix, mount);
         }
         if settings.influx.enabled {
-            sluice_influx::InfluxApi::new(pool.clone(), settings.influx_config())
-                .mount_all(&mut router);
+            let config = settings.influx_config();
+            let retains = config.retention.is_some()
+                || config.database_retention.values().any(Option::is_some);
+            let api = sluice_influx::InfluxApi::new(pool.clone(), config);
+            api.mount_all(&mut router);
+            if retains {
+                // Old partitions dropped, the next ones made ahead, hourly.
+                api.spawn_retention(std::time::Duration::from_secs(3600));
+            }
             println!("sluice: InfluxDB write API on /write and /api/v2/write");
         }
         let rest_prefix = settings.rest.prefix.trim_end_matches('/').to_string();

@@ -19,16 +19,27 @@
 //! request is one transaction of binary COPYs, one per table; 204 only after COMMIT. Times are
 //! kept to the microsecond (PostgreSQL's `timestamptz`), cut towards the past.
 
+mod catalog;
+mod config;
+mod copy;
 mod ddl;
 mod encode;
+mod merge;
 mod plan;
 mod query;
 mod reply;
 mod request;
+mod retention;
 mod shape;
 mod write;
 
+pub use catalog::{CATALOG_DDL, CATALOG_SCHEMA};
+pub use config::{
+    DEFAULT_MAX_COLUMNS_PER_TABLE, Duplicates, InfluxConfig, POSTGRES_MAX_COLUMNS, parse_retention,
+};
+pub use plan::RESERVED_COLUMNS;
 pub use reply::{ApiError, INFLUXDB_VERSION};
+pub use retention::RetentionPass;
 
 use http::{Method, StatusCode};
 use reply::{json_response, no_content, with_version};
@@ -36,21 +47,10 @@ use request::QueryParams;
 use sluice_http::{Mount, MountFuture, Request, RequestContext, Response, Router, empty};
 use sluice_lineproto::{Options, Precision};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The URL prefixes the API answers; mount the same [`InfluxApi`] at each.
 pub const PATHS: &[&str] = &["/write", "/api/v2/write", "/ping", "/health", "/query"];
-
-/// Options of the write API.
-#[derive(Debug, Clone, Default)]
-pub struct InfluxConfig {
-    /// Store all tags of a point in one `jsonb` column named `tags` instead of one `text`
-    /// column per tag (for measurements with many or ever-changing tag keys).
-    pub tags_as_jsonb: bool,
-    /// Accepted tokens. Empty: no authentication. Otherwise every request except `/ping` and
-    /// `/health` must present one, as `Authorization: Token <t>` (or `Bearer`), as the
-    /// password of Basic auth, or as v1's `p` query parameter; 401 without.
-    pub tokens: Vec<String>,
-}
 
 /// The write API: a pool to write with, its options, and the known table shapes.
 pub struct InfluxApi {
@@ -58,6 +58,8 @@ pub struct InfluxApi {
     config: InfluxConfig,
     shapes: shape::ShapeCache,
     scratch: parking_lot::Mutex<Vec<write::Scratch>>,
+    /// Whether Sluice's catalog ([`CATALOG_SCHEMA`]) is known to exist.
+    catalog_ready: AtomicBool,
 }
 
 /// Scratch buffers kept for reuse: about one per concurrent request.
@@ -82,7 +84,27 @@ impl InfluxApi {
             config,
             shapes: shape::ShapeCache::default(),
             scratch: parking_lot::Mutex::new(Vec::new()),
+            catalog_ready: AtomicBool::new(false),
         })
+    }
+
+    /// Makes Sluice's catalog on first use (a no-op once known to exist).
+    async fn ensure_catalog(&self, conn: &mut sluice_pg::Connection) -> sluice_pg::Result<()> {
+        if self.catalog_ready.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if !catalog::exists(conn).await? {
+            catalog::create(conn).await?;
+        }
+        self.catalog_ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Forgets what is known of `schema` and of the catalog (something vanished behind the
+    /// cache's back).
+    fn forget(&self, schema: &str) {
+        self.shapes.forget_schema(schema);
+        self.catalog_ready.store(false, Ordering::Release);
     }
 
     fn take_scratch(&self) -> write::Scratch {
@@ -130,10 +152,23 @@ impl InfluxApi {
                 self.authorize(&request, &params)?;
                 let v2 = path != "/write";
                 let schema = database(&params, v2)?;
+                let access = self.config.database_access(&schema)?;
                 let options = Options::now().with_precision(precision(&params, v2)?);
+                let strict = !accept_partial(&params, self.config.accept_partial)?;
                 let body = request::body(request, &context).await?;
-                write::write(&self, &schema, &body, options).await?;
-                Ok(no_content())
+                let outcome = write::write(&self, &schema, access, &body, options, strict).await?;
+                let rejected = outcome.rejected;
+                if rejected.is_empty() {
+                    return Ok(no_content());
+                }
+                if outcome.written == 0 && rejected.parse_only {
+                    return Err(ApiError::Invalid(rejected.joined()));
+                }
+                Err(ApiError::PartialWrite {
+                    reasons: rejected.joined(),
+                    dropped: rejected.dropped,
+                    v2,
+                })
             }
             "/query" => {
                 if method != Method::GET && method != Method::POST {
@@ -236,6 +271,18 @@ fn database(params: &QueryParams, v2: bool) -> Result<String, ApiError> {
             .get("db")
             .map(str::to_owned)
             .ok_or_else(|| ApiError::Invalid("database is required".into()))
+    }
+}
+
+/// The `accept_partial` parameter (InfluxDB 3's), else the configured default.
+fn accept_partial(params: &QueryParams, default: bool) -> Result<bool, ApiError> {
+    match params.get("accept_partial") {
+        None => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => Err(ApiError::Invalid(format!(
+            "invalid accept_partial {other:?}: expected true or false"
+        ))),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `/query`: the InfluxQL statements write-only clients send at start (`CREATE DATABASE x`).
 
 use crate::InfluxApi;
-use crate::ddl;
+use crate::catalog::{self, ClaimError};
 use crate::plan::MAX_IDENTIFIER_LEN;
 use crate::reply::{ApiError, from_db, from_pool};
 
@@ -89,17 +89,24 @@ fn identifier(text: &str) -> Option<(String, &str)> {
 
 /// Runs the statements; returns InfluxDB's result body.
 pub async fn run(api: &InfluxApi, statements: &[Statement]) -> Result<Vec<u8>, ApiError> {
+    for statement in statements {
+        let Statement::CreateDatabase(name) = statement;
+        api.config.database_access(name)?;
+    }
     let mut conn = api.pool.get().await.map_err(from_pool)?;
+    api.ensure_catalog(&mut conn).await.map_err(from_db)?;
     for statement in statements {
         match statement {
             Statement::CreateDatabase(name) => {
-                // Concurrent `CREATE SCHEMA IF NOT EXISTS` can fail on the catalog's unique
-                // index: take the schema's lock, as first writes do.
+                let access = api.config.database_access(name)?;
+                // As a first write does: under the schema's lock, refused when the schema
+                // exists and is neither the API's nor listed.
                 let mut tx = conn.transaction().map_err(from_db)?;
-                ddl::lock(&mut tx, ddl::lock_key(name, ""))
-                    .await
-                    .map_err(from_db)?;
-                ddl::create_schema(&mut tx, name).await.map_err(from_db)?;
+                match catalog::claim_schema(&mut tx, name, access).await {
+                    Ok(()) => {}
+                    Err(ClaimError::Refused(error)) => return Err(error),
+                    Err(ClaimError::Db(error)) => return Err(from_db(error)),
+                }
                 tx.commit().await.map_err(from_db)?;
                 api.shapes.add_schema(name);
             }

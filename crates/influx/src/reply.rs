@@ -33,6 +33,20 @@ pub enum ApiError {
         given: &'static str,
         existing: &'static str,
     },
+    /// The request may not write where it asks: a database or table the API does not own.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Some points were written and others rejected, or every point was rejected for what the
+    /// database holds (InfluxDB's partial write; v2 prefixes its message as InfluxDB 2 does).
+    #[error(
+        "{}partial write: {reasons} dropped={dropped}",
+        if *.v2 { "failure writing points to database: " } else { "" }
+    )]
+    PartialWrite {
+        reasons: String,
+        dropped: usize,
+        v2: bool,
+    },
     /// The body (or its inflated form) is larger than the limit.
     #[error("request body is larger than the limit of {limit} bytes")]
     TooLarge { limit: usize },
@@ -61,6 +75,9 @@ impl ApiError {
             ApiError::Invalid(_) | ApiError::Parse(_) | ApiError::TypeConflict { .. } => {
                 StatusCode::BAD_REQUEST
             }
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::PartialWrite { v2: false, .. } => StatusCode::BAD_REQUEST,
+            ApiError::PartialWrite { v2: true, .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -75,6 +92,9 @@ impl ApiError {
         match self {
             ApiError::Unauthorized => "unauthorized",
             ApiError::Invalid(_) | ApiError::Parse(_) | ApiError::TypeConflict { .. } => "invalid",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::PartialWrite { v2: false, .. } => "invalid",
+            ApiError::PartialWrite { v2: true, .. } => "unprocessable entity",
             ApiError::TooLarge { .. } => "request too large",
             ApiError::Timeout(_) => "request timeout",
             ApiError::Unavailable(_) => "unavailable",
@@ -102,7 +122,7 @@ impl ApiError {
             "X-Platform-Error-Code",
             HeaderValue::from_static(self.code()),
         );
-        if let Ok(value) = HeaderValue::from_str(&message) {
+        if let Ok(value) = HeaderValue::from_str(&message.replace('\n', "; ")) {
             headers.insert("X-Influxdb-Error", value);
         }
         if matches!(self, ApiError::Unavailable(_)) {

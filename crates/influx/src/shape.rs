@@ -22,6 +22,8 @@ pub enum ColumnType {
     Bool,
     /// `jsonb`: every tag of a point in one column (the `tags_as_jsonb` option).
     Jsonb,
+    /// `uuid`: the series column of tables that merge duplicates.
+    Uuid,
     /// Any other type (a table made by hand): nothing this API writes fits it.
     Other(u32),
 }
@@ -49,7 +51,23 @@ impl ColumnType {
             1700 => ColumnType::Numeric,
             16 => ColumnType::Bool,
             3802 => ColumnType::Jsonb,
+            2950 => ColumnType::Uuid,
             other => ColumnType::Other(other),
+        }
+    }
+
+    /// A small number per type, for hashing.
+    pub fn tag(self) -> u8 {
+        match self {
+            ColumnType::Timestamp => 1,
+            ColumnType::Text => 2,
+            ColumnType::Float => 3,
+            ColumnType::Int => 4,
+            ColumnType::Numeric => 5,
+            ColumnType::Bool => 6,
+            ColumnType::Jsonb => 7,
+            ColumnType::Uuid => 9,
+            ColumnType::Other(_) => 8,
         }
     }
 
@@ -63,6 +81,7 @@ impl ColumnType {
             ColumnType::Numeric => "numeric",
             ColumnType::Bool => "boolean",
             ColumnType::Jsonb => "jsonb",
+            ColumnType::Uuid => "uuid",
             ColumnType::Other(_) => "unknown",
         }
     }
@@ -77,6 +96,7 @@ impl ColumnType {
             ColumnType::Numeric => "unsigned",
             ColumnType::Bool => "boolean",
             ColumnType::Jsonb => "jsonb",
+            ColumnType::Uuid => "uuid",
             ColumnType::Other(_) => "another PostgreSQL type",
         }
     }
@@ -86,12 +106,21 @@ impl ColumnType {
 #[derive(Debug, Clone, Default)]
 pub struct TableShape {
     pub columns: HashMap<String, ColumnType>,
+    /// The days of a partitioned table's partitions (see [`crate::retention`]); `None` for a
+    /// table without partitions.
+    pub partitions: Option<std::collections::BTreeSet<i64>>,
 }
 
 impl TableShape {
     /// The type of column `name`, if the table has it.
     pub fn get(&self, name: &str) -> Option<ColumnType> {
         self.columns.get(name).copied()
+    }
+
+    /// Whether the table merges duplicate points: it has the series column (and its unique
+    /// index on time and series), see [`crate::merge`].
+    pub fn merges(&self) -> bool {
+        self.get(crate::merge::SERIES_COLUMN) == Some(ColumnType::Uuid)
     }
 }
 

@@ -7,6 +7,14 @@ use common::{columns, count, rows, start, unique, value};
 use sluice_influx::InfluxConfig;
 use std::io::Write;
 
+/// Partial writes off: a body is written whole or not at all.
+fn all_or_nothing() -> InfluxConfig {
+    InfluxConfig {
+        accept_partial: false,
+        ..InfluxConfig::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_write_creates_schema_tables_and_rows() {
     let server = start(InfluxConfig::default()).await;
@@ -160,8 +168,8 @@ async fn new_tags_and_fields_add_columns() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_type_clash_fails_the_whole_request() {
-    let server = start(InfluxConfig::default()).await;
+async fn a_type_clash_fails_the_whole_request_when_partial_writes_are_off() {
+    let server = start(all_or_nothing()).await;
     let db = unique("influx_clash");
     let path = format!("/write?db={db}");
     assert_eq!(server.post(&path, "cpu v=1.5 1\n").await.status, 204);
@@ -183,7 +191,7 @@ async fn a_type_clash_fails_the_whole_request() {
     assert_eq!(columns(&db, "cpu").await.len(), 2);
 
     // A clash against a table this process has not seen (a second server, empty cache).
-    let fresh = start(InfluxConfig::default()).await;
+    let fresh = start(all_or_nothing()).await;
     let answer = fresh.post(&path, "cpu v=\"text\" 4\n").await;
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert!(answer.body.contains("\\\"v\\\""), "{}", answer.body);
@@ -196,8 +204,8 @@ async fn a_type_clash_fails_the_whole_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_line_fails_the_batch_and_is_named() {
-    let server = start(InfluxConfig::default()).await;
+async fn a_bad_line_fails_the_batch_and_is_named_when_partial_writes_are_off() {
+    let server = start(all_or_nothing()).await;
     let db = unique("influx_badline");
     let answer = server
         .post(
@@ -219,7 +227,7 @@ async fn gzip_bodies_are_inflated() {
     let db = unique("influx_gzip");
     let mut body = String::new();
     for i in 0..1000 {
-        body.push_str(&format!("cpu,host=h{} v={i} {i}\n", i % 10));
+        body.push_str(&format!("cpu,host=h{} v={i} {i}000\n", i % 10));
     }
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(body.as_bytes()).unwrap();
@@ -291,7 +299,7 @@ async fn unsigned_fields_are_numeric() {
     let answer = server
         .post(
             &format!("/write?db={db}"),
-            "m n=18446744073709551615u 1\nm n=0u 2\nm n=10000u 3\nm n=123456789u 4\n",
+            "m n=18446744073709551615u 1000\nm n=0u 2000\nm n=10000u 3000\nm n=123456789u 4000\n",
         )
         .await;
     assert_eq!(answer.status, 204, "{}", answer.body);
@@ -317,7 +325,7 @@ async fn tags_as_one_jsonb_column() {
     let db = unique("influx_jsonb");
     let path = format!("/write?db={db}");
     let answer = server
-        .post(&path, "cpu,host=a,region=e\\ u v=1 1\ncpu v=2 2\n")
+        .post(&path, "cpu,host=a,region=e\\ u v=1 1000\ncpu v=2 2000\n")
         .await;
     assert_eq!(answer.status, 204, "{}", answer.body);
     assert_eq!(
@@ -346,8 +354,8 @@ async fn tags_as_one_jsonb_column() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_value_postgresql_refuses_is_a_bad_request() {
-    let server = start(InfluxConfig::default()).await;
+async fn a_value_postgresql_refuses_is_a_bad_request_when_partial_writes_are_off() {
+    let server = start(all_or_nothing()).await;
     let db = unique("influx_nul");
     let path = format!("/write?db={db}");
     assert_eq!(server.post(&path, "logs msg=\"ok\" 1\n").await.status, 204);

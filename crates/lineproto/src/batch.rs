@@ -1,4 +1,5 @@
-//! A whole body parsed at once: every point, or the first error (one bad line fails the batch).
+//! A whole body parsed at once: every point, or the first error (one bad line fails the batch);
+//! or, for partial writes, every good point and an error for each bad line.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -85,6 +86,117 @@ impl<'a> Batch<'a> {
                 Err(source.error(fail, options))
             }
         }
+    }
+
+    /// Parses a whole body, keeping going past bad lines: the batch holds every point of the
+    /// good lines, and `errors` gets the error of each of the first `max_errors` bad lines
+    /// (with its line number), in input order; returns the batch and the number of bad lines.
+    /// A bad line ends at the first line feed at or after the place it failed (a line feed
+    /// inside a broken string value ends it there). Takes its vectors from `storage` like
+    /// [`Batch::parse_reusing`].
+    pub fn parse_partial_reusing(
+        input: &'a [u8],
+        options: &Options,
+        storage: &mut BatchStorage,
+        errors: &mut Vec<Error>,
+        max_errors: usize,
+    ) -> (Self, usize) {
+        let mut failed = 0;
+        let taken = std::mem::take(storage);
+        let mut batch = Batch {
+            entries: taken.entries,
+            tags: taken.tags,
+            fields: taken.fields,
+        };
+        batch.entries.reserve(input.len() / 40 + 1);
+        // Invalid UTF-8 fails only its own line: parse the valid text up to that line, record
+        // the line, and go on after it.
+        let mut start = 0;
+        let mut lines_before = 0;
+        while start < input.len() {
+            let rest = input.get(start..).unwrap_or_default();
+            let source = Source::new(rest);
+            let (text_end, bad) = match source.utf8_error_at {
+                None => (rest.len(), None),
+                Some(bad) => {
+                    let prefix = rest.get(..bad).unwrap_or_default();
+                    let line_start = memchr::memrchr(b'\n', prefix).map_or(0, |i| i + 1);
+                    (line_start, Some(bad))
+                }
+            };
+            let text = source.text.get(..text_end).unwrap_or_default();
+            let good = Source {
+                text,
+                utf8_error_at: None,
+            };
+            failed += batch.fill_partial(&good, options, start, lines_before, errors, max_errors);
+            let Some(bad) = bad else {
+                break;
+            };
+            failed += 1;
+            if errors.len() < max_errors {
+                let error = source.error(Fail::at(ErrorKind::InvalidUtf8, bad), options);
+                errors.push(error.shifted(start, lines_before));
+            }
+            let line_end = memchr::memchr(b'\n', rest.get(bad..).unwrap_or_default())
+                .map_or(rest.len(), |i| bad + i + 1);
+            let segment = rest.get(..line_end).unwrap_or_default();
+            lines_before += memchr::memchr_iter(b'\n', segment).count() as u64;
+            start += line_end;
+        }
+        (batch, failed)
+    }
+
+    /// The good lines of `source` (text starting at byte `base` of the input, after
+    /// `lines_before` lines) into the batch, the error of each bad one into `errors` while it
+    /// holds fewer than `max_errors` (an error's line number costs a scan of the text before
+    /// it); returns the number of bad lines.
+    fn fill_partial(
+        &mut self,
+        source: &Source<'a>,
+        options: &Options,
+        base: usize,
+        lines_before: u64,
+        errors: &mut Vec<Error>,
+        max_errors: usize,
+    ) -> usize {
+        let mut failed = 0;
+        let default_time = options.precision.truncate(options.default_time);
+        let mut cursor = Cursor::new(source.text);
+        let mut keys = FieldKeys::default();
+        while skip_blank_lines(&mut cursor) {
+            let tags_start = self.tags.len();
+            let fields_start = self.fields.len();
+            match parse_line(
+                &mut cursor,
+                options,
+                default_time,
+                &mut self.tags,
+                &mut self.fields,
+                &mut keys,
+            ) {
+                Ok(head) => self.entries.push(Entry {
+                    measurement: head.measurement,
+                    tags: tags_start..self.tags.len(),
+                    fields: fields_start..self.fields.len(),
+                    time: head.time,
+                    time_given: head.time_given,
+                }),
+                Err(fail) => {
+                    self.tags.truncate(tags_start);
+                    self.fields.truncate(fields_start);
+                    let at = fail.at.min(source.text.len());
+                    failed += 1;
+                    if errors.len() < max_errors {
+                        errors.push(source.error(fail, options).shifted(base, lines_before));
+                    }
+                    cursor.pos =
+                        memchr::memchr(b'\n', source.text.as_bytes().get(at..).unwrap_or_default())
+                            .map_or(source.text.len(), |i| at + i + 1);
+                }
+            }
+        }
+        failed
     }
 
     /// Gives the batch's vectors back, empty, for [`Batch::parse_reusing`].
@@ -190,5 +302,88 @@ mod tests {
         };
         assert_eq!(error.line(), 1);
         assert!(storage.allocated_bytes() >= bytes);
+    }
+
+    /// Line, column, offset and kind of an error.
+    type Place = (u64, u64, usize, ErrorKind);
+
+    fn partial(body: &[u8]) -> (Vec<String>, Vec<Place>) {
+        let mut errors = Vec::new();
+        let (batch, failed) = Batch::parse_partial_reusing(
+            body,
+            &Options::new(7),
+            &mut BatchStorage::default(),
+            &mut errors,
+            usize::MAX,
+        );
+        assert_eq!(failed, errors.len());
+        let points = batch
+            .points()
+            .map(|p| format!("{} {:?} {}", p.measurement(), p.fields()[0].value, p.time()))
+            .collect();
+        let errors = errors
+            .iter()
+            .map(|e| (e.line(), e.column(), e.offset(), e.kind()))
+            .collect();
+        (points, errors)
+    }
+
+    #[test]
+    fn partial_parse_keeps_the_good_lines_and_names_the_bad_ones() {
+        let (points, errors) = partial(b"a v=1 1\nb v=oops 2\n\nc v=3 3\nd\ne v=5i\n");
+        assert_eq!(points, ["a Float(1.0) 1", "c Float(3.0) 3", "e Int(5) 7"]);
+        assert_eq!(
+            errors,
+            [
+                (2, 5, 12, ErrorKind::InvalidFieldValue),
+                (5, 2, 29, ErrorKind::MissingFields)
+            ]
+        );
+        // The same body parsed whole fails at the first bad line.
+        let whole = Batch::parse(b"a v=1 1\nb v=oops 2\n", &Options::new(0));
+        assert_eq!(whole.map(|b| b.len()).map_err(|e| e.line()), Err(2));
+    }
+
+    #[test]
+    fn partial_parse_fails_only_the_lines_with_invalid_utf8() {
+        let (points, errors) =
+            partial(b"a v=1 1\nb v=\"\xff\" 2\r\nc v=3 3\nd s=\"\xfe\"\ne v=5 5");
+        assert_eq!(
+            points,
+            ["a Float(1.0) 1", "c Float(3.0) 3", "e Float(5.0) 5"]
+        );
+        assert_eq!(
+            errors,
+            [
+                (2, 6, 13, ErrorKind::InvalidUtf8),
+                (4, 6, 32, ErrorKind::InvalidUtf8)
+            ]
+        );
+        let (points, errors) = partial(b"\xff");
+        assert!(points.is_empty());
+        assert_eq!(errors, [(1, 1, 0, ErrorKind::InvalidUtf8)]);
+    }
+
+    #[test]
+    fn partial_parse_of_a_broken_string_resumes_at_the_next_line() {
+        let (points, errors) = partial(b"a s=\"open 1\nb v=2 2\n");
+        assert_eq!(points, ["b Float(2.0) 2"]);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].0, 1);
+    }
+
+    #[test]
+    fn partial_parse_lists_at_most_max_errors_and_counts_all() {
+        let body = b"a v=1 1\nbad\nbad\nb v=2 2\nbad\n\xff\n".repeat(3);
+        let mut errors = Vec::new();
+        let (batch, failed) = Batch::parse_partial_reusing(
+            &body,
+            &Options::new(0),
+            &mut BatchStorage::default(),
+            &mut errors,
+            2,
+        );
+        assert_eq!((batch.len(), failed, errors.len()), (6, 12, 2));
+        assert_eq!((errors[0].line(), errors[1].line()), (2, 3));
     }
 }

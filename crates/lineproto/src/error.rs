@@ -12,6 +12,8 @@ pub enum ErrorKind {
     ControlCharacter,
     /// The line starts with a comma: no measurement name.
     MissingMeasurement,
+    /// A tab before the measurement: a measurement cannot start with whitespace.
+    LeadingWhitespace,
     /// A comma in the tag set is not followed by a tag key.
     MissingTagKey,
     /// A tag key is not followed by `=`.
@@ -60,12 +62,8 @@ pub enum ErrorKind {
     TrailingCharacters,
     /// The same tag key appears twice in one line.
     DuplicateTag,
-    /// A tag or field key is `time`, which names the timestamp.
-    ReservedKey,
     /// The series key (measurement, tags and a field key) is longer than the limit.
     KeyTooLong,
-    /// A name or tag value ends with a backslash.
-    TrailingBackslash,
 }
 
 /// A line protocol parse error.
@@ -116,6 +114,13 @@ impl Error {
     /// The byte offset in the input.
     pub fn offset(&self) -> usize {
         self.offset
+    }
+
+    /// The same error for a text that started `offset` bytes and `lines` lines into the input.
+    pub(crate) fn shifted(mut self, offset: usize, lines: u64) -> Self {
+        self.offset += offset;
+        self.line += lines;
+        self
     }
 
     /// What was expected and what was found, without the position.

@@ -37,9 +37,6 @@ pub(crate) fn parse_fields<'a>(
         c.pos += 1;
         let value = parse_value(c, max_string_len)
             .map_err(|f| quote_key_if_missing(f, key_start, key_end))?;
-        if key == "time" {
-            return Err(Fail::span(ErrorKind::ReservedKey, key_start, key_end));
-        }
         longest_key = longest_key.max(key_end - key_start);
         let line_fields = fields.get(base..).unwrap_or_default();
         match keys.find_or_insert(&key, line_fields) {
@@ -342,7 +339,6 @@ mod tests {
         assert_eq!(parse("a=1\t"), Err((ErrorKind::ControlCharacter, 3)));
         assert_eq!(parse("a=yes"), Err((ErrorKind::InvalidFieldValue, 2)));
         assert_eq!(parse("a=trueish"), Err((ErrorKind::InvalidBoolean, 2)));
-        assert_eq!(parse("time=1"), Err((ErrorKind::ReservedKey, 0)));
         assert_eq!(parse("a\tb=1"), Err((ErrorKind::ControlCharacter, 1)));
     }
 }

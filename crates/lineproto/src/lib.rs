@@ -23,15 +23,19 @@
 //! # The grammar, as InfluxDB reads it
 //!
 //! `measurement[,tag_key=tag_value...] field_key=field_value[,...] [timestamp]`, one point per
-//! line; lines end with `\n` or `\r\n`. Blank lines, lines of spaces and tabs, and lines whose
-//! first non-blank character is `#` are skipped (so a measurement cannot start with `#`).
-//! Leading spaces and tabs are skipped; the sections are separated by one or more spaces;
-//! spaces after the last section are allowed.
+//! line; lines end with `\n`, `\r\n`, or a `\r` that ends the input (a `\r` elsewhere is a
+//! control character, an error). Empty lines, lines of spaces, and lines whose first non-space
+//! character is `#` are skipped (so a measurement cannot start with `#`). Leading spaces are
+//! skipped; a tab is not (a line starting with a tab is an error: a measurement cannot start
+//! with whitespace); the sections are separated by one or more spaces; spaces after the last
+//! section are allowed.
 //!
-//! * Escapes: in a measurement `\,` `\ ` and `\\` stand for `,`, space and `\`; in tag keys,
-//!   tag values and field keys also `\=`. A backslash before any other character is kept
-//!   as it is. A name or tag value may not end with a backslash (`a\\` followed by a
-//!   delimiter is an error, as in InfluxDB 3).
+//! * Escapes: in a measurement a backslash before a comma or a space stands for it; in tag
+//!   keys, tag values and field keys also before `=`. Any other backslash is literal, one
+//!   before another backslash and one that ends a token included, and the character after it
+//!   is read as usual: `regions=\\ east` reads `\ east` (a kept backslash, then an escaped
+//!   space), `two\\\ words` reads `two\\ words` (InfluxDB's reference parser,
+//!   influxdata/line-protocol).
 //! * Tag values may not be empty; an unescaped `=` in a tag value is an error; a tag key may
 //!   appear once. Tags come out sorted by key (byte order), as InfluxDB keys a series.
 //! * Field values: floats (`1`, `1.5`, `1.`, `.5`, `-1.5e-3`, `1.E+78`; NaN, infinity and
@@ -44,28 +48,30 @@
 //!   A line without one gets the default time, truncated to the precision.
 //! * Validation: UTF-8; no control characters (U+0000..U+001F, U+007F) outside string
 //!   values; strings at most 64 KiB; the series key (measurement and tags as written, plus
-//!   4, plus a field key as written) at most 65535 bytes; `time` is refused as a tag or field
-//!   key (InfluxDB 1.x silently drops such keys; a table keyed on time cannot hold them).
+//!   4, plus a field key as written) at most 65535 bytes. `time` is an ordinary tag or field
+//!   key here (InfluxDB accepts it as a tag; a consumer whose table has a `time` column maps
+//!   it, as the write API does to `time_tag` / `time_field`).
 //!
 //! Errors carry a 1-based line, a 1-based column counted in characters, the byte offset,
 //! and a message saying what was expected and what was found.
 //!
 //! # Where InfluxDB's docs and parsers disagree, and what this parser does
 //!
-//! * `\\` in names: the v2 reference's backslash table reads `\\` as one backslash, as does
-//!   InfluxDB 3 (the `influxdb-line-protocol` crate); InfluxDB 1.x/2.x (Go `models`) keep both.
-//!   This parser follows the reference and InfluxDB 3.
+//! * `\\` in names: InfluxDB's reference parser (influxdata/line-protocol) and InfluxDB
+//!   1.x/2.x (Go `models`) keep both backslashes; the v2 reference's backslash table and
+//!   InfluxDB 3 (the `influxdb-line-protocol` crate) read one. This parser follows the
+//!   reference parser.
 //! * `1.`, `.5`, `1.e+78`: accepted, as InfluxDB 1.x/2.x do and the v1 reference lists; the
 //!   `influxdb-line-protocol` crate rejects them.
-//! * `\r\n` line ends: accepted (the Go `line-protocol` v2 decoder does; `models` and the
-//!   Rust crate do not).
+//! * `\r\n` line ends, and a `\r` ending the input: accepted (the Go `line-protocol` v2
+//!   decoder does; `models` and the Rust crate do not).
 //! * A trailing space after the field set: accepted, as in 1.x/2.x; the Rust crate rejects.
 //! * Newlines inside string values: accepted, as every InfluxDB parser does (the reference
 //!   says they are not supported).
-//! * Duplicate tag keys, out-of-range timestamps, control characters, `time` keys, a trailing
-//!   comma in the field set, floats beyond f64: errors here; the Rust crate accepts them
-//!   (InfluxDB rejects the first two, 1.x drops `time` keys silently, 2.x's Go parser rejects
-//!   the trailing comma and the float overflow).
+//! * Duplicate tag keys, out-of-range timestamps, control characters, a trailing comma in the
+//!   field set, floats beyond f64: errors here; the Rust crate accepts them (InfluxDB rejects
+//!   the first two, 2.x's Go parser rejects the trailing comma and the float overflow).
+//! * Leading tabs: an error, as in the reference parser (1.x's `models` skips them).
 //! * A repeated field key: the last value wins, as in InfluxDB 1.x/2.x (the Rust crate keeps
 //!   both).
 //! * Not done: InfluxDB's Unicode check for non-printable characters beyond ASCII control

@@ -10,8 +10,10 @@ use crate::scan::{Cursor, MEASUREMENT_STOP};
 #[inline(always)]
 pub(crate) fn parse_measurement<'a>(c: &mut Cursor<'a>) -> Result<Cow<'a, str>, Fail> {
     let start = c.pos;
-    if c.peek() == Some(b',') {
-        return Err(Fail::at(ErrorKind::MissingMeasurement, start));
+    match c.peek() {
+        Some(b',') => return Err(Fail::at(ErrorKind::MissingMeasurement, start)),
+        Some(b'\t') => return Err(Fail::at(ErrorKind::LeadingWhitespace, start)),
+        _ => {}
     }
     let name = c.name(MEASUREMENT_STOP)?;
     match c.peek() {

@@ -52,6 +52,9 @@ pub(crate) fn message(fail: &Fail, text: &str, ctx: &MessageContext) -> String {
         ErrorKind::MissingMeasurement => {
             format!("expected a measurement name at the start of the line, found {found}")
         }
+        ErrorKind::LeadingWhitespace => {
+            "a tab before the measurement: a measurement cannot start with whitespace".to_owned()
+        }
         ErrorKind::MissingTagKey => format!("expected a tag key after ',', found {found}"),
         ErrorKind::MissingTagEquals => format!("expected '=' after tag key {q}, found {found}"),
         ErrorKind::EmptyTagValue => format!(
@@ -116,17 +119,11 @@ pub(crate) fn message(fail: &Fail, text: &str, ctx: &MessageContext) -> String {
         ErrorKind::DuplicateTag => {
             format!("duplicate tag key {q}: a tag key may appear only once per line")
         }
-        ErrorKind::ReservedKey => {
-            format!("{q} cannot be a tag or field key: \"time\" names the timestamp")
-        }
         ErrorKind::KeyTooLong => format!(
             "series key too long: the measurement, tag set and a field key take {} bytes, the limit is {}",
             fail.quote_end.saturating_sub(fail.quote_start),
             ctx.max_key_len
         ),
-        ErrorKind::TrailingBackslash => {
-            format!(r"{q} ends with a backslash: a name or tag value may not end with '\'")
-        }
     }
 }
 

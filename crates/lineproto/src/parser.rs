@@ -125,18 +125,33 @@ impl<'a> Source<'a> {
     }
 }
 
-/// Skips blank lines, whitespace-only lines and `#` comment lines (leading spaces and tabs
-/// allowed). Returns false at the end of the input.
+/// Skips empty lines, lines of spaces and tabs, and `#` comment lines (leading spaces
+/// allowed). Leaves the cursor on a tab that comes before anything else: a measurement cannot
+/// start with whitespace, as in InfluxDB's reference parser, and the line is an error.
+/// Returns false at the end of the input.
 #[inline(always)]
 pub(crate) fn skip_blank_lines(c: &mut Cursor<'_>) -> bool {
     loop {
-        while let Some(b' ' | b'\t') = c.peek() {
+        while let Some(b' ') = c.peek() {
             c.pos += 1;
+        }
+        if c.peek() == Some(b'\t') {
+            let blank = c.bytes.get(c.pos..).unwrap_or_default();
+            let end = blank
+                .iter()
+                .position(|&b| b != b' ' && b != b'\t')
+                .unwrap_or(blank.len());
+            let rest = blank.get(end..).unwrap_or_default();
+            if !matches!(rest, [] | [b'\n', ..] | [b'\r'] | [b'\r', b'\n', ..]) {
+                return true;
+            }
+            c.pos += end;
         }
         match c.peek() {
             None => return false,
             Some(b'\n') => c.pos += 1,
             Some(b'\r') if c.bytes.get(c.pos + 1) == Some(&b'\n') => c.pos += 2,
+            Some(b'\r') if c.pos + 1 == c.bytes.len() => c.pos += 1,
             Some(b'#') => match memchr::memchr(b'\n', c.bytes.get(c.pos..).unwrap_or_default()) {
                 Some(k) => c.pos += k + 1,
                 None => c.pos = c.bytes.len(),

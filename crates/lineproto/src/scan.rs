@@ -128,12 +128,13 @@ impl<'a> Cursor<'a> {
         self.pos - start
     }
 
-    /// Whether the cursor is at the end of a line (`\n`, `\r\n`) or of the input.
+    /// Whether the cursor is at the end of a line (`\n`, `\r\n`, a `\r` that ends the input)
+    /// or of the input.
     #[inline(always)]
     pub fn at_eol(&self) -> bool {
         match self.bytes.get(self.pos) {
             None | Some(b'\n') => true,
-            Some(b'\r') => self.bytes.get(self.pos + 1) == Some(&b'\n'),
+            Some(b'\r') => matches!(self.bytes.get(self.pos + 1), None | Some(b'\n')),
             Some(_) => false,
         }
     }
@@ -153,12 +154,15 @@ impl<'a> Cursor<'a> {
     }
 
     /// The slow path of [`Cursor::name`]: a backslash was found at `i`. A backslash before one
-    /// of the context's delimiters or before another backslash stands for that character; a
-    /// backslash before anything else is kept as it is (as InfluxDB does).
+    /// of the context's delimiters (comma and space; `=` too outside a measurement) stands for
+    /// that character; any other backslash is kept as it is, the one before another backslash
+    /// and one that ends the name included, and the character after it is read as usual (so in
+    /// `\\\ ` the first two backslashes are kept and the third escapes the space), as
+    /// InfluxDB's reference parser reads them.
     #[cold]
     #[inline(never)]
     fn name_escaped(&mut self, start: usize, mut i: usize, stop: u8) -> Result<Cow<'a, str>, Fail> {
-        let escapable = stop & !CTRL;
+        let escapable = stop & !(CTRL | BACKSLASH);
         let bytes = self.bytes;
         let mut out = String::with_capacity(i - start + 16);
         out.push_str(self.slice(start, i)?);
@@ -176,9 +180,6 @@ impl<'a> Cursor<'a> {
             let run = i;
             i = find_stop(bytes, i, stop);
             out.push_str(self.slice(run, i)?);
-        }
-        if out.ends_with('\\') {
-            return Err(Fail::span(ErrorKind::TrailingBackslash, start, i));
         }
         self.pos = i;
         Ok(Cow::Owned(out))
@@ -201,7 +202,9 @@ impl<'a> Cursor<'a> {
     pub fn stop_error(&self, at: usize, eol_kind: ErrorKind) -> Fail {
         match self.bytes.get(at) {
             None | Some(b'\n') => Fail::at(eol_kind, at),
-            Some(b'\r') if self.bytes.get(at + 1) == Some(&b'\n') => Fail::at(eol_kind, at),
+            Some(b'\r') if matches!(self.bytes.get(at + 1), None | Some(b'\n')) => {
+                Fail::at(eol_kind, at)
+            }
             Some(&b) if class(b) & CTRL != 0 => Fail::at(ErrorKind::ControlCharacter, at),
             Some(_) => Fail::at(eol_kind, at),
         }
@@ -245,17 +248,24 @@ mod tests {
     }
 
     #[test]
-    fn double_backslash_is_one_backslash_and_others_stay() {
+    fn only_delimiters_are_escaped_other_backslashes_stay() {
         let (n, _) = name(r"a\\b\xc\é v=1", MEASUREMENT_STOP).unwrap();
-        assert_eq!(n, r"a\b\xc\é");
+        assert_eq!(n, r"a\\b\xc\é");
+        // Before a backslash a backslash is kept; the second one then escapes the space.
+        let (n, end) = name(r"\\ east v=1", KEY_STOP).unwrap();
+        assert_eq!((n.as_ref(), end), (r"\ east", 7));
+        let (n, _) = name(r"two\\\ words v=42", KEY_STOP).unwrap();
+        assert_eq!(n, r"two\\ words");
+        let (n, _) = name(r"\e\\\ =4", KEY_STOP).unwrap();
+        assert_eq!(n, r"\e\\ ");
     }
 
     #[test]
-    fn a_trailing_backslash_is_an_error() {
-        let err = name(r"cpu\", MEASUREMENT_STOP).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::TrailingBackslash);
-        let err = name(r"cpu\\ v=1", MEASUREMENT_STOP).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::TrailingBackslash);
+    fn a_backslash_may_end_a_name() {
+        let (n, end) = name("cpu\\", MEASUREMENT_STOP).unwrap();
+        assert_eq!((n.as_ref(), end), ("cpu\\", 4));
+        let (n, end) = name("t\\\nx", KEY_STOP).unwrap();
+        assert_eq!((n.as_ref(), end), ("t\\", 2));
     }
 
     #[test]

@@ -48,9 +48,6 @@ pub(crate) fn parse_tags<'a>(c: &mut Cursor<'a>, tags: &mut Vec<Tag<'a>>) -> Res
                 return Err(Fail::quoting(fail.kind, fail.at, section, c.pos));
             }
         }
-        if key == "time" {
-            return Err(Fail::span(ErrorKind::ReservedKey, key_start, key_end));
-        }
         if sorted {
             if let Some(previous) = tags.get(base..).and_then(<[Tag<'a>]>::last) {
                 match previous.key.as_bytes().cmp(key.as_bytes()) {
@@ -158,7 +155,8 @@ mod tests {
         assert_eq!(parse(",a=1\n"), Err((ErrorKind::MissingFields, 4)));
         assert_eq!(parse(",a=1,"), Err((ErrorKind::MissingTagKey, 5)));
         assert_eq!(parse(",a=x\ty v=1"), Err((ErrorKind::ControlCharacter, 4)));
-        assert_eq!(parse(",time=1 v=1"), Err((ErrorKind::ReservedKey, 1)));
+        // `time` is an ordinary tag key here (the write API stores it as `time_tag`).
+        assert_eq!(parse(",time=1 v=1"), Ok(vec![("time".into(), "1".into())]));
         assert_eq!(parse(r",a=b\ v=1"), Err((ErrorKind::UnescapedEquals, 7)));
         assert_eq!(parse(r",a=b\ v"), Err((ErrorKind::MissingFields, 7)));
     }

@@ -1,7 +1,8 @@
 //! The settings of `sluice serve`, one declaration each, and what the gates are given from them.
 
 use super::settings;
-use super::value::{Choice, Size, Span, choice_setting};
+use super::value::{Choice, SettingValue, Size, Span, choice_setting};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -152,6 +153,27 @@ settings! {
         token: Vec<String> = Vec::new();
         /// Store a measurement's tags in one jsonb column instead of a column per tag.
         tags_as_jsonb: bool = false;
+        /// Databases (schemas) clients may write into, comma-separated. Empty: any name except
+        /// public, information_schema and pg_*, into schemas the write API creates; a listed
+        /// name may be a schema that exists already. Writes go only into tables Sluice created.
+        databases: Vec<String> = Vec::new();
+        /// Most columns (time included) a measurement's table may reach through writes; points
+        /// that would add more are rejected with a 4xx (PostgreSQL's own limit is 1600).
+        max_columns_per_table: usize = sluice_influx::DEFAULT_MAX_COLUMNS_PER_TABLE;
+        /// Write the valid points of a body with bad lines and answer InfluxDB's "partial
+        /// write" error naming the rejected ones; false: a body is written whole or not at all.
+        accept_partial: bool = true;
+        /// A point written again (same measurement, tags and time to the microsecond): "merge"
+        /// updates the row, fields merged, the new non-null values winning (as InfluxDB); "keep"
+        /// appends another row. Applies to tables as they are created.
+        duplicates: DuplicatesMode = DuplicatesMode::Merge;
+        /// How long points are kept, as InfluxDB writes durations (30d, 2w, 36h; INF or 0:
+        /// forever). With one, a measurement's table is made of daily partitions (created ahead
+        /// of the data, dropped whole when older); points already older are refused.
+        retention: Retention = Retention(None);
+        /// Retention of given databases, overriding retention: telegraf = "7d", or
+        /// telegraf=7d,metrics=INF.
+        database_retention: RetentionMap = RetentionMap::default();
     }
 
     [runtime] RuntimeSection {
@@ -196,6 +218,85 @@ impl Choice for sluice_rest::TxEnd {
 }
 
 choice_setting!(sluice_rest::TxEnd);
+
+/// What a point written again does in the Influx write API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DuplicatesMode {
+    /// One row per series and time.
+    Merge,
+    /// A row per point.
+    Keep,
+}
+
+impl Choice for DuplicatesMode {
+    const WORDS: &'static [(&'static str, DuplicatesMode)] = &[
+        ("merge", DuplicatesMode::Merge),
+        ("keep", DuplicatesMode::Keep),
+    ];
+}
+
+choice_setting!(DuplicatesMode);
+
+/// A retention (`None`: forever), read by [`sluice_influx::parse_retention`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention(pub Option<Duration>);
+
+fn retention_text(retention: Option<Duration>) -> String {
+    match retention {
+        None => "INF".to_owned(),
+        Some(d) if d.as_secs() % (7 * 86_400) == 0 => format!("{}w", d.as_secs() / (7 * 86_400)),
+        Some(d) if d.as_secs() % 86_400 == 0 => format!("{}d", d.as_secs() / 86_400),
+        Some(d) if d.as_secs() % 3_600 == 0 => format!("{}h", d.as_secs() / 3_600),
+        Some(d) => format!("{}s", d.as_secs()),
+    }
+}
+
+impl SettingValue for Retention {
+    const VALUE_NAME: &'static str = "DURATION";
+    fn parse_text(text: &str) -> Result<Retention, String> {
+        sluice_influx::parse_retention(text).map(Retention)
+    }
+    fn to_toml(&self) -> Option<toml::Value> {
+        Some(toml::Value::String(retention_text(self.0)))
+    }
+}
+
+/// Retentions by database name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetentionMap(pub BTreeMap<String, Option<Duration>>);
+
+impl SettingValue for RetentionMap {
+    const VALUE_NAME: &'static str = "DB=DURATION,...";
+    fn parse_text(text: &str) -> Result<RetentionMap, String> {
+        let pairs = BTreeMap::<String, String>::parse_text(text)?;
+        RetentionMap::of(pairs)
+    }
+    fn from_native(value: &toml::Value) -> Result<RetentionMap, String> {
+        RetentionMap::of(BTreeMap::<String, String>::from_native(value)?)
+    }
+    fn to_toml(&self) -> Option<toml::Value> {
+        Some(toml::Value::Table(
+            self.0
+                .iter()
+                .map(|(db, r)| (db.clone(), toml::Value::String(retention_text(*r))))
+                .collect(),
+        ))
+    }
+}
+
+impl RetentionMap {
+    fn of(pairs: BTreeMap<String, String>) -> Result<RetentionMap, String> {
+        pairs
+            .into_iter()
+            .map(|(db, text)| {
+                let retention = sluice_influx::parse_retention(&text)
+                    .map_err(|error| format!("database {db:?}: {error}"))?;
+                Ok((db, retention))
+            })
+            .collect::<Result<_, String>>()
+            .map(RetentionMap)
+    }
+}
 
 impl Settings {
     /// The database URL, when one is given (else the embedded PostgreSQL runs).
@@ -281,6 +382,15 @@ impl Settings {
         sluice_influx::InfluxConfig {
             tags_as_jsonb: self.influx.tags_as_jsonb,
             tokens: self.influx.token.clone(),
+            databases: self.influx.databases.clone(),
+            max_columns_per_table: self.influx.max_columns_per_table,
+            accept_partial: self.influx.accept_partial,
+            duplicates: match self.influx.duplicates {
+                DuplicatesMode::Merge => sluice_influx::Duplicates::Merge,
+                DuplicatesMode::Keep => sluice_influx::Duplicates::Keep,
+            },
+            retention: self.influx.retention.0,
+            database_retention: self.influx.database_retention.0.clone(),
         }
     }
 }

@@ -196,6 +196,45 @@ fn switches_take_an_optional_value_and_lists_split_on_commas() {
 }
 
 #[test]
+fn influx_write_rules_reach_the_write_api() {
+    let defaults = resolve_flags(&[]).unwrap().influx_config();
+    assert!(defaults.databases.is_empty());
+    assert!(defaults.accept_partial);
+    assert_eq!(
+        defaults.max_columns_per_table,
+        sluice_influx::DEFAULT_MAX_COLUMNS_PER_TABLE
+    );
+    let s = resolve_flags(&[
+        "--influx-databases",
+        "telegraf, public",
+        "--influx-max-columns-per-table",
+        "900",
+        "--influx-accept-partial=false",
+        "--influx-duplicates",
+        "keep",
+        "--influx-retention",
+        "30d",
+        "--influx-database-retention",
+        "telegraf=7d,metrics=INF",
+    ])
+    .unwrap();
+    let config = s.influx_config();
+    assert_eq!(config.duplicates, sluice_influx::Duplicates::Keep);
+    assert_eq!(defaults.duplicates, sluice_influx::Duplicates::Merge);
+    let day = std::time::Duration::from_secs(86_400);
+    assert_eq!(defaults.retention, None);
+    assert_eq!(config.retention, Some(30 * day));
+    assert_eq!(config.retention_of("telegraf"), Some(7 * day));
+    assert_eq!(config.retention_of("metrics"), None);
+    assert_eq!(config.retention_of("other"), Some(30 * day));
+    assert!(resolve_flags(&["--influx-retention", "5m"]).is_err());
+    assert!(resolve_flags(&["--influx-database-retention", "x=1y"]).is_err());
+    assert_eq!(config.databases, ["telegraf", "public"]);
+    assert_eq!(config.max_columns_per_table, 900);
+    assert!(!config.accept_partial);
+}
+
+#[test]
 fn flags_and_variables_are_unique_and_named_after_their_keys() {
     let mut flags = std::collections::BTreeSet::new();
     let mut variables = std::collections::BTreeSet::new();

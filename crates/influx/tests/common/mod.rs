@@ -131,8 +131,18 @@ pub async fn value(sql: &str) -> Option<String> {
     rows(sql).await.into_iter().next()?.into_iter().next()?
 }
 
-/// `column:type` of each column of `schema.table`, in order.
+/// `column:type` of each column of `schema.table`, in order, but the series column of tables
+/// that merge duplicates (see [`all_columns`]).
 pub async fn columns(schema: &str, table: &str) -> Vec<String> {
+    all_columns(schema, table)
+        .await
+        .into_iter()
+        .filter(|c| c != "sluice_series:uuid")
+        .collect()
+}
+
+/// `column:type` of each column of `schema.table`, in order.
+pub async fn all_columns(schema: &str, table: &str) -> Vec<String> {
     rows(&format!(
         "SELECT column_name || ':' || data_type FROM information_schema.columns \
          WHERE table_schema = '{schema}' AND table_name = '{table}' ORDER BY ordinal_position"
