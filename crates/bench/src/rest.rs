@@ -616,7 +616,7 @@ pub fn worker(args: RestWorkerArgs) -> Result<()> {
             }
             "schema-load" => {
                 let start = Instant::now();
-                let cache = sluice_rest::schema::load(&mut conn, &[args.name.clone()]).await?;
+                let cache = sluice_rest::schema::load(&mut conn, std::slice::from_ref(&args.name)).await?;
                 let seconds = start.elapsed().as_secs_f64();
                 println!("tables={} seconds={seconds}", cache.tables.len());
             }
