@@ -119,6 +119,34 @@ async fn acquire_timeout_names_the_pool_state() {
     assert_eq!(pool.status().size, 1);
 }
 
+
+#[tokio::test]
+async fn a_full_queue_of_waiters_refuses_at_once_and_the_waiters_are_served() {
+    let mut s = settings(1);
+    s.set_max_waiting(2).set_acquire_timeout(Duration::from_secs(10));
+    let (pool, _) = pool_with(&s);
+    let held = pool.get().await.unwrap();
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let pool = pool.clone();
+            tokio::spawn(async move { pool.get().await.map(|c| c.process_id()) })
+        })
+        .collect();
+    assert!(eventually(|| pool.status().waiting == 2).await);
+    let started = std::time::Instant::now();
+    let err = pool.get().await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(1), "refused at once");
+    assert_eq!(err.kind(), PoolErrorKind::Overloaded);
+    let text = err.to_string();
+    assert!(text.contains("2 callers waiting"), "{text}");
+    assert_eq!(pool.status().overloaded, 1);
+    let pid = held.process_id();
+    drop(held);
+    for waiter in waiters {
+        assert_eq!(waiter.await.unwrap().unwrap(), pid);
+    }
+    assert_eq!(pool.status().waiting, 0);
+}
 #[tokio::test]
 async fn an_expired_connection_is_replaced() {
     let mut s = settings(2);

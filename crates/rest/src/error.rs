@@ -81,9 +81,16 @@ impl ApiError {
     }
 
     /// The answer when the pool gave no connection: 504 after the acquisition timeout
-    /// (PGRST003), else 503 (PGRST000).
+    /// (PGRST003), 503 at once when the pool's queue of waiters is full (PGRSTX01, Sluice's
+    /// own: PostgREST has no bound), else 503 (PGRST000).
     pub fn from_pool(error: &sluice_pg::PoolError) -> ApiError {
         match error.kind() {
+            sluice_pg::PoolErrorKind::Overloaded => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "PGRSTX01",
+                "Too many requests are waiting for a database connection.",
+            )
+            .hint("Retry after the time given in Retry-After, or raise [pool] max_waiting"),
             sluice_pg::PoolErrorKind::Timeout => ApiError::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 "PGRST003",

@@ -47,6 +47,9 @@ settings! {
         min_idle: usize = pool_defaults().min_idle();
         /// Longest wait for a free connection; beyond it the request is answered 503.
         acquire_timeout: Span = Span(pool_defaults().acquire_timeout());
+        /// Most requests waiting for a connection at once; one more is answered 503 with
+        /// Retry-After at once instead of joining the queue.
+        max_waiting: usize = pool_defaults().max_waiting();
         /// Connections are replaced after this long (0: never).
         max_lifetime: Span = Span(pool_defaults().max_lifetime().unwrap_or_default());
         /// Idle connections are closed after this long (0: never).
@@ -311,6 +314,7 @@ impl Settings {
         pool.set_max_size(p.size.max(1))
             .set_min_idle(p.min_idle)
             .set_acquire_timeout(p.acquire_timeout.0)
+            .set_max_waiting(p.max_waiting)
             .set_max_lifetime(p.max_lifetime.never_if_zero())
             .set_idle_timeout(p.idle_timeout.never_if_zero())
             .set_reset(match p.reset {

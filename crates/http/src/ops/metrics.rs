@@ -253,7 +253,7 @@ fn render_pool(out: &mut String, pool: &PoolStatus) {
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
         );
     }
-    let counters: [(&str, &str, u64); 4] = [
+    let counters: [(&str, &str, u64); 5] = [
         (
             "sluice_pool_connections_created_total",
             "Connections opened.",
@@ -273,6 +273,11 @@ fn render_pool(out: &mut String, pool: &PoolStatus) {
             "sluice_pool_unavailable_total",
             "Acquires that failed because the database could not be reached.",
             pool.unavailable,
+        ),
+        (
+            "sluice_pool_overloaded_total",
+            "Acquires refused at once because the most callers were already waiting.",
+            pool.overloaded,
         ),
     ];
     for (name, help, value) in counters {

@@ -69,6 +69,7 @@ impl ApiError {
     pub fn from_pool(error: &PoolError) -> ApiError {
         let code = match error.kind() {
             PoolErrorKind::Timeout => "pool_timeout",
+            PoolErrorKind::Overloaded => "pool_overloaded",
             _ => "database_unavailable",
         };
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, error.to_string())

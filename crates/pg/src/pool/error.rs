@@ -26,6 +26,8 @@ pub struct PoolStatus {
     pub timeouts: u64,
     /// Acquires that failed because the database could not be reached.
     pub unavailable: u64,
+    /// Acquires refused at once because `max_waiting` callers were already waiting.
+    pub overloaded: u64,
 }
 
 impl fmt::Display for PoolStatus {
@@ -48,6 +50,8 @@ pub enum PoolErrorKind {
     Unavailable,
     /// The pool was closed.
     Closed,
+    /// Every connection was busy and `max_waiting` callers were already waiting.
+    Overloaded,
 }
 
 /// An acquire that got no connection: what happened, the pool's state at that moment, and the
@@ -128,6 +132,11 @@ impl fmt::Display for PoolError {
                 )
             }
             PoolErrorKind::Closed => f.write_str("the connection pool is closed"),
+            PoolErrorKind::Overloaded => write!(
+                f,
+                "too many callers waiting for a database connection ({}); try again shortly",
+                self.status
+            ),
         }
     }
 }
@@ -158,6 +167,7 @@ impl From<PoolError> for Error {
             PoolErrorKind::Timeout => ErrorKind::Timeout,
             PoolErrorKind::Unavailable => ErrorKind::Connect,
             PoolErrorKind::Closed => ErrorKind::Closed,
+            PoolErrorKind::Overloaded => ErrorKind::Timeout,
         };
         Error::new(kind, e.to_string())
     }

@@ -104,6 +104,7 @@ pub struct PoolSettings {
     max_size: usize,
     min_idle: usize,
     acquire_timeout: Duration,
+    max_waiting: usize,
     max_lifetime: Option<Duration>,
     idle_timeout: Option<Duration>,
     health_check_interval: Duration,
@@ -117,6 +118,7 @@ impl Default for PoolSettings {
             max_size: 10,
             min_idle: 0,
             acquire_timeout: Duration::from_secs(5),
+            max_waiting: 1024,
             max_lifetime: Some(Duration::from_secs(30 * 60)),
             idle_timeout: Some(Duration::from_secs(10 * 60)),
             health_check_interval: Duration::from_secs(1),
@@ -127,7 +129,7 @@ impl Default for PoolSettings {
 }
 
 impl PoolSettings {
-    /// The defaults: at most 10 connections, none kept open when unused, 5 s to acquire, 30 min
+    /// The defaults: at most 10 connections, none kept open when unused, 5 s to acquire, 1024 waiters, 30 min
     /// lifetime, 10 min idle timeout, 1 s health checks, 100 ms between connection attempts while
     /// the database is unavailable, [`Reset::Session`].
     pub fn new() -> PoolSettings {
@@ -153,6 +155,15 @@ impl PoolSettings {
     /// connection counts against it.
     pub fn set_acquire_timeout(&mut self, timeout: Duration) -> &mut PoolSettings {
         self.acquire_timeout = timeout;
+        self
+    }
+
+    /// At most this many callers wait for a connection (default 1024); one more fails at once
+    /// with [`PoolErrorKind::Overloaded`](super::PoolErrorKind::Overloaded), so that a burst
+    /// beyond what the database serves gets a fast refusal instead of a pile-up of waiters that
+    /// would each time out. 0 waits for nobody: an acquire with no free connection fails.
+    pub fn set_max_waiting(&mut self, callers: usize) -> &mut PoolSettings {
+        self.max_waiting = callers;
         self
     }
 
@@ -222,6 +233,11 @@ impl PoolSettings {
     /// How long a connection may sit idle before it is checked.
     pub fn health_check_interval(&self) -> Duration {
         self.health_check_interval
+    }
+
+    /// The most callers that wait for a connection.
+    pub fn max_waiting(&self) -> usize {
+        self.max_waiting
     }
 
     /// The least time between connection attempts while connecting fails.

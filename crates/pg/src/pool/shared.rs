@@ -61,6 +61,7 @@ struct Counters {
     closed: u64,
     timeouts: u64,
     unavailable: u64,
+    overloaded: u64,
 }
 
 #[derive(Debug)]
@@ -159,6 +160,10 @@ impl Shared {
         }
         while st.waiters.front().is_some_and(|w| w.is_closed()) {
             st.waiters.pop_front();
+        }
+        if st.waiting >= self.settings.max_waiting() {
+            st.counters.overloaded += 1;
+            return Step::Fail(self.error_locked(&st, PoolErrorKind::Overloaded, Duration::ZERO));
         }
         let (tx, rx) = oneshot::channel();
         st.waiters.push_back(tx);
@@ -453,5 +458,6 @@ fn status_locked(st: &State, max_size: usize) -> PoolStatus {
         closed: st.counters.closed,
         timeouts: st.counters.timeouts,
         unavailable: st.counters.unavailable,
+        overloaded: st.counters.overloaded,
     }
 }

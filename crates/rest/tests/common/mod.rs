@@ -51,11 +51,21 @@ pub struct Served {
     dbname: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
-    pool: Pool,
+    pub pool: Pool,
 }
 
 impl Served {
     pub async fn start(name: &str, setup: &str, config: RestConfig) -> Result<Served, String> {
+        Served::start_with(name, setup, config, PoolSettings::default()).await
+    }
+
+    /// As [`Served::start`], with the pool's settings.
+    pub async fn start_with(
+        name: &str,
+        setup: &str,
+        config: RestConfig,
+        pool_settings: PoolSettings,
+    ) -> Result<Served, String> {
         let base = sluice_embedded::test_database().url().to_owned();
         let dbname = format!(
             "rest_{}_{}",
@@ -86,8 +96,7 @@ impl Served {
                 .map_err(|e| format!("loading the schema cache: {e}"))?,
         );
         drop(conn);
-        let pool =
-            Pool::connect(&url, PoolSettings::default()).map_err(|e| format!("pool: {e}"))?;
+        let pool = Pool::connect(&url, pool_settings).map_err(|e| format!("pool: {e}"))?;
         let api = RestApi::new(pool.clone(), config, SchemaSource::Fixed(cache));
         let mut router = Router::new();
         router.mount("", Arc::new(api));
