@@ -1,6 +1,7 @@
 //! The REST API as a mount of the HTTP server: each request parsed, its schema and resource
 //! found in the schema cache, and handed to the read, write or call path.
 
+mod batch;
 mod bulk;
 mod call;
 mod context;
@@ -213,6 +214,9 @@ impl RestApi {
                         "Only GET or POST requests are allowed for function calls",
                     )),
                 }
+            }
+            Resource::Schema if parsed.method == Method::Post => {
+                batch::batch(&self, &parsed, &cache, context, body).await
             }
             Resource::Schema => {
                 if !self.config.openapi || !matches!(parsed.method, Method::Get | Method::Head) {

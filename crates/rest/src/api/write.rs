@@ -51,6 +51,58 @@ async fn run(
     filters: Vec<PathFilter>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let prepared = match prepare(api, request, target, cache, filters, &body)? {
+        Prepared::Done(written) => {
+            let returns = request.prefer.return_.unwrap_or(PreferReturn::Minimal);
+            return Ok(answer(request, returns, written, None));
+        }
+        Prepared::Statement(prepared) => prepared,
+    };
+    let commits = api.config.tx_end.commits(request.prefer.tx);
+    let written = execute(
+        api,
+        target,
+        &prepared.statement,
+        commits,
+        prepared.representation,
+        prepared.location_of,
+        prepared.max_affected,
+    )
+    .await?;
+    Ok(answer(
+        request,
+        prepared.returns,
+        written,
+        prepared.representation,
+    ))
+}
+
+/// A write ready to run: its statement and how to read and answer its result.
+pub(super) struct PreparedWrite<'c> {
+    pub statement: crate::sql::Statement,
+    pub returns: PreferReturn,
+    pub representation: Option<Representation>,
+    /// The table whose primary key makes the `Location` header.
+    pub location_of: Option<&'c Table>,
+    /// `Prefer: max-affected` with `handling=strict`.
+    pub max_affected: Option<u64>,
+}
+
+/// A write's plan: a statement to run, or (nothing to set) its answer already.
+pub(super) enum Prepared<'c> {
+    Statement(PreparedWrite<'c>),
+    Done(Written),
+}
+
+/// Checks a write against the cache and renders its statement.
+pub(super) fn prepare<'c>(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &'c SchemaCache,
+    filters: Vec<PathFilter>,
+    body: &Bytes,
+) -> Result<Prepared<'c>, ApiError> {
     let table = cache
         .table(&target.schema, &target.name)
         .ok_or_else(|| super::table_not_found(&target.schema, &target.name))?;
@@ -83,7 +135,7 @@ async fn run(
     let read = plan_read(cache, table, &read_input)?;
     let needs_body = matches!(request.method, Method::Post | Method::Patch | Method::Put);
     let (payload, payload_is_array, keys) = if needs_body {
-        let json = body_as_json(request, &body)?;
+        let json = body_as_json(request, body)?;
         let shape = payload_shape(&json)?;
         if query.columns.is_none() {
             shape.require_matching_keys()?;
@@ -168,16 +220,11 @@ async fn run(
     if let Mutation::Update { columns, .. } = &mutation {
         if columns.is_empty() {
             // Nothing to set: PostgREST answers as if no row matched.
-            return Ok(answer(
-                request,
-                returns,
-                Written {
-                    rows: 0,
-                    body: None,
-                    location: None,
-                },
-                None,
-            ));
+            return Ok(Prepared::Done(Written {
+                rows: 0,
+                body: None,
+                location: None,
+            }));
         }
     }
     let plan = WritePlan {
@@ -210,20 +257,15 @@ async fn run(
         None => Payload::None,
     };
     let statement = render(&plan, payload, returning);
-    let commits = api.config.tx_end.commits(prefer.tx);
-    let written = execute(
-        api,
-        target,
-        &statement,
-        commits,
+    Ok(Prepared::Statement(PreparedWrite {
+        statement,
+        returns,
         representation,
-        matches!(returning, Returning::Columns(_)).then_some(table),
-        prefer
+        location_of: matches!(returning, Returning::Columns(_)).then_some(table),
+        max_affected: prefer
             .max_affected
             .filter(|_| prefer.handling == Some(PreferHandling::Strict)),
-    )
-    .await?;
-    Ok(answer(request, returns, written, representation))
+    }))
 }
 
 /// The JSON payload: a JSON body as it is, a form body as one object of strings, CSV as an
@@ -594,17 +636,29 @@ pub(super) fn answer(
     written: Written,
     representation: Option<Representation>,
 ) -> Response {
+    let (status, headers, body) = answer_parts(request, returns, written, representation);
+    let mut response = Response::new(match body {
+        Some(body) => full(body),
+        None => empty(),
+    });
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+/// The answer's status, headers and body.
+pub(super) fn answer_parts(
+    request: &ApiRequest,
+    returns: PreferReturn,
+    written: Written,
+    representation: Option<Representation>,
+) -> (StatusCode, http::HeaderMap, Option<Bytes>) {
     let status = match (request.method, &written.body) {
         (Method::Post, _) => StatusCode::CREATED,
         (_, Some(_)) => StatusCode::OK,
         _ => StatusCode::NO_CONTENT,
     };
-    let mut response = Response::new(match written.body {
-        Some(body) => full(body),
-        None => empty(),
-    });
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
+    let mut headers = http::HeaderMap::new();
     if let Some(representation) = representation {
         headers.insert(
             header::CONTENT_TYPE,
@@ -644,5 +698,5 @@ pub(super) fn answer(
             headers.insert("preference-applied", value);
         }
     }
-    response
+    (status, headers, written.body)
 }

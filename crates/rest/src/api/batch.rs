@@ -1,0 +1,296 @@
+//! Several writes in one request (`POST /` with a JSON array of operations, PostgREST #286):
+//! each operation checked and planned as if it came alone, all of them run on one connection in
+//! one transaction (one round trip for the statements), committed together or not at all.
+
+use super::write::{Prepared, PreparedWrite, Written, answer_parts, written_from};
+use super::{RestApi, RequestContext, Target, error_response, filters};
+use crate::error::ApiError;
+use crate::request::{self, Method, PreferReturn, Resource};
+use crate::schema::SchemaCache;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use serde::Deserialize;
+use sluice_http::{Response, full};
+use sluice_pg::SyncMode;
+
+/// The most operations one batch may carry.
+pub const MAX_OPERATIONS: usize = 1000;
+
+/// One operation as the body gives it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Operation {
+    method: String,
+    path: String,
+    #[serde(default)]
+    headers: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    body: Option<serde_json::Value>,
+}
+
+/// One operation checked and planned.
+struct Planned<'c> {
+    request: request::ApiRequest,
+    prepared: Prepared<'c>,
+}
+
+pub(super) async fn batch(
+    api: &RestApi,
+    outer: &request::ApiRequest,
+    cache: &SchemaCache,
+    context: Option<RequestContext>,
+    body: Bytes,
+) -> Response {
+    match run(api, outer, cache, context, body).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+fn invalid_batch(details: impl Into<String>) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "PGRST102",
+        "A batch is a JSON array of operations: {\"method\", \"path\", \"headers\", \"body\"}",
+    )
+    .details(details)
+}
+
+/// The error of operation `index` (counted from 1), saying which it was.
+fn in_operation(index: usize, operation: &str, mut error: ApiError) -> ApiError {
+    let inner = match error.details.take() {
+        Some(serde_json::Value::String(details)) => format!("{}: {details}", error.message),
+        Some(other) => format!("{}: {other}", error.message),
+        None => error.message.clone(),
+    };
+    error.details = Some(serde_json::Value::String(format!(
+        "operation {index} ({operation}): {inner}"
+    )));
+    error
+}
+
+async fn run(
+    api: &RestApi,
+    outer: &request::ApiRequest,
+    cache: &SchemaCache,
+    context: Option<RequestContext>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let operations: Vec<Operation> =
+        serde_json::from_slice(&body).map_err(|e| invalid_batch(e.to_string()))?;
+    if operations.is_empty() || operations.len() > MAX_OPERATIONS {
+        return Err(invalid_batch(format!(
+            "{} operations; a batch holds 1 to {MAX_OPERATIONS}",
+            operations.len()
+        )));
+    }
+    let mut planned = Vec::with_capacity(operations.len());
+    let mut names = Vec::with_capacity(operations.len());
+    for (i, operation) in operations.into_iter().enumerate() {
+        let name = format!("{} {}", operation.method, operation.path);
+        let plan = plan(api, cache, operation).map_err(|e| in_operation(i + 1, &name, e))?;
+        planned.push(plan);
+        names.push(name);
+    }
+    let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+    let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    let context = context.as_ref().map(RequestContext::statement);
+    let context_params = context.as_ref().map(crate::sql::Statement::driver_params);
+    let statements: Vec<(usize, &PreparedWrite<'_>)> = planned
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match &p.prepared {
+            Prepared::Statement(prepared) => Some((i, prepared)),
+            Prepared::Done(_) => None,
+        })
+        .collect();
+    let params: Vec<_> = statements
+        .iter()
+        .map(|(_, p)| p.statement.driver_params())
+        .collect();
+    let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
+    pipeline.query("BEGIN", &[]).map_err(pg)?;
+    if let (Some(context), Some(params)) = (&context, &context_params) {
+        pipeline.query(&context.sql, params).map_err(pg)?;
+    }
+    let mut slots = Vec::with_capacity(statements.len());
+    for ((_, prepared), params) in statements.iter().zip(&params) {
+        slots.push(pipeline.query(&prepared.statement.sql, params).map_err(pg)?);
+    }
+    let results = pipeline.run().await.map_err(pg)?;
+    // One Sync: the first statement the server refused is the one at fault.
+    let failed = results
+        .iter()
+        .position(|r| r.as_ref().err().is_some_and(|e| e.as_db_error().is_some()))
+        .or_else(|| results.iter().position(Result::is_err));
+    if let Some(position) = failed {
+        let error = match &results[position] {
+            Err(error) => ApiError::from_pg(error, false),
+            Ok(_) => unreachable_error(),
+        };
+        conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+        return Err(match slots.iter().position(|&slot| slot == position) {
+            Some(k) => {
+                let index = statements[k].0;
+                in_operation(index + 1, &names[index], error)
+            }
+            None => error,
+        });
+    }
+    let mut results: Vec<Option<sluice_pg::Rows>> =
+        results.into_iter().map(Result::ok).collect();
+    let mut rows_of: Vec<Option<sluice_pg::Rows>> = (0..planned.len()).map(|_| None).collect();
+    for ((index, _), slot) in statements.iter().zip(&slots) {
+        rows_of[*index] = results.get_mut(*slot).and_then(Option::take);
+    }
+    let mut answers = Vec::with_capacity(planned.len());
+    for (index, (plan, rows)) in planned.into_iter().zip(rows_of).enumerate() {
+        let returns = plan.request.prefer.return_.unwrap_or(PreferReturn::Minimal);
+        let (written, representation) = match (plan.prepared, rows) {
+            (Prepared::Done(written), _) => (written, None),
+            (Prepared::Statement(prepared), Some(rows)) => {
+                let written = written_from(
+                    &mut conn,
+                    &rows,
+                    prepared.representation,
+                    prepared.location_of,
+                )
+                .await;
+                let written = match written {
+                    Ok(written) => written,
+                    Err(error) => {
+                        conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+                        return Err(in_operation(index + 1, &names[index], error));
+                    }
+                };
+                if let Some(max) = prepared.max_affected.filter(|max| written.rows > *max) {
+                    conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+                    let error = ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "PGRST124",
+                        "Query result exceeds max-affected preference constraint",
+                    )
+                    .details(format!("The query affects {} rows (at most {max})", written.rows));
+                    return Err(in_operation(index + 1, &names[index], error));
+                }
+                (written, prepared.representation)
+            }
+            (Prepared::Statement(_), None) => {
+                conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+                return Err(unreachable_error());
+            }
+        };
+        answers.push(answer_json(&plan.request, returns, written, representation));
+    }
+    let commits = api.config.tx_end.commits(outer.prefer.tx);
+    conn.batch_execute(if commits { "COMMIT" } else { "ROLLBACK" })
+        .await
+        .map_err(pg)?;
+    let mut response = Response::new(full(serde_json::Value::Array(answers).to_string()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    Ok(response)
+}
+
+fn unreachable_error() -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "PGRSTX00",
+        "A statement of the batch gave no result",
+    )
+}
+
+/// Checks one operation as if it came alone: its method, path, headers and body.
+fn plan<'c>(
+    api: &RestApi,
+    cache: &'c SchemaCache,
+    operation: Operation,
+) -> Result<Planned<'c>, ApiError> {
+    let method = match operation.method.to_ascii_uppercase().as_str() {
+        "POST" => http::Method::POST,
+        "PATCH" => http::Method::PATCH,
+        "PUT" => http::Method::PUT,
+        "DELETE" => http::Method::DELETE,
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "PGRST117",
+                "A batch holds writes: POST, PATCH, PUT or DELETE",
+            ));
+        }
+    };
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in &operation.headers {
+        let value = value.as_str().ok_or_else(|| {
+            invalid_batch(format!("the value of header {name:?} is not a string"))
+        })?;
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| invalid_batch(format!("{name:?} is not a header name")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| invalid_batch(format!("the value of header {name} is not valid")))?;
+        headers.append(name, value);
+    }
+    let body = match operation.body {
+        Some(body) => {
+            headers
+                .entry(header::CONTENT_TYPE)
+                .or_insert(HeaderValue::from_static("application/json"));
+            Bytes::from(body.to_string())
+        }
+        None => Bytes::new(),
+    };
+    let (path, query) = match operation.path.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (operation.path.as_str(), None),
+    };
+    let parsed = request::parse_request(&method, path, query, &headers)?;
+    let Resource::Relation(name) = &parsed.resource else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "PGRST125",
+            "A batch operation's path names a table or view: /name?query",
+        ));
+    };
+    let schema = api.schema_for(&parsed)?;
+    if matches!(parsed.method, Method::Post | Method::Patch | Method::Put) && body.is_empty() {
+        return Err(invalid_batch("this operation needs a \"body\""));
+    }
+    let target = Target {
+        schema,
+        name: name.clone(),
+        context: None,
+    };
+    let filters = filters(&parsed)?;
+    let prepared = super::write::prepare(api, &parsed, &target, cache, filters, &body)?;
+    Ok(Planned {
+        request: parsed,
+        prepared,
+    })
+}
+
+/// An operation's answer as the batch's response lists it: status, headers, body (JSON when the
+/// representation is JSON, else its text).
+fn answer_json(
+    request: &request::ApiRequest,
+    returns: PreferReturn,
+    written: Written,
+    representation: Option<crate::response::Representation>,
+) -> serde_json::Value {
+    let (status, headers, body) = answer_parts(request, returns, written, representation);
+    let headers: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let value = value.to_str().ok()?;
+            Some((name.to_string(), serde_json::Value::String(value.to_string())))
+        })
+        .collect();
+    let body = match body {
+        None => serde_json::Value::Null,
+        Some(body) => serde_json::from_slice(&body).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&body).into_owned())
+        }),
+    };
+    serde_json::json!({"status": status.as_u16(), "headers": headers, "body": body})
+}
