@@ -59,7 +59,7 @@ pub enum PoolErrorKind {
 #[derive(Clone)]
 pub struct PoolError {
     kind: PoolErrorKind,
-    status: PoolStatus,
+    status: Box<PoolStatus>,
     waited: Duration,
     /// The last failed connection attempt and how long before this error it was made.
     cause: Option<(Arc<Error>, Duration)>,
@@ -74,7 +74,7 @@ impl PoolError {
     ) -> PoolError {
         PoolError {
             kind,
-            status,
+            status: Box::new(status),
             waited,
             cause,
         }
