@@ -119,11 +119,11 @@ async fn acquire_timeout_names_the_pool_state() {
     assert_eq!(pool.status().size, 1);
 }
 
-
 #[tokio::test]
 async fn a_full_queue_of_waiters_refuses_at_once_and_the_waiters_are_served() {
     let mut s = settings(1);
-    s.set_max_waiting(2).set_acquire_timeout(Duration::from_secs(10));
+    s.set_max_waiting(2)
+        .set_acquire_timeout(Duration::from_secs(10));
     let (pool, _) = pool_with(&s);
     let held = pool.get().await.unwrap();
     let waiters: Vec<_> = (0..2)
@@ -135,7 +135,10 @@ async fn a_full_queue_of_waiters_refuses_at_once_and_the_waiters_are_served() {
     assert!(eventually(|| pool.status().waiting == 2).await);
     let started = std::time::Instant::now();
     let err = pool.get().await.unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(1), "refused at once");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "refused at once"
+    );
     assert_eq!(err.kind(), PoolErrorKind::Overloaded);
     let text = err.to_string();
     assert!(text.contains("2 callers waiting"), "{text}");

@@ -71,9 +71,13 @@ fn operation() -> impl Strategy<Value = Operation> {
     prop_oneof![
         (0..OPERATORS.len(), any::<Option<bool>>(), text()).prop_map(|(i, q, value)| {
             let op = OPERATORS[i].0;
-            let quantifier = q
-                .filter(|_| op.quantifiable())
-                .map(|all| if all { Quantifier::All } else { Quantifier::Any });
+            let quantifier = q.filter(|_| op.quantifiable()).map(|all| {
+                if all {
+                    Quantifier::All
+                } else {
+                    Quantifier::Any
+                }
+            });
             Operation::Compare {
                 op,
                 quantifier,
@@ -102,22 +106,24 @@ fn filter() -> impl Strategy<Value = Filter> {
 }
 
 fn tree() -> impl Strategy<Value = LogicTree> {
-    filter().prop_map(LogicTree::Leaf).prop_recursive(4, 24, 4, |inner| {
-        (
-            any::<bool>(),
-            any::<bool>(),
-            proptest::collection::vec(inner, 1..4),
-        )
-            .prop_map(|(negated, or, children)| LogicTree::Node {
-                negated,
-                op: if or {
-                    LogicOperator::Or
-                } else {
-                    LogicOperator::And
-                },
-                children,
-            })
-    })
+    filter()
+        .prop_map(LogicTree::Leaf)
+        .prop_recursive(4, 24, 4, |inner| {
+            (
+                any::<bool>(),
+                any::<bool>(),
+                proptest::collection::vec(inner, 1..4),
+            )
+                .prop_map(|(negated, or, children)| LogicTree::Node {
+                    negated,
+                    op: if or {
+                        LogicOperator::Or
+                    } else {
+                        LogicOperator::And
+                    },
+                    children,
+                })
+        })
 }
 
 /// `"..."` with backslash before `"` and `\`, as clients quote names and values.
@@ -207,7 +213,11 @@ fn write_condition(tree: &LogicTree) -> String {
         } => format!(
             "{}{}{}",
             if *negated { "not." } else { "" },
-            if *op == LogicOperator::Or { "or" } else { "and" },
+            if *op == LogicOperator::Or {
+                "or"
+            } else {
+                "and"
+            },
             write_group(children)
         ),
     }

@@ -3,7 +3,7 @@
 //! one transaction (one round trip for the statements), committed together or not at all.
 
 use super::write::{Prepared, PreparedWrite, Written, answer_parts, written_from};
-use super::{RestApi, RequestContext, Target, error_response, filters};
+use super::{RequestContext, RestApi, Target, error_response, filters};
 use crate::error::ApiError;
 use crate::request::{self, Method, PreferReturn, Resource};
 use crate::schema::SchemaCache;
@@ -101,7 +101,7 @@ async fn run(
         .enumerate()
         .filter_map(|(i, p)| match &p.prepared {
             Prepared::Statement(prepared) => Some((i, prepared)),
-            Prepared::Done(_) => None,
+            Prepared::Done(_) | Prepared::Nested(_) => None,
         })
         .collect();
     let params: Vec<_> = statements
@@ -115,7 +115,11 @@ async fn run(
     }
     let mut slots = Vec::with_capacity(statements.len());
     for ((_, prepared), params) in statements.iter().zip(&params) {
-        slots.push(pipeline.query(&prepared.statement.sql, params).map_err(pg)?);
+        slots.push(
+            pipeline
+                .query(&prepared.statement.sql, params)
+                .map_err(pg)?,
+        );
     }
     let results = pipeline.run().await.map_err(pg)?;
     // One Sync: the first statement the server refused is the one at fault.
@@ -137,8 +141,7 @@ async fn run(
             None => error,
         });
     }
-    let mut results: Vec<Option<sluice_pg::Rows>> =
-        results.into_iter().map(Result::ok).collect();
+    let mut results: Vec<Option<sluice_pg::Rows>> = results.into_iter().map(Result::ok).collect();
     let mut rows_of: Vec<Option<sluice_pg::Rows>> = (0..planned.len()).map(|_| None).collect();
     for ((index, _), slot) in statements.iter().zip(&slots) {
         rows_of[*index] = results.get_mut(*slot).and_then(Option::take);
@@ -148,6 +151,10 @@ async fn run(
         let returns = plan.request.prefer.return_.unwrap_or(PreferReturn::Minimal);
         let (written, representation) = match (plan.prepared, rows) {
             (Prepared::Done(written), _) => (written, None),
+            (Prepared::Nested(_), _) => {
+                conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+                return Err(unreachable_error());
+            }
             (Prepared::Statement(prepared), Some(rows)) => {
                 let written = written_from(
                     &mut conn,
@@ -170,7 +177,10 @@ async fn run(
                         "PGRST124",
                         "Query result exceeds max-affected preference constraint",
                     )
-                    .details(format!("The query affects {} rows (at most {max})", written.rows));
+                    .details(format!(
+                        "The query affects {} rows (at most {max})",
+                        written.rows
+                    ));
                     return Err(in_operation(index + 1, &names[index], error));
                 }
                 (written, prepared.representation)
@@ -264,6 +274,11 @@ fn plan<'c>(
     };
     let filters = filters(&parsed)?;
     let prepared = super::write::prepare(api, &parsed, &target, cache, filters, &body)?;
+    if let Prepared::Nested(_) = prepared {
+        return Err(invalid_batch(
+            "a nested insert (keys naming relations) is a request of its own, not part of a batch",
+        ));
+    }
     Ok(Planned {
         request: parsed,
         prepared,
@@ -283,7 +298,10 @@ fn answer_json(
         .iter()
         .filter_map(|(name, value)| {
             let value = value.to_str().ok()?;
-            Some((name.to_string(), serde_json::Value::String(value.to_string())))
+            Some((
+                name.to_string(),
+                serde_json::Value::String(value.to_string()),
+            ))
         })
         .collect();
     let body = match body {

@@ -5,6 +5,7 @@ mod batch;
 mod bulk;
 mod call;
 mod context;
+mod nested;
 mod read;
 mod write;
 

@@ -57,6 +57,9 @@ async fn run(
             return Ok(answer(request, returns, written, None));
         }
         Prepared::Statement(prepared) => prepared,
+        Prepared::Nested(json) => {
+            return Ok(super::nested::insert(api, request, target, cache, json).await);
+        }
     };
     let commits = api.config.tx_end.commits(request.prefer.tx);
     let written = execute(
@@ -92,6 +95,8 @@ pub(super) struct PreparedWrite<'c> {
 pub(super) enum Prepared<'c> {
     Statement(PreparedWrite<'c>),
     Done(Written),
+    /// A POST whose objects carry their children (keys naming relationships): its JSON.
+    Nested(Vec<u8>),
 }
 
 /// Checks a write against the cache and renders its statement.
@@ -137,6 +142,15 @@ pub(super) fn prepare<'c>(
     let (payload, payload_is_array, keys) = if needs_body {
         let json = body_as_json(request, body)?;
         let shape = payload_shape(&json)?;
+        if request.method == Method::Post
+            && query.columns.is_none()
+            && shape
+                .keys
+                .iter()
+                .any(|key| super::nested::names_relationship(cache, table, key))
+        {
+            return Ok(Prepared::Nested(json));
+        }
         if query.columns.is_none() {
             shape.require_matching_keys()?;
         }

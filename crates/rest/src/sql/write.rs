@@ -189,7 +189,7 @@ fn comma_list<'c>(
 /// The payload as rows named `pgrst_body` with the columns' types: `json_to_recordset` of an
 /// array (or `json_to_record` of one object); with `missing_default`, each object first gets the
 /// columns' defaults for the keys it lacks (evaluated per row, so sequences advance).
-fn payload_source(
+pub(crate) fn payload_source(
     st: &mut Statement,
     param: &str,
     columns: &[&Column],
