@@ -239,7 +239,7 @@ pub(crate) fn wrk_with(
         .output()
         .context("running wrk (apt-get install wrk)")?;
     let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() || text.contains("Non-2xx") {
+    if !out.status.success() || text.contains("Non-2xx") || text.contains("Socket errors") {
         bail!("wrk failed or saw errors:\n{text}");
     }
     let rps = text
