@@ -230,3 +230,73 @@ fn a_streamed_upsert_returns_its_rows() {
         served.finish().await;
     });
 }
+
+#[test]
+fn a_body_over_the_limit_or_a_client_gone_mid_body_writes_nothing() {
+    runtime().block_on(async {
+        let mut options = sluice_http::ServerOptions::default();
+        options.body_limit = 2 << 20;
+        let served = Served::start_with(
+            "bulk_cut",
+            &format!("{}{TABLE}", fixtures()),
+            RestConfig::default(),
+            sluice_pg::PoolSettings::default(),
+            options,
+        )
+        .await
+        .expect("serve");
+        let body = json_rows(30_000, 1);
+        assert!(body.len() > 2 << 20);
+        for chunked in [false, true] {
+            let answer = send(
+                served.address,
+                "POST",
+                "/events",
+                &[("content-type", "application/json")],
+                body.clone(),
+                chunked,
+            )
+            .await;
+            assert_eq!(answer.status, 413, "chunked: {chunked}");
+            assert_eq!(answer.json()["code"], "PGRST102");
+        }
+        // A client that sends half of what it announced, then goes away.
+        {
+            use tokio::io::AsyncWriteExt;
+            let mut socket = tokio::net::TcpStream::connect(served.address)
+                .await
+                .expect("connect");
+            let half = &body[..body.len() / 2];
+            let head = format!(
+                "POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\n\r\n",
+                body.len() / 2 + 1000
+            );
+            socket.write_all(head.as_bytes()).await.expect("head");
+            socket.write_all(half).await.expect("half a body");
+            socket.flush().await.expect("flush");
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            drop(socket);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(count(&served).await, 0);
+        // The API serves on, and a body within the limit is written.
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[("content-type", "application/json")],
+            json_rows(5_000, 1),
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(count(&served).await, 5_000);
+        served.finish().await;
+    });
+}

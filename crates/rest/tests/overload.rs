@@ -32,9 +32,15 @@ async fn a_full_waiting_room_is_503_at_once_and_a_long_wait_is_504() {
     pool.set_max_size(1)
         .set_max_waiting(1)
         .set_acquire_timeout(Duration::from_millis(800));
-    let served = Served::start_with("overload", SETUP, RestConfig::default(), pool)
-        .await
-        .unwrap();
+    let served = Served::start_with(
+        "overload",
+        SETUP,
+        RestConfig::default(),
+        pool,
+        sluice_http::ServerOptions::default(),
+    )
+    .await
+    .unwrap();
     let address = served.address;
     let hold = |seconds: &'static str| {
         tokio::spawn(async move {

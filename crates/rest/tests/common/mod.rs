@@ -56,15 +56,23 @@ pub struct Served {
 
 impl Served {
     pub async fn start(name: &str, setup: &str, config: RestConfig) -> Result<Served, String> {
-        Served::start_with(name, setup, config, PoolSettings::default()).await
+        Served::start_with(
+            name,
+            setup,
+            config,
+            PoolSettings::default(),
+            ServerOptions::default(),
+        )
+        .await
     }
 
-    /// As [`Served::start`], with the pool's settings.
+    /// As [`Served::start`], with the pool's and the HTTP server's settings.
     pub async fn start_with(
         name: &str,
         setup: &str,
         config: RestConfig,
         pool_settings: PoolSettings,
+        options: ServerOptions,
     ) -> Result<Served, String> {
         let base = sluice_embedded::test_database().url().to_owned();
         let dbname = format!(
@@ -105,14 +113,9 @@ impl Served {
             .map_err(|e| e.to_string())?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(sluice_http::run(
-            listener,
-            router,
-            ServerOptions::default(),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let server = tokio::spawn(sluice_http::run(listener, router, options, async move {
+            let _ = stopped.await;
+        }));
         Ok(Served {
             address,
             url,
