@@ -234,8 +234,10 @@ fn a_streamed_upsert_returns_its_rows() {
 #[test]
 fn a_body_over_the_limit_or_a_client_gone_mid_body_writes_nothing() {
     runtime().block_on(async {
-        let mut options = sluice_http::ServerOptions::default();
-        options.body_limit = 2 << 20;
+        let options = sluice_http::ServerOptions {
+            body_limit: 2 << 20,
+            ..Default::default()
+        };
         let served = Served::start_with(
             "bulk_cut",
             &format!("{}{TABLE}", fixtures()),

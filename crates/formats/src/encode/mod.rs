@@ -136,7 +136,9 @@ pub struct Encoder {
 impl Encoder {
     /// An encoder for `columns` in `format`; `header` asks for a header line (CSJ, CSV, TSV).
     pub fn new(format: Format, columns: &[ColumnSpec], header: bool) -> Encoder {
-        let mut keys = Vec::new();
+        // Sized for the usual names (no escapes): one allocation, not a few regrowths, per
+        // encoder, since a small read builds one per request.
+        let mut keys = Vec::with_capacity(columns.iter().map(|c| c.name.len() + 3).sum());
         let mut key_ends = Vec::with_capacity(columns.len());
         for c in columns {
             json_value::write_string(&mut keys, c.name.as_bytes());
@@ -146,7 +148,12 @@ impl Encoder {
         Encoder {
             format,
             header,
-            names: columns.iter().map(|c| c.name.clone()).collect(),
+            // Only a header line needs the names themselves.
+            names: if header && matches!(format, Format::Csj | Format::Csv | Format::Tsv) {
+                columns.iter().map(|c| c.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
             kinds: columns.iter().map(|c| c.kind).collect(),
             keys,
             key_ends: key_ends.into(),

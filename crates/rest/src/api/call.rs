@@ -42,11 +42,7 @@ fn prepare(
 ) -> Result<CallJob, ApiError> {
     let read_only = matches!(request.method, Method::Get | Method::Head);
     let routine_params: Vec<String> = cache
-        .routines
-        .get(&crate::schema::QualifiedName::new(
-            &target.schema,
-            &target.name,
-        ))
+        .routine(&target.schema, &target.name)
         .into_iter()
         .flatten()
         .flat_map(|r| r.params.iter().map(|p| p.name.clone()))

@@ -49,9 +49,7 @@ impl SchemaSource {
         };
         let known = match resource {
             Resource::Relation(name) => cache.table(schema, name).is_some(),
-            Resource::Routine(name) => cache
-                .routines
-                .contains_key(&crate::schema::QualifiedName::new(schema, name)),
+            Resource::Routine(name) => cache.routine(schema, name).is_some(),
             Resource::Schema => true,
         };
         if known || !handle.refresh(MISS_RELOAD_INTERVAL).await {

@@ -188,7 +188,11 @@ async fn multiplexed(
     api: &RestApi,
     job: &ReadJob,
 ) -> Option<Result<(ReadHead, bytes::Bytes), ApiError>> {
-    if api.needs_catalog.read().contains(&job.main.sql) {
+    let needs_catalog = {
+        let known = api.needs_catalog.read();
+        !known.is_empty() && known.contains(&job.main.sql)
+    };
+    if needs_catalog {
         return None;
     }
     let multiplexer = api.multiplexer()?;

@@ -63,8 +63,7 @@ pub fn plan_call<'s>(
     read_only: bool,
 ) -> Result<CallPlan<'s>, ApiError> {
     let overloads: &[Routine] = cache
-        .routines
-        .get(&crate::schema::QualifiedName::new(schema, name))
+        .routine(schema, name)
         .map(Vec::as_slice)
         .unwrap_or_default();
     let given = arguments.names();

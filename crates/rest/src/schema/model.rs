@@ -20,6 +20,47 @@ impl QualifiedName {
     }
 }
 
+/// A qualified name as two borrowed parts: maps keyed by [`QualifiedName`] are searched with
+/// `&(schema, name) as &dyn NameKey` without building the key's two strings (once per request).
+pub trait NameKey {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl NameKey for QualifiedName {
+    fn parts(&self) -> (&str, &str) {
+        (&self.schema, &self.name)
+    }
+}
+
+impl NameKey for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn NameKey + 'a> for QualifiedName {
+    fn borrow(&self) -> &(dyn NameKey + 'a) {
+        self
+    }
+}
+
+/// Hashes as the derived `Hash` of [`QualifiedName`] does (the schema's `str`, then the name's).
+impl std::hash::Hash for dyn NameKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let (schema, name) = self.parts();
+        schema.hash(state);
+        name.hash(state);
+    }
+}
+
+impl PartialEq for dyn NameKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn NameKey + '_ {}
+
 impl std::fmt::Display for QualifiedName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}", self.schema, self.name)
@@ -209,8 +250,14 @@ pub struct SchemaCache {
 }
 
 impl SchemaCache {
+    /// The relation `schema.name`.
     pub fn table(&self, schema: &str, name: &str) -> Option<&Table> {
-        self.tables.get(&QualifiedName::new(schema, name))
+        self.tables.get(&(schema, name) as &dyn NameKey)
+    }
+
+    /// The overloads of the routine `schema.name`.
+    pub fn routine(&self, schema: &str, name: &str) -> Option<&Vec<Routine>> {
+        self.routines.get(&(schema, name) as &dyn NameKey)
     }
 
     /// The relationships from `table` to relations named `foreign` (in any exposed schema).
@@ -224,5 +271,21 @@ impl SchemaCache {
             .into_iter()
             .flatten()
             .filter(move |r| r.foreign_table.name == foreign)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrowed_names_find_what_owned_names_do() {
+        let mut cache = SchemaCache::default();
+        let name = QualifiedName::new("public", "films");
+        cache.routines.insert(name.clone(), Vec::new());
+        assert!(cache.routine("public", "films").is_some());
+        assert!(cache.routine("public", "film").is_none());
+        assert!(cache.routine("publi", "cfilms").is_none());
+        assert!(cache.routines.contains_key(&name));
     }
 }
