@@ -122,12 +122,7 @@ async fn run(
         );
     }
     let results = pipeline.run().await.map_err(pg)?;
-    // One Sync: the first statement the server refused is the one at fault.
-    let failed = results
-        .iter()
-        .position(|r| r.as_ref().err().is_some_and(|e| e.as_db_error().is_some()))
-        .or_else(|| results.iter().position(Result::is_err));
-    if let Some(position) = failed {
+    if let Some(position) = super::write::failed_statement(&results) {
         let error = match &results[position] {
             Err(error) => ApiError::from_pg(error, false),
             Ok(_) => unreachable_error(),

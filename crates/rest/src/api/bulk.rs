@@ -142,13 +142,8 @@ async fn run(
         cache,
         table,
         &ReadInput {
-            select: query.select.as_deref().unwrap_or(&star),
-            filters: &[],
-            logic: &[],
-            order: &[],
-            limit: &[],
-            offset: &[],
             aggregates_enabled: api.config.aggregates_enabled,
+            ..ReadInput::written(query.select.as_deref().unwrap_or(&star), &[])
         },
     )?;
     let representation = match returns {

@@ -3,7 +3,7 @@
 //! its children go in one statement, every parent's statement in one transaction and one round
 //! trip, the children's foreign keys taken from the parent's inserted row.
 
-use super::write::{Written, answer, written_from};
+use super::write::{Written, answer, failed_statement, written_from};
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::write::payload_columns;
@@ -201,12 +201,7 @@ async fn run(
         slots.push(pipeline.query(&statement.sql, params).map_err(pg)?);
     }
     let results = pipeline.run().await.map_err(pg)?;
-    if let Some(error) = results
-        .iter()
-        .filter_map(|r| r.as_ref().err())
-        .find(|e| e.as_db_error().is_some())
-        .or_else(|| results.iter().find_map(|r| r.as_ref().err()))
-    {
+    if let Some(Err(error)) = failed_statement(&results).map(|i| &results[i]) {
         let error = ApiError::from_pg(error, false);
         conn.batch_execute("ROLLBACK").await.map_err(pg)?;
         return Err(error);
@@ -264,19 +259,8 @@ async fn answer_rows(
                 .collect();
             let star = [SelectItem::Star];
             let query = &request.query;
-            let read = plan_read(
-                cache,
-                table,
-                &ReadInput {
-                    select: query.select.as_deref().unwrap_or(&star),
-                    filters: &[],
-                    logic: &[],
-                    order: &query.order,
-                    limit: &[],
-                    offset: &[],
-                    aggregates_enabled: false,
-                },
-            )?;
+            let select = query.select.as_deref().unwrap_or(&star);
+            let read = plan_read(cache, table, &ReadInput::written(select, &query.order))?;
             let statement = render_inserted(table, Value::Array(keys).to_string(), &read);
             let rows = conn
                 .query(&statement.sql, &statement.driver_params())

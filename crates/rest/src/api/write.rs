@@ -519,13 +519,7 @@ pub(super) async fn execute(
     }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
     let results = batch.run().await.map_err(pg)?;
-    // With one Sync, every statement fails when one does: report the server's error.
-    if let Some(error) = results
-        .iter()
-        .filter_map(|r| r.as_ref().err())
-        .find(|e| e.as_db_error().is_some())
-        .or_else(|| results.iter().find_map(|r| r.as_ref().err()))
-    {
+    if let Some(Err(error)) = failed_statement(&results).map(|i| &results[i]) {
         let error = pg_ref(error);
         if explicit {
             conn.batch_execute("ROLLBACK").await.map_err(pg)?;
@@ -565,6 +559,15 @@ pub(super) async fn execute(
             .map_err(pg)?;
     }
     written
+}
+
+/// The statement at fault in the results of a pipeline with one Sync, where every statement
+/// fails when one does: the first the server refused, else the first that failed.
+pub(super) fn failed_statement(results: &[sluice_pg::Result<sluice_pg::Rows>]) -> Option<usize> {
+    results
+        .iter()
+        .position(|r| r.as_ref().err().is_some_and(|e| e.as_db_error().is_some()))
+        .or_else(|| results.iter().position(Result::is_err))
 }
 
 /// What a write's returned rows answer: the count, the rows in the representation asked for,

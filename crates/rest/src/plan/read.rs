@@ -160,6 +160,24 @@ pub struct ReadInput<'r> {
     pub aggregates_enabled: bool,
 }
 
+impl<'r> ReadInput<'r> {
+    /// The rows a write returns, read back: `select` and `order` only, no filters or page.
+    pub fn written(
+        select: &'r [SelectItem],
+        order: &'r [(EmbedPath, Vec<OrderTerm>)],
+    ) -> ReadInput<'r> {
+        ReadInput {
+            select,
+            filters: &[],
+            logic: &[],
+            order,
+            limit: &[],
+            offset: &[],
+            aggregates_enabled: false,
+        }
+    }
+}
+
 /// Plans a read of `table`.
 pub fn plan_read<'s>(
     cache: &'s SchemaCache,

@@ -5,7 +5,7 @@
 
 use super::Statement;
 use super::read::render_over;
-use super::write::{SOURCE, payload_source};
+use super::write::{SOURCE, comma_list, payload_source};
 use crate::plan::ReadPlan;
 use crate::schema::{Column, Table};
 
@@ -39,11 +39,11 @@ pub fn render_parent(
         st.push(" DEFAULT VALUES");
     } else {
         st.push(" (");
-        comma(&mut st, columns, |st, c| {
+        comma_list(&mut st, columns, |st, c| {
             st.ident(&c.name);
         });
         st.push(") SELECT ");
-        comma(&mut st, columns, |st, c| {
+        comma_list(&mut st, columns, |st, c| {
             st.column("pgrst_body", &c.name);
         });
         st.push(" FROM ");
@@ -139,17 +139,4 @@ fn qualified(st: &mut Statement, table: &Table) {
     st.ident(&table.name.schema)
         .push(".")
         .ident(&table.name.name);
-}
-
-fn comma<'c>(
-    st: &mut Statement,
-    columns: &[&'c Column],
-    mut each: impl FnMut(&mut Statement, &'c Column),
-) {
-    for (i, column) in columns.iter().enumerate() {
-        if i > 0 {
-            st.push(", ");
-        }
-        each(st, column);
-    }
 }

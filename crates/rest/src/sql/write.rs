@@ -173,7 +173,7 @@ pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '
     st
 }
 
-fn comma_list<'c>(
+pub(crate) fn comma_list<'c>(
     st: &mut Statement,
     columns: &[&'c Column],
     mut each: impl FnMut(&mut Statement, &'c Column),

@@ -175,14 +175,29 @@ pub async fn send(
     body: Vec<u8>,
     chunked: bool,
 ) -> Answer {
+    match try_send(address, method, path, headers, body, chunked).await {
+        Ok(answer) => answer,
+        Err(error) => panic!("{method} {path}: {error}"),
+    }
+}
+
+/// As [`send`], with a failure to connect, send or read as an error.
+pub async fn try_send(
+    address: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+    chunked: bool,
+) -> Result<Answer, String> {
     use http_body_util::BodyExt;
     let stream = tokio::net::TcpStream::connect(address)
         .await
-        .expect("connect");
+        .map_err(|e| format!("connect: {e}"))?;
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await
-            .expect("handshake");
+            .map_err(|e| format!("handshake: {e}"))?;
     tokio::spawn(connection);
     let mut request = http::Request::builder()
         .method(method)
@@ -201,10 +216,11 @@ pub async fn send(
         } else {
             http_body_util::Full::new(bytes::Bytes::from(body)).boxed()
         };
+    let request = request.body(body).map_err(|e| format!("request: {e}"))?;
     let response = sender
-        .send_request(request.body(body).expect("request"))
+        .send_request(request)
         .await
-        .expect("send");
+        .map_err(|e| format!("send: {e}"))?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = response
@@ -213,9 +229,9 @@ pub async fn send(
         .await
         .map(|b| b.to_bytes().to_vec())
         .unwrap_or_default();
-    Answer {
+    Ok(Answer {
         status,
         headers,
         body,
-    }
+    })
 }
