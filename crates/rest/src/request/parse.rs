@@ -64,11 +64,13 @@ pub fn parse_request(
 fn resource(path: &str) -> Result<Resource, ApiError> {
     let decoded = percent_decode(path).ok_or_else(invalid_path)?;
     let trimmed = decoded.strip_suffix('/').unwrap_or(&decoded);
-    let segments: Vec<&str> = trimmed.split('/').skip(1).collect();
-    match segments.as_slice() {
-        [] | [""] => Ok(Resource::Schema),
-        ["rpc", name] if !name.is_empty() => Ok(Resource::Routine((*name).to_string())),
-        [name] if !name.is_empty() => Ok(Resource::Relation((*name).to_string())),
+    let mut segments = trimmed.split('/').skip(1);
+    match (segments.next(), segments.next(), segments.next()) {
+        (None | Some(""), None, None) => Ok(Resource::Schema),
+        (Some("rpc"), Some(name), None) if !name.is_empty() => {
+            Ok(Resource::Routine(name.to_string()))
+        }
+        (Some(name), None, None) if !name.is_empty() => Ok(Resource::Relation(name.to_string())),
         _ => Err(invalid_path()),
     }
 }
@@ -82,7 +84,10 @@ fn invalid_path() -> ApiError {
 }
 
 /// `%xx` decoded (not `+`); `None` when the result is not UTF-8 or holds a NUL.
-fn percent_decode(text: &str) -> Option<String> {
+fn percent_decode(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !text.contains(['%', '\0']) {
+        return Some(std::borrow::Cow::Borrowed(text));
+    }
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -100,7 +105,7 @@ fn percent_decode(text: &str) -> Option<String> {
     if out.contains(&0) {
         return None;
     }
-    String::from_utf8(out).ok()
+    String::from_utf8(out).ok().map(std::borrow::Cow::Owned)
 }
 
 /// The reserved word a key ends with, and the embed path before it.
@@ -115,12 +120,18 @@ fn reserved(key: &str) -> Option<(EmbedPath, &str)> {
         "columns",
         "on_conflict",
     ];
-    let segments: Vec<&str> = key.split('.').collect();
-    let (&last, before) = segments.split_last()?;
+    let (before, last) = match key.rsplit_once('.') {
+        Some((before, last)) => (Some(before), last),
+        None => (None, key),
+    };
     if !WORDS.contains(&last) {
         return None;
     }
-    let mut path: Vec<String> = before.iter().map(|s| s.to_string()).collect();
+    let mut path: Vec<String> = before
+        .into_iter()
+        .flat_map(|b| b.split('.'))
+        .map(str::to_string)
+        .collect();
     if matches!(last, "or" | "and") && path.last().is_some_and(|s| s == "not") {
         path.pop();
     }

@@ -10,17 +10,24 @@ use sluice_pg::sql::push_ident;
 use std::fmt::Write;
 
 /// A statement being written: its text and its parameters (text, `None` for NULL).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
     pub sql: String,
     pub params: Vec<Option<String>>,
 }
 
+impl Default for Statement {
+    fn default() -> Statement {
+        Statement::new()
+    }
+}
+
 impl Statement {
     pub fn new() -> Statement {
         Statement {
+            // Room for a point read's SQL and its parameter: written without regrowing.
             sql: String::with_capacity(256),
-            params: Vec::new(),
+            params: Vec::with_capacity(2),
         }
     }
 
