@@ -59,10 +59,10 @@ impl ApiError {
     /// The answer for any driver error: the server's errors by SQLSTATE; a database that cannot
     /// be reached or was lost is PGRST000/PGRST001 (503); anything else a 500 without internals.
     pub fn from_pg(error: &sluice_pg::Error, authenticated: bool) -> ApiError {
-        if let Some(db) = error.as_db_error() {
-            if !error.is_unavailable() {
-                return ApiError::from_db(db, authenticated);
-            }
+        if let Some(db) = error.as_db_error()
+            && !error.is_unavailable()
+        {
+            return ApiError::from_db(db, authenticated);
         }
         if error.is_unavailable() {
             return ApiError::new(

@@ -134,30 +134,30 @@ impl RestApi {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok());
-        if let (Resource::Relation(name), Method::Post) = (&parsed.resource, parsed.method) {
-            if bulk::streams(&parsed, length) {
-                let reader = match sluice_http::body::BodyReader::new(
-                    body,
-                    length,
-                    http.body_limit,
-                    http.body_timeout,
-                ) {
-                    Ok(reader) => reader,
-                    Err(error) => {
-                        return error_response(&ApiError::new(
-                            error.status(),
-                            "PGRST102",
-                            error.to_string(),
-                        ));
-                    }
-                };
-                let target = Target {
-                    schema,
-                    name: name.clone(),
-                    context,
-                };
-                return bulk::insert(&self, &parsed, &target, &cache, reader).await;
-            }
+        if let (Resource::Relation(name), Method::Post) = (&parsed.resource, parsed.method)
+            && bulk::streams(&parsed, length)
+        {
+            let reader = match sluice_http::body::BodyReader::new(
+                body,
+                length,
+                http.body_limit,
+                http.body_timeout,
+            ) {
+                Ok(reader) => reader,
+                Err(error) => {
+                    return error_response(&ApiError::new(
+                        error.status(),
+                        "PGRST102",
+                        error.to_string(),
+                    ));
+                }
+            };
+            let target = Target {
+                schema,
+                name: name.clone(),
+                context,
+            };
+            return bulk::insert(&self, &parsed, &target, &cache, reader).await;
         }
         let body = if needs_body {
             match sluice_http::read_body(body, length, http.body_limit, http.body_timeout).await {

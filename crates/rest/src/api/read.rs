@@ -414,20 +414,21 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
         }
     };
     let total = total_of(&job, &before);
-    if let Some(total) = total {
-        if job.offset > 0 && job.offset >= total {
-            let error = ApiError::new(
-                StatusCode::RANGE_NOT_SATISFIABLE,
-                "PGRST103",
-                "Requested range not satisfiable",
-            )
-            .details(format!(
-                "An offset of {} was requested, but there are only {total} rows.",
-                job.offset
-            ));
-            let _ = sender.fail(error).await;
-            return;
-        }
+    if let Some(total) = total
+        && job.offset > 0
+        && job.offset >= total
+    {
+        let error = ApiError::new(
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "PGRST103",
+            "Requested range not satisfiable",
+        )
+        .details(format!(
+            "An offset of {} was requested, but there are only {total} rows.",
+            job.offset
+        ));
+        let _ = sender.fail(error).await;
+        return;
     }
     let single = job.representation == Representation::Object;
     let values = matches!(job.shape, Shape::Scalar | Shape::ScalarSet);

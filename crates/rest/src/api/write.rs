@@ -231,15 +231,15 @@ pub(super) fn prepare<'c>(
             ));
         }
     };
-    if let Mutation::Update { columns, .. } = &mutation {
-        if columns.is_empty() {
-            // Nothing to set: PostgREST answers as if no row matched.
-            return Ok(Prepared::Done(Written {
-                rows: 0,
-                body: None,
-                location: None,
-            }));
-        }
+    if let Mutation::Update { columns, .. } = &mutation
+        && columns.is_empty()
+    {
+        // Nothing to set: PostgREST answers as if no row matched.
+        return Ok(Prepared::Done(Written {
+            rows: 0,
+            body: None,
+            location: None,
+        }));
     }
     let plan = WritePlan {
         table,
@@ -710,10 +710,10 @@ pub(super) fn answer_parts(
     if request.prefer.missing == Some(PreferMissing::Default) {
         applied.push("missing=default");
     }
-    if !applied.is_empty() {
-        if let Ok(value) = HeaderValue::from_str(&applied.join(", ")) {
-            headers.insert("preference-applied", value);
-        }
+    if !applied.is_empty()
+        && let Ok(value) = HeaderValue::from_str(&applied.join(", "))
+    {
+        headers.insert("preference-applied", value);
     }
     (status, headers, written.body)
 }

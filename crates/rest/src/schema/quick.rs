@@ -292,10 +292,11 @@ pub async fn load(
             .get(&base)
             .map(|t| t.primary_key.clone())
             .unwrap_or_default();
-        if !base_pk.is_empty() && base_pk.iter().all(|c| view_columns.contains(c)) {
-            if let Some(t) = cache.tables.get_mut(&view) {
-                t.primary_key = base_pk;
-            }
+        if !base_pk.is_empty()
+            && base_pk.iter().all(|c| view_columns.contains(c))
+            && let Some(t) = cache.tables.get_mut(&view)
+        {
+            t.primary_key = base_pk;
         }
         let inherited: Vec<Relationship> = cache
             .relationships
