@@ -205,19 +205,25 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
             let api = sluice_rest::api::RestApi::new(pool.clone(), config, source);
             router.mount(&rest_prefix, Arc::new(api));
         }
+        let tls = settings.http_tls()?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the HTTP gate to {addr}"))?;
         let local = listener.local_addr()?;
-        tracing::info!(addr = %local, "HTTP gate listening");
-        println!("sluice: HTTP on http://{local}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        tracing::info!(addr = %local, scheme, "HTTP gate listening");
+        println!("sluice: HTTP on {scheme}://{local}");
         if settings.rest.enabled {
             println!(
-                "sluice: REST API on http://{local}{rest_prefix}/ (schemas: {})",
+                "sluice: REST API on {scheme}://{local}{rest_prefix}/ (schemas: {})",
                 settings.rest.schemas.join(", ")
             );
         }
-        let options = settings.server_options();
+        if let Some(tls) = &tls {
+            spawn_tls_reload(tls.clone());
+        }
+        let mut options = settings.server_options();
+        options.tls = tls;
         let shutdown = wait_for(stopped.clone());
         gates.spawn(async move {
             sluice_http::run(listener, router, options, shutdown)
@@ -278,6 +284,24 @@ pub async fn run_resp(
 /// Resolves once `stop` says so (or its sender is gone).
 async fn wait_for(mut stop: watch::Receiver<bool>) {
     let _ = stop.wait_for(|&s| s).await;
+}
+
+/// Reads the TLS certificate and key again on each SIGHUP (a renewed certificate is used by
+/// the next connections; a bad file is logged and the one in use stays).
+fn spawn_tls_reload(tls: Arc<sluice_http::Tls>) {
+    let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        tracing::warn!("no SIGHUP handler: the TLS certificate is read at start only");
+        return;
+    };
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            match tls.reload() {
+                Ok(()) => tracing::info!("SIGHUP: TLS certificate and key read again"),
+                Err(error) => tracing::error!(%error, "SIGHUP: keeping the TLS certificate in use"),
+            }
+        }
+    });
 }
 
 /// Resolves on SIGINT or SIGTERM.

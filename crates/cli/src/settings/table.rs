@@ -99,6 +99,11 @@ settings! {
         /// One log line per request (method, path, status, bytes, duration) at level info, target
         /// sluice_http::access; filter with SLUICE_LOG (e.g. SLUICE_LOG=info,sluice_http::access=off).
         access_log: bool = server_defaults().access_log;
+        /// HTTPS: the PEM certificate chain (the server's first), with key. Not set: plain HTTP.
+        /// Both files are read again on SIGHUP; open connections keep what they began with.
+        cert: Option<String> = None, sample "/etc/sluice/tls/server.crt";
+        /// HTTPS: the PEM private key (PKCS#8, PKCS#1 or SEC1) of cert.
+        key: Option<String> = None, sample "/etc/sluice/tls/server.key";
     }
 
     [rest] RestSection {
@@ -341,6 +346,19 @@ impl Settings {
             keep_alive: h.keep_alive,
             shutdown_timeout: h.shutdown_timeout.0,
             access_log: h.access_log,
+            tls: None,
+        }
+    }
+
+    /// The HTTP gate's TLS configuration, when `[http] cert` and `key` are given.
+    pub fn http_tls(&self) -> anyhow::Result<Option<std::sync::Arc<sluice_http::Tls>>> {
+        match (&self.http.cert, &self.http.key) {
+            (None, None) => Ok(None),
+            (Some(cert), Some(key)) => Ok(Some(sluice_http::Tls::from_files(
+                std::path::Path::new(cert),
+                std::path::Path::new(key),
+            )?)),
+            _ => anyhow::bail!("[http] cert and key go together: give both, or neither"),
         }
     }
 

@@ -22,6 +22,7 @@
 
 pub(crate) mod conns;
 mod log;
+pub mod tls;
 
 use crate::body::{BodyRules, RequestScope, SCOPE};
 use crate::budget::MemoryBudget;
@@ -65,6 +66,8 @@ pub struct ServerOptions {
     pub shutdown_timeout: Duration,
     /// Whether each request is logged (tracing target `sluice_http::access`, level info).
     pub access_log: bool,
+    /// HTTPS with this certificate and key; `None`: plain HTTP.
+    pub tls: Option<Arc<tls::Tls>>,
 }
 
 impl Default for ServerOptions {
@@ -83,6 +86,7 @@ impl Default for ServerOptions {
             keep_alive: true,
             shutdown_timeout: Duration::from_secs(30),
             access_log: true,
+            tls: None,
         }
     }
 }
@@ -229,12 +233,42 @@ pub async fn run(
             async move { Ok::<_, std::convert::Infallible>(shared.answer(request, state).await) }
         });
         let io = conns::Counted::new(stream, registered.state.clone());
-        let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
-        let connection = graceful.watch(connection);
         let open = shared.metrics.connection_opened();
+        let Some(tls) = &shared.options.tls else {
+            let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Some(Err(error)) =
+                    conns::watch(connection, &registered.state, timeouts).await
+                {
+                    tracing::debug!(%error, "HTTP connection ended with an error");
+                }
+                drop(registered);
+                drop(open);
+                drop(slot);
+            });
+            continue;
+        };
+        // The handshake runs in the connection's task, within the head's deadline, so a slow
+        // one holds only its own slot.
+        let acceptor = tls.acceptor();
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            if let Some(Err(error)) = conns::watch(connection, &registered.state, timeouts).await {
-                tracing::debug!(%error, "HTTP connection ended with an error");
+            let Some(acceptor) = acceptor else { return };
+            match tokio::time::timeout(timeouts.header, acceptor.accept(io)).await {
+                Ok(Ok(io)) => {
+                    let connection =
+                        builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+                    let connection = watcher.watch(connection);
+                    if let Some(Err(error)) =
+                        conns::watch(connection, &registered.state, timeouts).await
+                    {
+                        tracing::debug!(%error, "HTTPS connection ended with an error");
+                    }
+                }
+                Ok(Err(error)) => tracing::debug!(%error, "TLS handshake failed"),
+                Err(_) => tracing::debug!("TLS handshake timed out"),
             }
             drop(registered);
             drop(open);
