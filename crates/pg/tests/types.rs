@@ -616,7 +616,7 @@ async fn rust_decimal_values() {
     .await;
 }
 
-#[cfg(feature = "json")]
+#[cfg(feature = "with-serde_json-1")]
 #[tokio::test]
 async fn serde_json_values() {
     for conn in &mut sessions().await {
