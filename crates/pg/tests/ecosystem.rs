@@ -11,24 +11,10 @@
 
 mod common;
 
-use sluice_pg::{Config, Connection, ErrorKind, Format, FromSql, ToSql};
+use sluice_pg::{ErrorKind, Format, FromSql, ToSql};
 use std::fmt::Debug;
 
-/// Two sessions in UTC: one never prepares (parameters go as text of unknown type), one
-/// prepares at once (parameters go in binary).
-async fn sessions() -> [Connection; 2] {
-    let mut out = Vec::new();
-    for threshold in [0, 1] {
-        let mut config = Config::parse(common::db().url()).unwrap();
-        config.set_prepare_threshold(threshold);
-        let mut conn = Connection::connect_with(&config).await.unwrap();
-        conn.batch_execute("SET TimeZone = 'UTC'; SET IntervalStyle = 'postgres'")
-            .await
-            .unwrap();
-        out.push(conn);
-    }
-    out.try_into().unwrap()
-}
+use common::typed_sessions as sessions;
 
 /// Each `(value, server text)` goes to the server as a parameter and comes back equal in both
 /// formats, shown as `server text`; the server's literal of that text decodes to the value.

@@ -107,3 +107,24 @@ macro_rules! convert_through {
 
 #[allow(unused_imports)]
 pub(crate) use convert_through;
+
+/// The binary and text encodings of a value, for the conversions' unit tests.
+#[cfg(test)]
+mod test_support {
+    use crate::types::{Oid, ToSql};
+    use bytes::BytesMut;
+
+    /// `value` encoded in binary for server type `oid`.
+    pub(crate) fn binary<T: ToSql>(value: &T, oid: Oid) -> BytesMut {
+        let mut out = BytesMut::new();
+        value.to_sql_binary(oid, &mut out).unwrap();
+        out
+    }
+
+    /// `value` in PostgreSQL's text input syntax.
+    pub(crate) fn text<T: ToSql>(value: &T) -> String {
+        let mut out = BytesMut::new();
+        value.to_sql_text(&mut out).unwrap();
+        String::from_utf8(out.to_vec()).unwrap()
+    }
+}

@@ -82,22 +82,11 @@ convert_through!(DateTime<Local>, TimestampTz, oid::TIMESTAMPTZ, "chrono::DateTi
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{binary, text};
     use super::*;
     use crate::types::{ConversionErrorKind, Format, FromSql, ToSql};
     use bytes::BytesMut;
     use proptest::prelude::*;
-
-    fn binary<T: ToSql>(value: &T, oid: crate::types::Oid) -> BytesMut {
-        let mut out = BytesMut::new();
-        value.to_sql_binary(oid, &mut out).unwrap();
-        out
-    }
-
-    fn text<T: ToSql>(value: &T) -> String {
-        let mut out = BytesMut::new();
-        value.to_sql_text(&mut out).unwrap();
-        String::from_utf8(out.to_vec()).unwrap()
-    }
 
     #[test]
     fn dates_match_postgres_day_numbers() {

@@ -150,15 +150,10 @@ convert_through!(Span, Interval, oid::INTERVAL, "jiff::Span",
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::binary;
     use super::*;
     use crate::types::{ConversionErrorKind, Format, FromSql, ToSql};
     use bytes::BytesMut;
-
-    fn binary<T: ToSql>(value: &T, oid: crate::types::Oid) -> BytesMut {
-        let mut out = BytesMut::new();
-        value.to_sql_binary(oid, &mut out).unwrap();
-        out
-    }
 
     #[test]
     fn golden_values() {
