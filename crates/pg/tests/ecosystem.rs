@@ -48,6 +48,14 @@ where
 
 /// Each server literal is refused for `T` in both formats with an out-of-range conversion
 /// error, not a panic or a wrong value.
+#[cfg_attr(
+    not(any(
+        feature = "with-chrono-0_4",
+        feature = "with-time-0_3",
+        feature = "with-jiff-0_2"
+    )),
+    allow(dead_code)
+)]
 async fn refused<T: for<'a> FromSql<'a> + Debug>(literals: &[&str]) {
     let conn = &mut sessions().await[1];
     for literal in literals {

@@ -109,7 +109,15 @@ macro_rules! convert_through {
 pub(crate) use convert_through;
 
 /// The binary and text encodings of a value, for the conversions' unit tests.
-#[cfg(test)]
+#[cfg(all(
+    test,
+    any(
+        feature = "with-chrono-0_4",
+        feature = "with-jiff-0_2",
+        feature = "with-time-0_3"
+    )
+))]
+#[allow(clippy::unwrap_used)]
 mod test_support {
     use crate::types::{Oid, ToSql};
     use bytes::BytesMut;
@@ -122,6 +130,7 @@ mod test_support {
     }
 
     /// `value` in PostgreSQL's text input syntax.
+    #[cfg_attr(not(feature = "with-chrono-0_4"), allow(dead_code))]
     pub(crate) fn text<T: ToSql>(value: &T) -> String {
         let mut out = BytesMut::new();
         value.to_sql_text(&mut out).unwrap();
