@@ -73,29 +73,15 @@ pub fn encode_numeric_u64(out: &mut BytesMut, value: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{Numeric, ToSql, oid};
+    use proptest::prelude::*;
 
-    fn numeric_bytes(value: u64) -> Vec<u8> {
-        let mut buf = BytesMut::new();
-        encode_numeric_u64(&mut buf, value);
-        buf.to_vec()
-    }
-
-    // Golden bytes from `select encode(numeric_send(x), 'hex')` on PostgreSQL 16.
     #[test]
-    fn numeric_u64_forms() {
-        // 0: no digits.
-        assert_eq!(numeric_bytes(0), [0, 0, 0, 0, 0, 0, 0, 0]);
-        // 12345 = 1|2345: two digits, weight 1.
-        assert_eq!(
-            numeric_bytes(12345),
-            [0, 2, 0, 1, 0, 0, 0, 0, 0, 1, 0x09, 0x29]
-        );
-        // 10000 = 1|0000: the trailing zero digit is dropped, weight stays 1.
-        assert_eq!(numeric_bytes(10_000), [0, 1, 0, 1, 0, 0, 0, 0, 0, 1]);
-        // u64::MAX = 1844|6744|0737|0955|1615.
-        let max = numeric_bytes(u64::MAX);
-        assert_eq!(&max[..4], &[0, 5, 0, 4]);
-        assert_eq!(&max[8..10], &1844i16.to_be_bytes());
+    fn numeric_u64_golden() {
+        // numeric_send(12345) = 0002 0001 0000 0000 0001 0929: digits 1|2345, weight 1.
+        let mut out = BytesMut::new();
+        encode_numeric_u64(&mut out, 12345);
+        assert_eq!(&out[..], [0, 2, 0, 1, 0, 0, 0, 0, 0, 1, 0x09, 0x29]);
     }
 
     #[test]
@@ -106,5 +92,19 @@ mod tests {
         let mut out = BytesMut::new();
         encode_timestamp(&mut out, -2);
         assert_eq!(&out[..], (-2i64).to_be_bytes());
+    }
+
+    proptest! {
+        /// The u64 fast path writes what the general encoder writes for the same digits.
+        #[test]
+        fn numeric_u64_matches_the_general_encoder(
+            value in prop_oneof![any::<u64>(), Just(0), Just(10_000), Just(u64::MAX)]
+        ) {
+            let mut fast = BytesMut::new();
+            encode_numeric_u64(&mut fast, value);
+            let mut general = BytesMut::new();
+            Numeric::from(value).to_sql_binary(oid::NUMERIC, &mut general).unwrap();
+            prop_assert_eq!(&fast[..], &general[..]);
+        }
     }
 }
