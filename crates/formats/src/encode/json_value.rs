@@ -136,8 +136,7 @@ fn escape_valid(mut text: &[u8], mut emit: impl FnMut(&[u8])) {
         let Some((&byte, after)) = rest.split_first() else {
             return;
         };
-        let (sequence, len) = escape_sequence(byte);
-        emit(sequence.get(..len).unwrap_or_default());
+        escape_byte(byte, &mut emit);
         text = after;
     }
     emit(text);
@@ -146,14 +145,14 @@ fn escape_valid(mut text: &[u8], mut emit: impl FnMut(&[u8])) {
 /// Writes the JSON escape of `"`, `\` or a control character.
 #[inline]
 fn write_escape(out: &mut Vec<u8>, byte: u8) {
-    let (sequence, len) = escape_sequence(byte);
-    out.extend_from_slice(sequence.get(..len).unwrap_or_default());
+    escape_byte(byte, |sequence| out.extend_from_slice(sequence));
 }
 
-/// The JSON escape of `"`, `\` or a control character, and its length: the short forms
-/// (`\n`, `\t`, ...) where JSON has one, else `\u00XX`.
+/// Emits the JSON escape of `"`, `\` or a control character: the short forms (`\n`, `\t`,
+/// ...) where JSON has one, else `\u00XX`. Each branch emits a fixed-size array, so that an
+/// inlined `emit` copies a constant number of bytes.
 #[inline(always)]
-fn escape_sequence(byte: u8) -> ([u8; 6], usize) {
+fn escape_byte(byte: u8, mut emit: impl FnMut(&[u8])) {
     let short = match byte {
         b'"' => b'"',
         b'\\' => b'\\',
@@ -163,20 +162,18 @@ fn escape_sequence(byte: u8) -> ([u8; 6], usize) {
         0x08 => b'b',
         0x0c => b'f',
         _ => {
-            return (
-                [
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(byte >> 4)],
-                    HEX[usize::from(byte & 0xf)],
-                ],
-                6,
-            );
+            emit(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ]);
+            return;
         }
     };
-    ([b'\\', short, 0, 0, 0, 0], 2)
+    emit(&[b'\\', short]);
 }
 
 /// Whether `text` is a number by JSON's grammar:
