@@ -1,16 +1,17 @@
 //! PostgreSQL binary COPY encodings of the values a point carries, written straight into a buffer.
 
 use bytes::{BufMut, BytesMut};
+use sluice_formats::encode::escape_json_str;
 use sluice_lineproto::{FieldValue, Tag};
+use sluice_pg::types::binary::{
+    JSONB_VERSION, encode_numeric_u64, encode_timestamp, pg_micros_from_unix_nanos,
+};
 
 /// The signature, flags and header extension length that start binary COPY data.
 pub const COPY_HEADER: &[u8] = sluice_pg::BINARY_HEADER;
 
 /// The trailer that ends binary COPY data.
 pub const COPY_TRAILER: i16 = -1;
-
-/// Microseconds from the Unix epoch to PostgreSQL's epoch (2000-01-01).
-const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
 /// A NULL value.
 #[inline]
@@ -23,7 +24,7 @@ pub fn null(buf: &mut BytesMut) {
 #[inline]
 pub fn timestamp(buf: &mut BytesMut, nanos: i64) {
     buf.put_i32(8);
-    buf.put_i64(nanos.div_euclid(1000) - PG_EPOCH_MICROS);
+    encode_timestamp(buf, pg_micros_from_unix_nanos(nanos));
 }
 
 /// A `text` value.
@@ -54,35 +55,21 @@ pub fn field(buf: &mut BytesMut, value: &FieldValue<'_>) {
     }
 }
 
-/// An unsigned integer as `numeric`: base-10000 digits, most significant first, without
-/// trailing zero digits (PostgreSQL's normal form; the weight keeps the magnitude).
+/// An unsigned integer as `numeric` (PostgreSQL's normal form: no trailing zero digits).
+#[inline]
 pub fn numeric(buf: &mut BytesMut, value: u64) {
-    let mut digits = [0i16; 5];
-    let mut count = 0;
-    let mut rest = value;
-    while rest > 0 {
-        digits[count] = (rest % 10_000) as i16;
-        rest /= 10_000;
-        count += 1;
-    }
-    let weight = count.saturating_sub(1) as i16;
-    let trailing_zeros = digits[..count].iter().take_while(|&&d| d == 0).count();
-    let stored = &digits[trailing_zeros..count];
-    buf.put_i32(8 + 2 * stored.len() as i32);
-    buf.put_i16(stored.len() as i16);
-    buf.put_i16(weight);
-    buf.put_u16(0x0000); // positive
-    buf.put_u16(0); // display scale
-    for digit in stored.iter().rev() {
-        buf.put_i16(*digit);
-    }
+    let at = buf.len();
+    buf.put_i32(0);
+    encode_numeric_u64(buf, value);
+    let len = (buf.len() - at - 4) as i32;
+    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// Every tag of a point as one `jsonb` object (version byte 1, then the JSON text).
 pub fn tags_jsonb(buf: &mut BytesMut, tags: &[Tag<'_>]) {
     let at = buf.len();
     buf.put_i32(0);
-    buf.put_u8(1);
+    buf.put_u8(JSONB_VERSION);
     buf.put_u8(b'{');
     for (i, tag) in tags.iter().enumerate() {
         if i > 0 {
@@ -97,29 +84,11 @@ pub fn tags_jsonb(buf: &mut BytesMut, tags: &[Tag<'_>]) {
     buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
-/// A JSON string literal. Tag keys and values hold no control characters (the parser refuses
-/// them), so only `"` and `\` need escapes; the rest are kept for safety.
+/// A JSON string literal, escaped by the JSON encoder every Sluice output shares.
+#[inline]
 fn json_string(buf: &mut BytesMut, value: &str) {
     buf.put_u8(b'"');
-    let bytes = value.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            buf.put_slice(&bytes[start..i]);
-            match b {
-                b'"' => buf.put_slice(b"\\\""),
-                b'\\' => buf.put_slice(b"\\\\"),
-                _ => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    buf.put_slice(b"\\u00");
-                    buf.put_u8(HEX[usize::from(b >> 4)]);
-                    buf.put_u8(HEX[usize::from(b & 15)]);
-                }
-            }
-            start = i + 1;
-        }
-    }
-    buf.put_slice(&bytes[start..]);
+    escape_json_str(value, |piece| buf.put_slice(piece));
     buf.put_u8(b'"');
 }
 
@@ -157,7 +126,10 @@ mod tests {
     fn timestamps_floor_to_microseconds() {
         let mut buf = BytesMut::new();
         timestamp(&mut buf, -1);
-        assert_eq!(&buf[4..], &(-1 - PG_EPOCH_MICROS).to_be_bytes());
+        assert_eq!(
+            &buf[4..],
+            &(-1 - sluice_pg::types::binary::PG_EPOCH_UNIX_MICROS).to_be_bytes()
+        );
     }
 
     #[test]

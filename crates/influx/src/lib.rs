@@ -217,7 +217,7 @@ impl InfluxApi {
         };
         let mut body = Vec::new();
         body.extend_from_slice(b"{\"name\":\"influxdb\",\"message\":");
-        sluice_lineproto::write_json_string(&message, &mut body);
+        sluice_formats::encode::write_json_str(&mut body, &message);
         body.extend_from_slice(
             format!(
                 ",\"status\":\"{state}\",\"checks\":[],\"version\":\"{INFLUXDB_VERSION}\",\"commit\":\"sluice\"}}"

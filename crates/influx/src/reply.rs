@@ -1,8 +1,8 @@
 //! What the API answers: its error type, mapped to InfluxDB's statuses and JSON error shape.
 
 use http::{HeaderValue, StatusCode, header};
+use sluice_formats::encode::write_json_str;
 use sluice_http::{Response, empty, full};
-use sluice_lineproto::write_json_string;
 
 /// The version reported in `X-Influxdb-Version` (clients such as Telegraf only check that the
 /// header is there; 1.8 is the v1 API this speaks).
@@ -110,11 +110,11 @@ impl ApiError {
         let message = self.to_string();
         let mut body = Vec::with_capacity(message.len() * 2 + 48);
         body.extend_from_slice(b"{\"code\":");
-        write_json_string(self.code(), &mut body);
+        write_json_str(&mut body, self.code());
         body.extend_from_slice(b",\"message\":");
-        write_json_string(&message, &mut body);
+        write_json_str(&mut body, &message);
         body.extend_from_slice(b",\"error\":");
-        write_json_string(&message, &mut body);
+        write_json_str(&mut body, &message);
         body.push(b'}');
         let mut response = json_response(self.status(), body);
         let headers = response.headers_mut();

@@ -92,7 +92,7 @@ mod timestamp;
 
 pub use batch::{Batch, BatchStorage};
 pub use error::{Error, ErrorKind};
-pub use json::{write_json_string, write_point_json};
+pub use json::write_point_json;
 pub use parser::{DEFAULT_MAX_KEY_LEN, DEFAULT_MAX_STRING_LEN, Options, Parser};
 pub use point::{Field, FieldValue, Point, Tag};
 pub use timestamp::{MAX_TIME_NS, MIN_TIME_NS, Precision, UnknownPrecision};

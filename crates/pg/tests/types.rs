@@ -9,21 +9,7 @@ use sluice_pg::{Config, Connection, ErrorKind, Format, FromSql, ToSql};
 use std::fmt::Debug;
 use std::str::FromStr;
 
-/// Two sessions: one never prepares (parameters go as text of unknown type), one prepares at
-/// once (parameters go in binary where the type allows). Both in UTC.
-async fn sessions() -> [Connection; 2] {
-    let mut out = Vec::new();
-    for threshold in [0, 1] {
-        let mut config = Config::parse(common::db().url()).unwrap();
-        config.set_prepare_threshold(threshold);
-        let mut conn = Connection::connect_with(&config).await.unwrap();
-        conn.batch_execute("SET TimeZone = 'UTC'; SET IntervalStyle = 'postgres'")
-            .await
-            .unwrap();
-        out.push(conn);
-    }
-    out.try_into().unwrap()
-}
+use common::typed_sessions as sessions;
 
 /// For each `(literal, server text)` case of `sql_type`: the value parsed from `literal` goes
 /// to the server as a parameter and comes back equal in both formats; the server shows it as
@@ -616,7 +602,7 @@ async fn rust_decimal_values() {
     .await;
 }
 
-#[cfg(feature = "json")]
+#[cfg(feature = "with-serde_json-1")]
 #[tokio::test]
 async fn serde_json_values() {
     for conn in &mut sessions().await {

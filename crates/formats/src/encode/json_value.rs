@@ -104,22 +104,55 @@ pub(crate) fn write_string_body(out: &mut Vec<u8>, mut text: &[u8]) {
 }
 
 /// The inside of a JSON string for text known to be valid UTF-8.
-fn write_string_body_valid(out: &mut Vec<u8>, mut text: &[u8]) {
+#[inline]
+fn write_string_body_valid(out: &mut Vec<u8>, text: &[u8]) {
+    escape_valid(text, |piece| out.extend_from_slice(piece));
+}
+
+/// Writes `text` as a JSON string, quotes included; valid UTF-8 is known, so nothing is
+/// checked or replaced.
+#[inline]
+pub fn write_str(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    escape_valid(text.as_bytes(), |piece| out.extend_from_slice(piece));
+    out.push(b'"');
+}
+
+/// The inside of a JSON string for `text`, for any byte sink (a `Vec`, a `BytesMut`): calls
+/// `emit` with each run of bytes that needs no escape and with each escape sequence, in order.
+/// Escapes `"`, `\` and the control characters, as [`write_str`] does.
+#[inline]
+pub fn escape_str(text: &str, emit: impl FnMut(&[u8])) {
+    escape_valid(text.as_bytes(), emit);
+}
+
+/// [`escape_str`] for bytes known to be valid UTF-8.
+#[inline(always)]
+fn escape_valid(mut text: &[u8], mut emit: impl FnMut(&[u8])) {
     while let Some(at) = swar::find_json_escape(text) {
         let (run, rest) = text.split_at(at);
-        out.extend_from_slice(run);
+        emit(run);
         let Some((&byte, after)) = rest.split_first() else {
             return;
         };
-        write_escape(out, byte);
+        escape_byte(byte, &mut emit);
         text = after;
     }
-    out.extend_from_slice(text);
+    emit(text);
 }
 
-/// The JSON escape of `"`, `\` or a control character.
+/// Writes the JSON escape of `"`, `\` or a control character.
 #[inline]
 fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    escape_byte(byte, |sequence| out.extend_from_slice(sequence));
+}
+
+/// Emits the JSON escape of `"`, `\` or a control character: the short forms (`\n`, `\t`,
+/// ...) where JSON has one, else `\u00XX`. Each branch emits a fixed-size array, so that an
+/// inlined `emit` copies a constant number of bytes.
+#[inline(always)]
+fn escape_byte(byte: u8, mut emit: impl FnMut(&[u8])) {
     let short = match byte {
         b'"' => b'"',
         b'\\' => b'\\',
@@ -129,7 +162,7 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
         0x08 => b'b',
         0x0c => b'f',
         _ => {
-            out.extend_from_slice(&[
+            emit(&[
                 b'\\',
                 b'u',
                 b'0',
@@ -140,7 +173,7 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
             return;
         }
     };
-    out.extend_from_slice(&[b'\\', short]);
+    emit(&[b'\\', short]);
 }
 
 /// Whether `text` is a number by JSON's grammar:

@@ -18,7 +18,11 @@ mod csv;
 pub(crate) mod json_value;
 mod text;
 
-pub use json_value::{is_json_number, write_string as write_json_string};
+pub use json_value::{
+    escape_str as escape_json_str, is_json_number, write_str as write_json_str,
+    write_string as write_json_string,
+};
+pub use text::{escape as escape_copy_text, write_value as write_copy_text};
 
 use crate::kind::ColumnKind;
 use std::fmt;

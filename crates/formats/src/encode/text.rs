@@ -22,13 +22,19 @@ where
     out.push(b'\n');
 }
 
-/// Writes one non-NULL value (or a header name).
+/// Writes one non-NULL value (or a header name) in COPY's text format.
 #[inline]
-pub(crate) fn write_value(out: &mut Vec<u8>, value: &[u8]) {
+pub fn write_value(out: &mut Vec<u8>, value: &[u8]) {
+    escape(value, |piece| out.extend_from_slice(piece));
+}
+
+/// One non-NULL value in COPY's text format, for any byte sink (a `Vec`, a `BytesMut`): calls
+/// `emit` with each run of bytes kept as they are and with each escape sequence, in order.
+#[inline(always)]
+pub fn escape(value: &[u8], mut emit: impl FnMut(&[u8])) {
     let mut rest = value;
     while let Some(at) = swar::find_text_special(rest) {
         let (run, tail) = rest.split_at(at);
-        out.extend_from_slice(run);
         let Some((&byte, after)) = tail.split_first() else {
             break;
         };
@@ -40,15 +46,16 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &[u8]) {
             b'\r' => b'r',
             b'\t' => b't',
             0x0b => b'v',
-            other => {
-                // Other control characters go out as they are.
-                out.push(other);
+            // Other control characters go out as they are, with the run before them.
+            _ => {
+                emit(rest.get(..=at).unwrap_or_default());
                 rest = after;
                 continue;
             }
         };
-        out.extend_from_slice(&[b'\\', escaped]);
+        emit(run);
+        emit(&[b'\\', escaped]);
         rest = after;
     }
-    out.extend_from_slice(rest);
+    emit(rest);
 }

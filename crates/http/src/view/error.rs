@@ -105,12 +105,15 @@ impl ApiError {
 /// - 413: a value too large for PostgreSQL (54000: row or index entry too big);
 /// - 400: any other data exception (class 22: a bad number or date, a NUL in text, a division
 ///   by zero), integrity violation (class 23: NOT NULL, CHECK) or program limit (class 54);
-/// - 503: a connection exception (class 08) or the server going away (57P01-57P05);
+/// - 503: the database unavailable (`sluice_pg::sqlstate::is_unavailable`: a connection
+///   exception, class 08, the server going away or starting up, 57P01-57P05, or out of
+///   connection slots, 53300);
 /// - 500: anything else (the view's SQL or the server at fault).
 pub fn status_for_sqlstate(code: &str) -> StatusCode {
     use sluice_pg::sqlstate::*;
-    /// `23001`: a row still referenced through `ON DELETE RESTRICT`.
-    const RESTRICT_VIOLATION: &str = "23001";
+    if is_unavailable(code) {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
     match code {
         UNIQUE_VIOLATION | FOREIGN_KEY_VIOLATION | EXCLUSION_VIOLATION | RESTRICT_VIOLATION => {
             return StatusCode::CONFLICT;
@@ -124,9 +127,6 @@ pub fn status_for_sqlstate(code: &str) -> StatusCode {
         CLASS_DATA_EXCEPTION
         | CLASS_INTEGRITY_CONSTRAINT_VIOLATION
         | CLASS_PROGRAM_LIMIT_EXCEEDED => StatusCode::BAD_REQUEST,
-        CLASS_CONNECTION_EXCEPTION => StatusCode::SERVICE_UNAVAILABLE,
-        // The server going away (57P01-57P05), not a canceled query.
-        _ if code.starts_with("57P") => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -157,6 +157,8 @@ mod tests {
             ("08006", 503),
             ("57P01", 503),
             ("57P03", 503),
+            ("57P05", 503),
+            ("53300", 503),
             ("57014", 500),
             ("42601", 500),
             ("XX000", 500),

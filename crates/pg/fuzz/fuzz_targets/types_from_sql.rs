@@ -51,6 +51,11 @@ fn same_decimal(a: &rust_decimal::Decimal, b: &rust_decimal::Decimal) -> bool {
     a == b
 }
 
+/// jiff's Span has no `PartialEq`: its units are compared one by one.
+fn same_span(a: &jiff::Span, b: &jiff::Span) -> bool {
+    a.fieldwise() == b.fieldwise()
+}
+
 fuzz_target!(|input: &[u8]| {
     let Some((&selector, raw)) = input.split_first() else { return };
     let format = if selector & 0x80 != 0 { Format::Binary } else { Format::Text };
@@ -81,6 +86,21 @@ fuzz_target!(|input: &[u8]| {
         23 => check::<Vec<Option<Numeric>>>(oid::NUMERIC_ARRAY, format, raw, equal),
         24 => check::<Vec<Option<Interval>>>(oid::INTERVAL_ARRAY, format, raw, equal),
         25 => check::<Vec<Option<TimestampTz>>>(oid::TIMESTAMPTZ_ARRAY, format, raw, equal),
+        26 => check::<chrono::NaiveDate>(oid::DATE, format, raw, equal),
+        27 => check::<chrono::NaiveTime>(oid::TIME, format, raw, equal),
+        28 => check::<chrono::NaiveDateTime>(oid::TIMESTAMP, format, raw, equal),
+        29 => check::<chrono::DateTime<chrono::Utc>>(oid::TIMESTAMPTZ, format, raw, equal),
+        30 => check::<chrono::DateTime<chrono::FixedOffset>>(oid::TIMESTAMPTZ, format, raw, equal),
+        31 => check::<time::Date>(oid::DATE, format, raw, equal),
+        32 => check::<time::Time>(oid::TIME, format, raw, equal),
+        33 => check::<time::PrimitiveDateTime>(oid::TIMESTAMP, format, raw, equal),
+        34 => check::<time::OffsetDateTime>(oid::TIMESTAMPTZ, format, raw, equal),
+        35 => check::<jiff::civil::Date>(oid::DATE, format, raw, equal),
+        36 => check::<jiff::civil::Time>(oid::TIME, format, raw, equal),
+        37 => check::<jiff::civil::DateTime>(oid::TIMESTAMP, format, raw, equal),
+        38 => check::<jiff::Timestamp>(oid::TIMESTAMPTZ, format, raw, equal),
+        39 => check::<jiff::Span>(oid::INTERVAL, format, raw, same_span),
+        40 => check::<uuid::Uuid>(oid::UUID, format, raw, equal),
         _ => {
             // Borrowing types cannot re-encode through the same check; decode only.
             let _ = <&str>::from_sql(oid::TEXT, format, raw);

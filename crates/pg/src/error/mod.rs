@@ -159,26 +159,23 @@ impl Error {
     }
 
     /// Whether the session is gone: the connection closed or broke, or the server ended it
-    /// (a connection exception, `08xxx`, or a shutdown, `57P01`/`57P02`). Work in flight on it
-    /// may or may not have been committed.
+    /// ([`sqlstate::is_connection_lost`]: a connection exception, `08xxx`, or a shutdown,
+    /// `57P01`/`57P02`/`57P04`/`57P05`). Work in flight on it may or may not have been
+    /// committed.
     pub fn is_connection_lost(&self) -> bool {
-        self.is_closed()
-            || self.is_class(sqlstate::CLASS_CONNECTION_EXCEPTION)
-            || self.is_code(sqlstate::ADMIN_SHUTDOWN)
-            || self.is_code(sqlstate::CRASH_SHUTDOWN)
+        self.is_closed() || self.code().is_some_and(sqlstate::is_connection_lost)
     }
 
     /// Whether the database cannot serve right now, so a client should come back later (HTTP
     /// 503): the session was lost, connecting failed or timed out, or the server is starting
-    /// up or has no connection slot left (`57P03`, `53300`).
+    /// up or has no connection slot left ([`sqlstate::is_unavailable`]).
     pub fn is_unavailable(&self) -> bool {
-        self.is_connection_lost()
+        self.is_closed()
             || matches!(
                 self.0.kind,
                 ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Auth | ErrorKind::Tls
             )
-            || self.is_code(sqlstate::CANNOT_CONNECT_NOW)
-            || self.is_code(sqlstate::TOO_MANY_CONNECTIONS)
+            || self.code().is_some_and(sqlstate::is_unavailable)
     }
 
     /// Whether running the same transaction again may well succeed: it lost a serialization

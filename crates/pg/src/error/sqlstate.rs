@@ -19,6 +19,8 @@ pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
 pub const INVALID_PARAMETER_VALUE: &str = "22023";
 /// `22P02`.
 pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+/// `23001`: a row still referenced through `ON DELETE RESTRICT`.
+pub const RESTRICT_VIOLATION: &str = "23001";
 /// `23502`.
 pub const NOT_NULL_VIOLATION: &str = "23502";
 /// `23503`.
@@ -81,6 +83,10 @@ pub const ADMIN_SHUTDOWN: &str = "57P01";
 pub const CRASH_SHUTDOWN: &str = "57P02";
 /// `57P03`.
 pub const CANNOT_CONNECT_NOW: &str = "57P03";
+/// `57P04`: the session's database was dropped.
+pub const DATABASE_DROPPED: &str = "57P04";
+/// `57P05`: `idle_session_timeout` ended the session.
+pub const IDLE_SESSION_TIMEOUT: &str = "57P05";
 /// `P0001`: `RAISE EXCEPTION` without another code.
 pub const RAISE_EXCEPTION: &str = "P0001";
 
@@ -101,7 +107,42 @@ pub const CLASS_PROGRAM_LIMIT_EXCEEDED: &str = "54";
 /// Class `57`: operator intervention.
 pub const CLASS_OPERATOR_INTERVENTION: &str = "57";
 
+/// Whether `code` says the server ended or broke the session: a connection exception
+/// (`08xxx`) or the server going away (`57P01`, `57P02`, `57P04`, `57P05`).
+pub fn is_connection_lost(code: &str) -> bool {
+    class(code) == CLASS_CONNECTION_EXCEPTION
+        || matches!(
+            code,
+            ADMIN_SHUTDOWN | CRASH_SHUTDOWN | DATABASE_DROPPED | IDLE_SESSION_TIMEOUT
+        )
+}
+
+/// Whether `code` says the database cannot serve right now, so a client should come back
+/// later (HTTP 503): the session was lost, or the server is starting up or shutting down
+/// (`57P03`) or has no connection slot left (`53300`).
+pub fn is_unavailable(code: &str) -> bool {
+    is_connection_lost(code) || matches!(code, CANNOT_CONNECT_NOW | TOO_MANY_CONNECTIONS)
+}
+
 /// The class (first two characters) of a SQLSTATE.
 pub fn class(code: &str) -> &str {
     code.get(..2).unwrap_or(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unavailable_means_the_session_or_server_not_the_request() {
+        for code in ["08006", "08001", "57P01", "57P02", "57P04", "57P05"] {
+            assert!(is_connection_lost(code) && is_unavailable(code), "{code}");
+        }
+        for code in ["57P03", "53300"] {
+            assert!(!is_connection_lost(code) && is_unavailable(code), "{code}");
+        }
+        for code in ["57014", "53200", "23505", "40001", "", "0"] {
+            assert!(!is_unavailable(code), "{code}");
+        }
+    }
 }

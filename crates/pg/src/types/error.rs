@@ -100,6 +100,21 @@ impl ConversionError {
         &self.inner.detail
     }
 
+    /// The same error, naming `rust_type` instead: for conversions made through another type.
+    #[cfg_attr(
+        not(any(
+            feature = "with-chrono-0_4",
+            feature = "with-jiff-0_2",
+            feature = "with-time-0_3",
+            feature = "with-uuid-1"
+        )),
+        allow(dead_code)
+    )]
+    pub(crate) fn for_rust_type(mut self, rust_type: &'static str) -> ConversionError {
+        self.inner.rust_type = rust_type;
+        self
+    }
+
     /// The same error, placed at 1-based element `position` of an array of type `array_oid`.
     pub(crate) fn in_array_element(mut self, array_oid: Oid, position: usize) -> ConversionError {
         let inner = &mut *self.inner;

@@ -1,4 +1,4 @@
-//! `serde_json::Value` ↔ json and jsonb (feature `json`).
+//! `serde_json::Value` ↔ json and jsonb (feature `with-serde_json-1`).
 
 use super::text::{JSONB_VERSION, decode_str};
 use super::{ConversionError, Format, FromSql, IsNull, Oid, ToSql, oid};

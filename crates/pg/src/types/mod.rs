@@ -15,27 +15,30 @@
 //! | [`Numeric`] (exact text) | numeric, int2/int4/int8 | numeric |
 //! | `rust_decimal::Decimal` (feature `decimal`) | numeric, int2/int4/int8 | numeric |
 //! | `&str`, `String`, `Cow<str>` | text, varchar, bpchar, name, unknown, `"char"`, json, jsonb | the same but `"char"` |
-//! | `serde_json::Value` (feature `json`) | json, jsonb | json, jsonb |
+//! | `serde_json::Value` (feature `with-serde_json-1`) | json, jsonb | json, jsonb |
 //! | `&[u8]` (binary format only), `Vec<u8>` | bytea | bytea |
 //! | [`Uuid`] | uuid | uuid |
 //! | [`Date`], [`Time`], [`Timestamp`], [`TimestampTz`], [`Interval`] | date, time, timestamp, timestamptz, interval | the same |
 //! | `std::time::SystemTime` | timestamptz, timestamp (as UTC) | timestamptz, timestamp |
 //! | `Vec<T>`, `Vec<Option<T>>` (`&[T]`, `[T; N]` to write) | one-dimensional arrays of the above | the array types |
 //! | `Option<T>` | NULL as `None` | NULL |
+//! | chrono, time, jiff, uuid types (features `with-*`, see [the crate docs](crate)) | date, time, timestamp, timestamptz, interval, uuid | the same |
 //!
 //! Every type also writes PostgreSQL text input syntax. Text-format reading expects the
 //! server's defaults for output settings: DateStyle ISO (other styles give a clear error),
 //! any IntervalStyle, `bytea_output` hex or escape, `extra_float_digits` 1 for exact floats.
 
 mod array;
+pub mod binary;
 mod boolean;
 mod bytea;
 mod datetime;
 #[cfg(feature = "decimal")]
 mod decimal;
+mod ecosystem;
 mod float;
 mod integer;
-#[cfg(feature = "json")]
+#[cfg(feature = "with-serde_json-1")]
 mod json;
 mod numeric;
 mod passthrough;

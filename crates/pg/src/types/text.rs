@@ -6,8 +6,8 @@ use super::{ConversionError, Format, FromSql, IsNull, Oid, ToSql, oid};
 use bytes::{BufMut, BytesMut};
 use std::borrow::Cow;
 
-/// The version byte that starts binary jsonb; the JSON text follows it.
-pub(crate) const JSONB_VERSION: u8 = 1;
+// Binary jsonb is this version byte, then the JSON text.
+pub(crate) use super::binary::JSONB_VERSION;
 
 /// Whether a column of type `oid` holds text that reads as a Rust string.
 fn is_text_type(oid: Oid) -> bool {

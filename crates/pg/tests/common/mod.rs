@@ -2,7 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use sluice_embedded::{TestDatabase, test_database};
-use sluice_pg::Connection;
+use sluice_pg::{Config, Connection};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The process's test database (embedded cluster, or `DATABASE_URL`).
@@ -15,6 +15,22 @@ pub async fn connect() -> Connection {
     Connection::connect(db().url())
         .await
         .expect("connect to the test database")
+}
+
+/// Two sessions in UTC with IntervalStyle postgres: one never prepares (parameters go as text
+/// of unknown type), one prepares at once (parameters go in binary where the type allows).
+pub async fn typed_sessions() -> [Connection; 2] {
+    let mut out = Vec::new();
+    for threshold in [0, 1] {
+        let mut config = Config::parse(db().url()).unwrap();
+        config.set_prepare_threshold(threshold);
+        let mut conn = Connection::connect_with(&config).await.unwrap();
+        conn.batch_execute("SET TimeZone = 'UTC'; SET IntervalStyle = 'postgres'")
+            .await
+            .unwrap();
+        out.push(conn);
+    }
+    out.try_into().unwrap()
 }
 
 /// A table name unique in this process, so tests running in parallel do not collide.

@@ -11,6 +11,7 @@ use super::values::{Cell, RequestValues, RowPlace, row_cells};
 use super::{Counts, Verb};
 use crate::view::error::ApiError;
 use crate::view::model::{MethodObject, Source};
+use sluice_formats::encode::write_copy_text;
 use sluice_pg::{Connection, ToSql};
 use std::collections::BTreeSet;
 
@@ -112,7 +113,7 @@ pub async fn write(
             for (cell, _) in cells.cells.iter().zip(&staged).filter(|(_, s)| **s) {
                 buffer.push(b'\t');
                 match cell {
-                    Cell::Text(text) => push_escaped(&mut buffer, text.as_bytes()),
+                    Cell::Text(text) => write_copy_text(&mut buffer, text.as_bytes()),
                     Cell::Absent | Cell::Null => buffer.extend_from_slice(b"\\N"),
                 }
             }
@@ -236,24 +237,6 @@ fn push_number(out: &mut Vec<u8>, n: u64) {
     out.extend_from_slice(digits.get(i..).unwrap_or_default());
 }
 
-/// Appends `text` in COPY text format: backslash, tab, newline and carriage return escaped.
-fn push_escaped(out: &mut Vec<u8>, text: &[u8]) {
-    let mut start = 0;
-    for (i, &b) in text.iter().enumerate() {
-        let escaped: &[u8] = match b {
-            b'\\' => b"\\\\",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            _ => continue,
-        };
-        out.extend_from_slice(text.get(start..i).unwrap_or_default());
-        out.extend_from_slice(escaped);
-        start = i + 1;
-    }
-    out.extend_from_slice(text.get(start..).unwrap_or_default());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,7 +244,7 @@ mod tests {
     #[test]
     fn copy_text() {
         let mut out = Vec::new();
-        push_escaped(&mut out, b"a\tb\\c\nd\re");
+        write_copy_text(&mut out, b"a\tb\\c\nd\re");
         assert_eq!(out, b"a\\tb\\\\c\\nd\\re");
         out.clear();
         push_number(&mut out, 0);

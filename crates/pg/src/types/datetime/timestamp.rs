@@ -5,9 +5,10 @@ use super::format::write_date_time;
 use super::parse::{Special, parse_timestamp};
 use super::text_error;
 use super::{Date, Time};
+use crate::types::binary::{PG_EPOCH_UNIX_MICROS, encode_timestamp};
 use crate::types::wire::fixed;
 use crate::types::{ConversionError, Format, FromSql, IsNull, Oid, ToSql, oid};
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,7 +18,7 @@ const MIN_MICROS: i64 = -211_813_488_000_000_000;
 /// The first timestamp past PostgreSQL's range: 294277-01-01 00:00:00.
 const END_MICROS: i64 = 9_223_371_331_200_000_000;
 /// Microseconds from 1970-01-01 to 2000-01-01.
-const UNIX_TO_PG_MICROS: i128 = 946_684_800_000_000;
+const UNIX_TO_PG_MICROS: i128 = PG_EPOCH_UNIX_MICROS as i128;
 
 macro_rules! timestamp_type {
     (
@@ -65,6 +66,18 @@ macro_rules! timestamp_type {
                 $name::checked(civil.pg_micros())
             }
 
+            /// The value `unix_micros` after 1970-01-01 00:00:00; out of range outside
+            /// 4714-11-24 BC ..= 294276-12-31 23:59:59.999999.
+            pub fn from_unix_micros(unix_micros: i64) -> Result<$name, ConversionError> {
+                $name::checked(i128::from(unix_micros) - UNIX_TO_PG_MICROS)
+            }
+
+            /// Microseconds since 1970-01-01 00:00:00; `None` for the infinities and for the
+            /// values after 294247-01-10, whose count overflows `i64`.
+            pub fn unix_micros(self) -> Option<i64> {
+                if self.is_finite() { self.0.checked_add(PG_EPOCH_UNIX_MICROS) } else { None }
+            }
+
             /// The civil fields, or `None` for the infinities.
             pub fn to_civil(self) -> Option<CivilDateTime> {
                 self.is_finite().then(|| CivilDateTime::from_pg_micros(self.0))
@@ -101,7 +114,7 @@ macro_rules! timestamp_type {
             }
 
             /// A microsecond count as a value, when PostgreSQL can store it.
-            fn checked(micros: i128) -> Result<$name, ConversionError> {
+            pub(crate) fn checked(micros: i128) -> Result<$name, ConversionError> {
                 match i64::try_from(micros) {
                     Ok(micros) if (MIN_MICROS..END_MICROS).contains(&micros) => Ok($name(micros)),
                     _ => Err(ConversionError::out_of_range(
@@ -222,7 +235,7 @@ macro_rules! timestamp_type {
                 if oid != $oid {
                     return Err(ConversionError::wrong_type(oid, $rust));
                 }
-                out.put_i64(self.check_range()?.0);
+                encode_timestamp(out, self.check_range()?.0);
                 Ok(IsNull::No)
             }
 

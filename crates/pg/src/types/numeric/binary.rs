@@ -5,6 +5,7 @@
 //! zero digits are not sent; the display scale says how many decimals the text shows.
 
 use super::text::{MAX_SCALE, Parts};
+use crate::types::binary::encode_numeric;
 use bytes::{BufMut, BytesMut};
 
 pub(crate) const SIGN_POSITIVE: u16 = 0x0000;
@@ -197,28 +198,15 @@ fn encode_finite(
     let last = (0..total).rev().find(|&i| group(i) != 0);
     let (Some(first), Some(last)) = (first, last) else {
         // Zero: no digits, weight 0, positive, keeping the display scale.
-        out.put_u16(0);
-        out.put_i16(0);
-        out.put_u16(SIGN_POSITIVE);
-        out.put_u16(dscale);
+        encode_numeric(out, false, 0, dscale, std::iter::empty());
         return Ok(());
     };
     let weight = i16::try_from(integer_groups as isize - 1 - first as isize)
         .map_err(|_| format!("{} integer digits is above the limit", integer.len()))?;
-    let ndigits = u16::try_from(last - first + 1)
-        .map_err(|_| "too many digits for the binary format".to_owned())?;
-    out.reserve(8 + 2 * usize::from(ndigits));
-    out.put_u16(ndigits);
-    out.put_i16(weight);
-    out.put_u16(if negative {
-        SIGN_NEGATIVE
-    } else {
-        SIGN_POSITIVE
-    });
-    out.put_u16(dscale);
-    for index in first..=last {
-        out.put_u16(group(index));
+    if u16::try_from(last - first + 1).is_err() {
+        return Err("too many digits for the binary format".to_owned());
     }
+    encode_numeric(out, negative, weight, dscale, (first..last + 1).map(group));
     Ok(())
 }
 

@@ -4,9 +4,8 @@ mod binary;
 mod text;
 
 #[cfg(feature = "decimal")]
-pub(crate) use binary::{
-    SIGN_INFINITY, SIGN_NAN, SIGN_NEG_INFINITY, SIGN_NEGATIVE, parse as parse_binary,
-};
+pub(crate) use binary::{SIGN_INFINITY, SIGN_NAN, SIGN_NEG_INFINITY, parse as parse_binary};
+pub(crate) use binary::{SIGN_NEGATIVE, SIGN_POSITIVE};
 use text::MAX_SCALE;
 pub(crate) use text::Parts;
 #[cfg(feature = "decimal")]
