@@ -1,33 +1,13 @@
 //! Shared helpers of the export/import tests: the test database, running the real `sluice`
 //! binary, and the server's own COPY output fetched through the driver.
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(dead_code, unused_imports, clippy::unwrap_used)]
 
 use sluice_pg::Connection;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// The test database's URL (embedded cluster, or `DATABASE_URL`).
-pub fn url() -> &'static str {
-    sluice_embedded::test_database().url()
-}
-
-/// A new connection to the test database.
-pub async fn connect() -> Connection {
-    Connection::connect(url())
-        .await
-        .expect("connect to the test database")
-}
-
-/// A name unique in this process, for tables of tests running in parallel.
-pub fn unique(prefix: &str) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
+/// The test database's URL, connections to it, unique names: the shared test kit.
+pub use sluice_embedded::testkit::{connect, unique, url};
 
 /// Runs `sluice <args>` against the test database with `stdin` as standard input.
 pub fn sluice(args: &[&str], stdin: &[u8]) -> Output {

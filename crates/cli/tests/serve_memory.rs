@@ -51,19 +51,7 @@ fn http_address(child: &mut Child) -> String {
 }
 
 fn status_mib(pid: u32, field: &str) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: usize = status
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix(field)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"));
-    kib >> 10
+    (sluice_embedded::testkit::proc_status_kib(pid, field) >> 10) as usize
 }
 
 /// POSTs a `BODY`-byte body from a reused 1 MiB buffer; the answer.

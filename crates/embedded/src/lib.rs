@@ -25,8 +25,9 @@
 //!   when the owning process dies without dropping it (panic, abort, `SIGKILL`).
 //! * Tests only, behind the `test-support` feature (test suites enable it on their
 //!   dev-dependency; the `sluice` binary does not, so rcgen and the test roles stay out of it):
-//!   temporary clusters, TLS with a private CA, the test roles, [`test_database`] and
-//!   [`clients`].
+//!   temporary clusters, TLS with a private CA, the test roles, [`test_database`],
+//!   [`clients`] and [`testkit`] (unique names, connections, an HTTP server on port 0, an HTTP
+//!   client).
 //!
 //! ```no_run
 //! use sluice_embedded::{Cluster, ClusterOptions, SCRAM_ROLE, TEST_DATABASE};
@@ -52,6 +53,8 @@ mod roles;
 mod template;
 #[cfg(feature = "test-support")]
 mod test_db;
+#[cfg(feature = "test-support")]
+pub mod testkit;
 mod tls;
 mod user;
 mod watchdog;

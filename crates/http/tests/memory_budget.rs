@@ -13,6 +13,7 @@
 mod server_support;
 
 use server_support::{Server, bounded};
+use sluice_embedded::testkit;
 use sluice_http::{Mount, MountFuture, Request, RequestContext, Router, ServerOptions, full};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -84,18 +85,7 @@ async fn send_body(addr: SocketAddr) -> String {
 }
 
 fn status_kib(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix(field)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
+    testkit::proc_status_kib(std::process::id(), field) as usize
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,7 +104,7 @@ async fn concurrent_large_bodies_stay_within_the_memory_budget() {
     let mut server = Server::start(router, options).await;
     let addr = server.addr;
     let baseline = status_kib("VmRSS:") << 10;
-    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    testkit::reset_peak_rss();
 
     let senders: Vec<_> = (0..4).map(|_| tokio::spawn(send_body(addr))).collect();
     for sender in senders {

@@ -2,7 +2,8 @@
 //! first chunk cuts the response short instead of ending it as if complete.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::Empty;
+use sluice_embedded::testkit::{self, TestServer};
 use sluice_http::view::{ViewMount, load_slice};
 use sluice_http::{Router, ServerOptions};
 use sluice_pg::{Pool, PoolSettings};
@@ -13,26 +14,12 @@ const VIEW: &str = r#"{"sql": [
     {"path": ["/failing"], "GET": "SELECT g AS n, repeat('x', 100) AS pad, 1 / (g - 150000) AS boom FROM generate_series(1, 200000) g"}
 ]}"#;
 
-async fn serve() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let url = sluice_embedded::test_database().url().to_owned();
-    let pool = Pool::connect(&url, PoolSettings::default()).expect("a pool");
+async fn serve() -> TestServer {
+    let pool = Pool::connect(testkit::url(), PoolSettings::default()).expect("a pool");
     let view = load_slice("stream.json", VIEW.as_bytes()).expect("the view loads");
     let mut router = Router::new();
     router.mount("/s", Arc::new(ViewMount::new(view, pool)));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(sluice_http::run(
-        listener,
-        router,
-        ServerOptions::default(),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    (address, stop)
+    TestServer::start(router, ServerOptions::default()).await
 }
 
 async fn get(
@@ -40,28 +27,16 @@ async fn get(
     path: &str,
     accept: &str,
 ) -> (u16, Result<Bytes, hyper::Error>) {
-    let stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connect");
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .expect("handshake");
-    tokio::spawn(connection);
-    let request = http::Request::get(path)
-        .header("host", "localhost")
-        .header("accept", accept)
-        .body(Empty::<Bytes>::new())
-        .expect("request");
-    let response = sender.send_request(request).await.expect("response");
-    let status = response.status().as_u16();
-    let body = response.into_body().collect().await.map(|b| b.to_bytes());
-    (status, body)
+    let headers = [("accept", accept)];
+    let (head, body) =
+        testkit::exchange(address, "GET", path, &headers, Empty::<Bytes>::new()).await;
+    (head.status.as_u16(), body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_chunks_arrive_whole_and_in_order() {
-    let (address, _stop) = serve().await;
+    let server = serve().await;
+    let address = server.addr;
     let (status, body) = get(address, "/s/series/100000", "text/csv").await;
     assert_eq!(status, 200);
     let body = body.expect("the whole body");
@@ -88,7 +63,8 @@ async fn many_chunks_arrive_whole_and_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_after_the_first_chunk_cuts_the_response_short() {
-    let (address, _stop) = serve().await;
+    let server = serve().await;
+    let address = server.addr;
     let (status, body) = get(address, "/s/failing", "application/csj").await;
     // The status went out with the first chunk; the failure can only show as a broken body.
     assert_eq!(status, 200);

@@ -1,9 +1,9 @@
 //! Shared by the write tests: a server whose only mount answers writes through
 //! `sluice_http::view::write::handle` for hand-built endpoints, a schema per test, an HTTP client.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use sluice_embedded::testkit::{self, TestServer};
 use sluice_http::view::model::{
     BodyPathElement, Column, Command, Endpoint, MethodObject, PathSegment, Return, Schema, Source,
 };
@@ -12,7 +12,6 @@ use sluice_http::{Mount, MountFuture, Request, RequestContext, Router, ServerOpt
 use sluice_pg::{Connection, Pool, PoolSettings};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 pub mod scenarios;
 
@@ -21,7 +20,7 @@ pub struct Server {
     pub addr: SocketAddr,
     pub schema: String,
     pub admin: Connection,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    _server: TestServer,
 }
 
 /// Answers PUT/PATCH/POST through the writing half; path matching as VIEWS.md says.
@@ -84,15 +83,7 @@ impl Mount for WriteMount {
     }
 }
 
-/// A name unique in this process.
-pub fn unique(prefix: &str) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
+pub use sluice_embedded::testkit::unique;
 
 /// Starts a server over a fresh schema in which `setup` ran; `endpoints` are mounted at `/v`.
 pub async fn start(setup: &str, endpoints: Vec<Endpoint>) -> Server {
@@ -100,7 +91,7 @@ pub async fn start(setup: &str, endpoints: Vec<Endpoint>) -> Server {
 }
 
 pub async fn start_with(setup: &str, endpoints: Vec<Endpoint>, options: ServerOptions) -> Server {
-    let url = sluice_embedded::test_database().url();
+    let url = sluice_embedded::testkit::url();
     let schema = unique("w");
     let mut admin = Connection::connect(url).await.expect("connect");
     admin
@@ -116,17 +107,12 @@ pub async fn start_with(setup: &str, endpoints: Vec<Endpoint>, options: ServerOp
     let pool = Pool::connect(&pool_url, settings).expect("pool");
     let mut router = Router::new();
     router.mount("/v", Arc::new(WriteMount { endpoints, pool }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(sluice_http::run(listener, router, options, async move {
-        let _ = rx.await;
-    }));
+    let server = TestServer::start(router, options).await;
     Server {
-        addr,
+        addr: server.addr,
         schema,
         admin,
-        _shutdown: tx,
+        _server: server,
     }
 }
 
@@ -136,6 +122,16 @@ pub struct Reply {
     pub status: u16,
     pub content_type: Option<String>,
     pub body: String,
+}
+
+impl From<testkit::Answer> for Reply {
+    fn from(answer: testkit::Answer) -> Reply {
+        Reply {
+            status: answer.status,
+            content_type: answer.header("content-type").map(str::to_owned),
+            body: answer.body,
+        }
+    }
 }
 
 impl Reply {
@@ -153,8 +149,8 @@ impl Server {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Reply {
-        self.exchange(method, path, headers, Full::new(body.into()))
-            .await
+        let path = format!("/v{path}");
+        Reply::from(testkit::request(self.addr, method, &path, headers, body).await)
     }
 
     /// Sends one request whose body goes out as `frames`, one chunk each, without a
@@ -168,64 +164,10 @@ impl Server {
         frames: Vec<Bytes>,
         hold_open: bool,
     ) -> Reply {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1);
-        tokio::spawn(async move {
-            for frame in frames {
-                if tx.send(frame).await.is_err() {
-                    return; // The server stopped reading.
-                }
-            }
-            if hold_open {
-                tx.closed().await;
-            }
-        });
-        let answer = self.exchange(method, path, headers, Frames(rx));
-        tokio::time::timeout(std::time::Duration::from_secs(60), answer)
-            .await
-            .expect("no answer within 60 s")
-    }
-
-    /// One request with this body on a new connection, and its answer.
-    async fn exchange<B>(
-        &self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: B,
-    ) -> Reply
-    where
-        B: hyper::body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
-        let stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        tokio::spawn(connection);
-        let mut builder = http::Request::builder()
-            .method(method)
-            .uri(format!("/v{path}"))
-            .header("host", "localhost");
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        let response = sender
-            .send_request(builder.body(body).unwrap())
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned());
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        Reply {
-            status,
-            content_type,
-            body: String::from_utf8(body.to_vec()).unwrap(),
-        }
+        let path = format!("/v{path}");
+        let answer =
+            testkit::request_frames(self.addr, method, &path, headers, frames, hold_open).await;
+        Reply::from(answer)
     }
 
     /// A CSJ body sent chunked in `frames` (see [`Server::send_frames`]).
@@ -279,23 +221,6 @@ impl Server {
                     .join("|")
             })
             .collect()
-    }
-}
-
-/// A request body of frames from a channel, of unknown length.
-struct Frames(tokio::sync::mpsc::Receiver<Bytes>);
-
-impl http_body::Body for Frames {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|frame| frame.map(|data| Ok(http_body::Frame::data(data))))
     }
 }
 
