@@ -10,6 +10,7 @@
 //! plus the clients' four buffers, the runtime and the allocator's slack: the stated overhead.
 #![allow(clippy::unwrap_used)]
 
+#[path = "it/server_support/mod.rs"]
 mod server_support;
 
 use server_support::{Server, bounded};

@@ -5,6 +5,7 @@
 //! one test so that nothing else runs in the process meanwhile.
 #![allow(clippy::unwrap_used)]
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use common::{count, start, unique};

@@ -2,6 +2,7 @@
 //! resident size measures this test alone).
 #![allow(clippy::unwrap_used)]
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 /// The process's peak resident set size (VmHWM) in KiB.
