@@ -37,6 +37,9 @@
 //! # Ok::<(), sluice_embedded::EmbeddedError>(())
 //! ```
 
+// The docs link the test kit's items, which exist only with the feature.
+#![cfg_attr(not(feature = "test-support"), allow(rustdoc::broken_intra_doc_links))]
+
 mod auth;
 mod binaries;
 #[cfg(feature = "test-support")]
