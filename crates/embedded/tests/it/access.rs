@@ -146,16 +146,7 @@ fn an_old_trusting_data_directory_is_upgraded_on_start() {
     if !common::can_start_clusters(test) {
         return;
     }
-    // The server user must reach the directory (when root it is `postgres`), so not 0700.
-    let parent = tempfile::Builder::new()
-        .prefix("sluice-upgrade-test-")
-        .tempdir_in(if Path::new("/dev/shm").is_dir() {
-            "/dev/shm"
-        } else {
-            "/tmp"
-        })
-        .expect("tempdir");
-    std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let parent = common::reachable_tempdir("sluice-upgrade-test-");
     let data_dir = parent.path().join("pgdata");
     let first = Cluster::start(ClusterOptions::persistent(&data_dir)).expect("first start");
     let old_password = first.password().to_owned();

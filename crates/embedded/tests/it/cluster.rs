@@ -3,7 +3,6 @@
 use crate::common;
 
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::{psql, tcp};
@@ -266,16 +265,7 @@ fn persistent_cluster_is_created_once_then_reused() {
     if !common::can_start_clusters("persistent_cluster_is_created_once_then_reused") {
         return;
     }
-    // The server user must reach the directory (when root it is `postgres`), so not 0700.
-    let parent = tempfile::Builder::new()
-        .prefix("sluice-persistent-test-")
-        .tempdir_in(if Path::new("/dev/shm").is_dir() {
-            "/dev/shm"
-        } else {
-            "/tmp"
-        })
-        .expect("tempdir");
-    std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let parent = common::reachable_tempdir("sluice-persistent-test-");
     let data_dir = parent.path().join("nested").join("pgdata");
 
     let first = Cluster::start(ClusterOptions::persistent(&data_dir)).expect("first start");

@@ -2,7 +2,8 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use sluice_embedded::Cluster;
@@ -74,4 +75,19 @@ pub fn can_start_clusters(test_name: &str) -> bool {
         }
         _ => true,
     }
+}
+
+/// A temporary directory (in /dev/shm when there is one) that the server user can reach (when
+/// root it is `postgres`), so mode 0755 rather than 0700; removed when dropped.
+pub fn reachable_tempdir(prefix: &str) -> tempfile::TempDir {
+    let parent = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(if Path::new("/dev/shm").is_dir() {
+            "/dev/shm"
+        } else {
+            "/tmp"
+        })
+        .expect("tempdir");
+    std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    parent
 }
