@@ -2,7 +2,7 @@
 //! HTTP client are the shared test kit's.
 #![allow(dead_code, unused_imports)]
 
-use sluice_http::{Mount, MountFuture, Request, RequestContext, full};
+use sluice_http::{Mount, MountFuture, Request, RequestContext, Response, full};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,27 +20,50 @@ pub struct Echo;
 
 impl Mount for Echo {
     fn call(self: Arc<Self>, request: Request, context: RequestContext) -> MountFuture {
-        Box::pin(async move {
-            let length = request
-                .headers()
-                .get(http::header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok()?.parse().ok());
-            match sluice_http::read_body(
-                request.into_body(),
-                length,
-                context.body_limit,
-                context.body_timeout,
-            )
-            .await
-            {
-                Ok(body) => http::Response::new(full(format!("{} bytes", body.len()))),
-                Err(error) => {
-                    let mut response = http::Response::new(full(error.to_string()));
-                    *response.status_mut() = error.status();
-                    response
-                }
+        Box::pin(answer_length(request, context, Duration::ZERO))
+    }
+}
+
+/// Reads the body whole (as the Influx write API does) and holds it this long while "writing"
+/// it, then answers as [`Echo`].
+pub struct Hold(pub Duration);
+
+impl Mount for Hold {
+    fn call(self: Arc<Self>, request: Request, context: RequestContext) -> MountFuture {
+        Box::pin(answer_length(request, context, self.0))
+    }
+}
+
+/// The body's length after holding it for `hold`, or the reader's error (503 with
+/// `Retry-After`).
+async fn answer_length(request: Request, context: RequestContext, hold: Duration) -> Response {
+    let length = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse().ok());
+    match sluice_http::read_body(
+        request.into_body(),
+        length,
+        context.body_limit,
+        context.body_timeout,
+    )
+    .await
+    {
+        Ok(body) => {
+            tokio::time::sleep(hold).await;
+            http::Response::new(full(format!("{} bytes", body.len())))
+        }
+        Err(error) => {
+            let mut response = http::Response::new(full(error.to_string()));
+            *response.status_mut() = error.status();
+            if error.status() == http::StatusCode::SERVICE_UNAVAILABLE {
+                response.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    http::HeaderValue::from_static("1"),
+                );
             }
-        })
+            response
+        }
     }
 }
 
