@@ -56,12 +56,7 @@ fn psql_as(
         .env("PGPASSFILE", passfile)
         .uid(uid)
         .gid(gid);
-    let output = command.output().expect("run psql as another user");
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
-    }
+    common::outcome(&command.output().expect("run psql as another user"))
 }
 
 fn mode(path: &Path) -> u32 {

@@ -48,7 +48,12 @@ pub fn psql(
     if let Some(password) = password {
         command.env("PGPASSWORD", password);
     }
-    let output = command.output().expect("run psql");
+    outcome(&command.output().expect("run psql"))
+}
+
+/// A finished program's standard output (`Ok`) or, when it failed, its standard error (`Err`),
+/// trimmed.
+pub fn outcome(output: &std::process::Output) -> Result<String, String> {
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     } else {
