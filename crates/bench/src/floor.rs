@@ -101,10 +101,10 @@ impl RawConn {
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
-        if let Some((_, total)) = backend::header(&self.buf[..self.end])? {
-            if total > self.buf.len() {
-                self.buf.resize(total, 0);
-            }
+        if let Some((_, total)) = backend::header(&self.buf[..self.end])?
+            && total > self.buf.len()
+        {
+            self.buf.resize(total, 0);
         }
         if self.end == self.buf.len() {
             self.buf.resize(self.buf.len() * 2, 0);

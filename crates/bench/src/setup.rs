@@ -69,10 +69,10 @@ impl Target {
                 return p;
             }
         }
-        if let Ok(b) = sluice_embedded::find_binaries() {
-            if let Some(p) = b.program(name) {
-                return p;
-            }
+        if let Ok(b) = sluice_embedded::find_binaries()
+            && let Some(p) = b.program(name)
+        {
+            return p;
         }
         PathBuf::from(name)
     }

@@ -73,7 +73,7 @@ fn pgpass_line(password: &str) -> String {
     format!("*:*:*:{SUPERUSER}:{password}\n")
 }
 
-/// The superuser's password read back from a pgpass text written by [`write_password_file`].
+/// The superuser's password read back from a pgpass text written by `write_password_file`.
 pub fn parse_password_file(text: &str) -> Option<&str> {
     text.lines().find_map(|line| {
         let rest = line.strip_prefix("*:*:*:")?;

@@ -12,7 +12,8 @@ use crate::conf::{self, SLUICE_CONF, ServerSettings};
 use crate::error::{EmbeddedError, Result};
 use crate::options::{ClusterOptions, Storage, temporary_bases};
 use crate::pidfile::{self, process_alive};
-use crate::roles::{Role, setup_sql};
+#[cfg(feature = "test-support")]
+use crate::roles::Role;
 use crate::template;
 use crate::tls;
 use crate::user::{
@@ -159,6 +160,7 @@ impl Cluster {
             }
             cluster.upgrade_auth(upgrade)?;
             conf::ensure_included(&data_dir.join("postgresql.conf"))?;
+            #[cfg(feature = "test-support")]
             if cluster.tls {
                 cluster.ca_cert = Some(tls::ensure_files(&data_dir, cluster.user())?);
             }
@@ -260,11 +262,7 @@ impl Cluster {
             self.programs.initdb(&self.data_dir)?;
             conf::ensure_included(&self.data_dir.join("postgresql.conf"))?;
             self.write_hba()?;
-            let roles = if self.test_roles {
-                setup_sql()
-            } else {
-                String::new()
-            };
+            let roles = conf::test_roles_sql(self.test_roles);
             auth::set_superuser_password(&self.programs, &self.data_dir, &roles)?;
         }
         self.password = Secret(auth::read_password(&self.data_dir)?.ok_or(
@@ -272,6 +270,7 @@ impl Cluster {
                 path: auth::password_file(&self.data_dir),
             },
         )?);
+        #[cfg(feature = "test-support")]
         if self.tls {
             self.ca_cert = Some(tls::ensure_files(&self.data_dir, self.user())?);
         }
@@ -582,6 +581,7 @@ impl Cluster {
 
     /// `postgres://<role>:<password>@127.0.0.1:<port>/<dbname>`. The TLS role also needs
     /// `sslmode=require` (or stricter, with [`Cluster::ca_cert_path`]) on the client.
+    #[cfg(feature = "test-support")]
     pub fn url_for(&self, role: &Role, dbname: &str) -> String {
         format!(
             "postgres://{}:{}@{HOST}:{}/{}",

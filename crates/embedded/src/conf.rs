@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{EmbeddedError, Result};
+#[cfg(feature = "test-support")]
 use crate::roles::TEST_ROLES;
 
 /// File name of our settings file in the data directory, rewritten at every start.
@@ -131,10 +132,24 @@ pub fn is_our_hba(hba: &str) -> bool {
     hba.starts_with(HBA_HEADER)
 }
 
+/// The SQL creating the test roles and the test database when `wanted` (only test clusters,
+/// feature `test-support`, have them), else nothing.
+pub fn test_roles_sql(wanted: bool) -> String {
+    #[cfg(feature = "test-support")]
+    if wanted {
+        return crate::roles::setup_sql();
+    }
+    let _ = wanted;
+    String::new()
+}
+
 /// Renders pg_hba.conf: every connection, over the unix socket or 127.0.0.1, authenticates
 /// with SCRAM (the superuser's password is in the password file); the test roles (when
 /// created) use their own method, and the TLS role must use TLS. Nothing is trusted.
 pub fn render_hba(test_roles: bool, tls: bool) -> String {
+    // Without the test kit no cluster has test roles or TLS.
+    #[cfg(not(feature = "test-support"))]
+    let _ = (test_roles, tls);
     let mut out = format!(
         "{HBA_HEADER} when the cluster was created or upgraded.\n\
          # Nothing is trusted: the superuser's password is in sluice.pgpass (mode 0600).\n\
@@ -142,6 +157,7 @@ pub fn render_hba(test_roles: bool, tls: bool) -> String {
          local     all          all                             scram-sha-256\n\
          local     replication  all                             scram-sha-256\n"
     );
+    #[cfg(feature = "test-support")]
     if test_roles {
         for role in TEST_ROLES {
             let method = role.method.hba_keyword();

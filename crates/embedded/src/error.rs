@@ -117,6 +117,7 @@ pub enum EmbeddedError {
     },
 
     /// Generating the TLS certificates failed.
+    #[cfg(feature = "test-support")]
     #[error("could not generate the TLS certificates for the test cluster: {0}")]
     Tls(#[from] rcgen::Error),
 

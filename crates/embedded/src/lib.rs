@@ -23,6 +23,11 @@
 //!   the others copy that template data directory.
 //! * No leaks: a temporary cluster is stopped and removed on drop, and by a watchdog process
 //!   when the owning process dies without dropping it (panic, abort, `SIGKILL`).
+//! * Tests only, behind the `test-support` feature (test suites enable it on their
+//!   dev-dependency; the `sluice` binary does not, so rcgen and the test roles stay out of it):
+//!   temporary clusters, TLS with a private CA, the test roles, [`test_database`],
+//!   [`clients`] and [`testkit`] (unique names, connections, an HTTP server on port 0, an HTTP
+//!   client).
 //!
 //! ```no_run
 //! use sluice_embedded::{Cluster, ClusterOptions, SCRAM_ROLE, TEST_DATABASE};
@@ -32,8 +37,12 @@
 //! # Ok::<(), sluice_embedded::EmbeddedError>(())
 //! ```
 
+// The docs link the test kit's items, which exist only with the feature.
+#![cfg_attr(not(feature = "test-support"), allow(rustdoc::broken_intra_doc_links))]
+
 mod auth;
 mod binaries;
+#[cfg(feature = "test-support")]
 pub mod clients;
 mod cluster;
 mod commands;
@@ -42,9 +51,13 @@ mod error;
 mod install;
 mod options;
 mod pidfile;
+#[cfg(feature = "test-support")]
 mod roles;
 mod template;
+#[cfg(feature = "test-support")]
 mod test_db;
+#[cfg(feature = "test-support")]
+pub mod testkit;
 mod tls;
 mod user;
 mod watchdog;
@@ -57,9 +70,11 @@ pub use cluster::Cluster;
 pub use error::{EmbeddedError, Result};
 pub use options::{ClusterOptions, Storage, TMPDIR_ENV, default_data_dir};
 pub use pidfile::{PostmasterPid, process_alive};
+#[cfg(feature = "test-support")]
 pub use roles::{
     AuthMethod, MD5_ROLE, PASSWORD_ROLE, Role, SCRAM_ROLE, TEST_DATABASE, TEST_ROLES, TLS_ROLE,
 };
+#[cfg(feature = "test-support")]
 pub use test_db::{
     DATABASE_URL_ENV, TestDatabase, private_cluster, test_database, try_test_database,
 };

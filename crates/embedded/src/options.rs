@@ -31,9 +31,10 @@ pub struct ClusterOptions {
 }
 
 impl ClusterOptions {
-    /// A throw-away cluster for tests: temporary directory, a free port, TLS on, the test roles
+    /// A throw-away cluster for tests (feature `test-support`): temporary directory, a free port, TLS on, the test roles
     /// and database, durability off (`fsync`, `synchronous_commit`, `full_page_writes`) and
     /// `max_connections = 200`. Stopped and removed on drop.
+    #[cfg(feature = "test-support")]
     pub fn temporary() -> ClusterOptions {
         ClusterOptions {
             storage: Storage::Temporary,
@@ -79,14 +80,17 @@ impl ClusterOptions {
         self
     }
 
-    /// Turn TLS on or off (server certificate for `localhost` signed by a private CA).
+    /// Turn TLS on or off (server certificate for `localhost` signed by a private CA; feature
+    /// `test-support`).
+    #[cfg(feature = "test-support")]
     pub fn tls(mut self, on: bool) -> ClusterOptions {
         self.tls = on;
         self
     }
 
     /// Create (or not) the test roles of [`crate::TEST_ROLES`] and the `sluice_test` database
-    /// when the cluster is initialised.
+    /// when the cluster is initialised (feature `test-support`).
+    #[cfg(feature = "test-support")]
     pub fn test_roles(mut self, on: bool) -> ClusterOptions {
         self.test_roles = on;
         self

@@ -16,7 +16,6 @@ use crate::auth;
 use crate::commands::Programs;
 use crate::conf;
 use crate::error::{EmbeddedError, Result};
-use crate::roles::setup_sql;
 use crate::user::{ServerUser, give_to, set_mode};
 use crate::watchdog::Watchdog;
 
@@ -90,11 +89,7 @@ fn build(programs: &Programs, test_roles: bool, base: &Path) -> Result<Template>
     conf::ensure_included(&data_dir.join("postgresql.conf"))?;
     // The superuser's password (and its file) are part of the template: the clusters of one
     // process share it, as they share their owner.
-    let roles = if test_roles {
-        setup_sql()
-    } else {
-        String::new()
-    };
+    let roles = crate::conf::test_roles_sql(test_roles);
     auth::set_superuser_password(programs, &data_dir, &roles)?;
     Ok(Template {
         bin_dir: programs.binaries.bin_dir().to_path_buf(),

@@ -4,27 +4,37 @@
 //! 127.0.0.1 passes `sslmode=verify-ca` but fails `verify-full` (host name mismatch), and one
 //! connecting to `localhost` passes both.
 
+#[cfg(feature = "test-support")]
 use std::fs;
+#[cfg(feature = "test-support")]
 use std::io::Write as _;
+#[cfg(feature = "test-support")]
 use std::os::unix::fs::OpenOptionsExt;
+#[cfg(feature = "test-support")]
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "test-support")]
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose,
 };
 
+#[cfg(feature = "test-support")]
 use crate::error::{EmbeddedError, Result};
+#[cfg(feature = "test-support")]
 use crate::user::{ServerUser, give_to};
 
 /// Server certificate file name in the data directory.
+#[cfg(feature = "test-support")]
 pub const SERVER_CERT: &str = "server.crt";
 /// Server key file name in the data directory.
+#[cfg(feature = "test-support")]
 pub const SERVER_KEY: &str = "server.key";
 /// CA certificate file name in the data directory.
 pub const CA_CERT: &str = "sluice-ca.crt";
 
 /// PEM texts of a fresh CA and a server certificate it signed.
+#[cfg(feature = "test-support")]
 pub struct GeneratedTls {
     /// The CA certificate (clients trust this one).
     pub ca_cert_pem: String,
@@ -35,6 +45,7 @@ pub struct GeneratedTls {
 }
 
 /// Generates a CA and a server certificate for DNS name `localhost`.
+#[cfg(feature = "test-support")]
 pub fn generate() -> Result<GeneratedTls> {
     let ca_key = KeyPair::generate()?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
@@ -65,6 +76,7 @@ pub fn generate() -> Result<GeneratedTls> {
     })
 }
 
+#[cfg(feature = "test-support")]
 fn name(common_name: &str) -> DistinguishedName {
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CommonName, common_name);
@@ -74,6 +86,7 @@ fn name(common_name: &str) -> DistinguishedName {
 
 /// Writes server.crt, server.key (0600) and sluice-ca.crt (0644) into `data_dir`, owned by the
 /// server user, unless all three exist already. Returns the CA certificate path.
+#[cfg(feature = "test-support")]
 pub fn ensure_files(data_dir: &Path, user: Option<&ServerUser>) -> Result<PathBuf> {
     let ca_path = data_dir.join(CA_CERT);
     let cert_path = data_dir.join(SERVER_CERT);
@@ -88,6 +101,7 @@ pub fn ensure_files(data_dir: &Path, user: Option<&ServerUser>) -> Result<PathBu
     Ok(ca_path)
 }
 
+#[cfg(feature = "test-support")]
 fn write_file(path: &Path, text: &str, mode: u32, user: Option<&ServerUser>) -> Result<()> {
     // Remove first so the mode applies to a fresh file.
     let _ = fs::remove_file(path);
@@ -102,7 +116,7 @@ fn write_file(path: &Path, text: &str, mode: u32, user: Option<&ServerUser>) -> 
     give_to(path, user)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "test-support"))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -10,10 +10,12 @@
 //! plus the clients' four buffers, the runtime and the allocator's slack: the stated overhead.
 #![allow(clippy::unwrap_used)]
 
+#[path = "it/server_support/mod.rs"]
 mod server_support;
 
-use server_support::{Server, bounded};
-use sluice_http::{Mount, MountFuture, Request, RequestContext, Router, ServerOptions, full};
+use server_support::{Hold, Server, bounded};
+use sluice_embedded::testkit;
+use sluice_http::{Router, ServerOptions};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,44 +25,6 @@ const BODY: usize = 100_000_000;
 const BUDGET: usize = 128 << 20;
 /// Runtime, hyper's buffers, the clients' 4 MiB, allocator slack.
 const OVERHEAD: usize = 48 << 20;
-
-/// Reads the body whole (as the Influx write API does) and holds it while "writing" it.
-struct Hold;
-
-impl Mount for Hold {
-    fn call(self: Arc<Self>, request: Request, context: RequestContext) -> MountFuture {
-        Box::pin(async move {
-            let length = request
-                .headers()
-                .get(http::header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok()?.parse().ok());
-            match sluice_http::read_body(
-                request.into_body(),
-                length,
-                context.body_limit,
-                context.body_timeout,
-            )
-            .await
-            {
-                Ok(body) => {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    http::Response::new(full(format!("{} bytes", body.len())))
-                }
-                Err(error) => {
-                    let mut response = http::Response::new(full(error.to_string()));
-                    *response.status_mut() = error.status();
-                    if error.status() == http::StatusCode::SERVICE_UNAVAILABLE {
-                        response.headers_mut().insert(
-                            http::header::RETRY_AFTER,
-                            http::HeaderValue::from_static("1"),
-                        );
-                    }
-                    response
-                }
-            }
-        })
-    }
-}
 
 /// Sends a `BODY`-byte PUT from a reused 1 MiB buffer; the answer's head and body.
 async fn send_body(addr: SocketAddr) -> String {
@@ -84,18 +48,7 @@ async fn send_body(addr: SocketAddr) -> String {
 }
 
 fn status_kib(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix(field)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
+    testkit::proc_status_kib(std::process::id(), field) as usize
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +58,7 @@ async fn concurrent_large_bodies_stay_within_the_memory_budget() {
         return;
     }
     let mut router = Router::new();
-    router.mount("/hold", Arc::new(Hold));
+    router.mount("/hold", Arc::new(Hold(Duration::from_millis(300))));
     let options = ServerOptions {
         max_inflight_bytes: BUDGET,
         inflight_wait: Duration::from_secs(60),
@@ -114,7 +67,7 @@ async fn concurrent_large_bodies_stay_within_the_memory_budget() {
     let mut server = Server::start(router, options).await;
     let addr = server.addr;
     let baseline = status_kib("VmRSS:") << 10;
-    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    testkit::reset_peak_rss();
 
     let senders: Vec<_> = (0..4).map(|_| tokio::spawn(send_body(addr))).collect();
     for sender in senders {
@@ -149,7 +102,7 @@ async fn concurrent_large_bodies_stay_within_the_memory_budget() {
     server.stop();
     bounded(server.task).await.unwrap().unwrap();
     let mut router = Router::new();
-    router.mount("/hold", Arc::new(Hold));
+    router.mount("/hold", Arc::new(Hold(Duration::from_millis(300))));
     let options = ServerOptions {
         max_inflight_bytes: BUDGET,
         inflight_wait: Duration::from_millis(200),

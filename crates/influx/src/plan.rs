@@ -167,14 +167,13 @@ impl<'b> TablePlan<'b> {
             }
         }
         let hash = keys_hash(point, jsonb);
-        if let Some(candidates) = self.by_keys.get(&hash) {
-            if let Some(&found) = candidates
+        if let Some(candidates) = self.by_keys.get(&hash)
+            && let Some(&found) = candidates
                 .iter()
                 .find(|&&l| self.layouts[l].fits(point, jsonb))
-            {
-                check_values(self.name, point)?;
-                return Ok(found);
-            }
+        {
+            check_values(self.name, point)?;
+            return Ok(found);
         }
         let layout = self.add_layout(point)?;
         self.by_keys.entry(hash).or_default().push(layout);
@@ -438,14 +437,14 @@ impl<'b> Plan<'b> {
 /// The field values of a point PostgreSQL can store: text cannot hold the NUL character.
 fn check_values(measurement: &str, point: &Point<'_, '_>) -> Result<(), ApiError> {
     for field in point.fields() {
-        if let FieldValue::String(text) = &field.value {
-            if memchr::memchr(0, text.as_bytes()).is_some() {
-                return Err(ApiError::Invalid(format!(
-                    "field {:?} of measurement {measurement:?} holds a NUL character (\\u0000), \
+        if let FieldValue::String(text) = &field.value
+            && memchr::memchr(0, text.as_bytes()).is_some()
+        {
+            return Err(ApiError::Invalid(format!(
+                "field {:?} of measurement {measurement:?} holds a NUL character (\\u0000), \
                      which PostgreSQL text cannot store",
-                    field.key
-                )));
-            }
+                field.key
+            )));
         }
     }
     Ok(())

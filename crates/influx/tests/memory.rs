@@ -5,30 +5,22 @@
 //! one test so that nothing else runs in the process meanwhile.
 #![allow(clippy::unwrap_used)]
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use common::{count, start, unique};
+use sluice_embedded::testkit;
 use sluice_influx::InfluxConfig;
-
-/// A field of /proc/self/status, in KiB.
-fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.trim().strip_suffix("kB"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap()
-}
 
 /// Resets the peak resident set to the current one; returns the current one in bytes.
 fn reset_peak() -> u64 {
-    std::fs::write("/proc/self/clear_refs", "5").unwrap();
-    status_kib("VmRSS:") * 1024
+    testkit::reset_peak_rss();
+    testkit::proc_status_kib(std::process::id(), "VmRSS:") * 1024
 }
 
 /// The peak resident set since [`reset_peak`], in bytes.
 fn peak() -> u64 {
-    status_kib("VmHWM:") * 1024
+    testkit::proc_status_kib(std::process::id(), "VmHWM:") * 1024
 }
 
 /// Three measurements, each with 1,500 tag keys, two per line: 4,500 distinct key sets.

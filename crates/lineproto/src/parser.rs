@@ -312,10 +312,11 @@ impl<'a> Parser<'a> {
             &mut self.fields,
             &mut self.keys,
         )?;
-        if let Some(bad) = self.source.utf8_error_at {
-            if self.cursor.pos >= self.cursor.bytes.len() && !self.cursor.text.ends_with('\n') {
-                return Err(Fail::at(ErrorKind::InvalidUtf8, bad));
-            }
+        if let Some(bad) = self.source.utf8_error_at
+            && self.cursor.pos >= self.cursor.bytes.len()
+            && !self.cursor.text.ends_with('\n')
+        {
+            return Err(Fail::at(ErrorKind::InvalidUtf8, bad));
         }
         self.measurement = head.measurement;
         self.time = head.time;

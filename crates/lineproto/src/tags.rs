@@ -48,25 +48,21 @@ pub(crate) fn parse_tags<'a>(c: &mut Cursor<'a>, tags: &mut Vec<Tag<'a>>) -> Res
                 return Err(Fail::quoting(fail.kind, fail.at, section, c.pos));
             }
         }
-        if sorted {
-            if let Some(previous) = tags.get(base..).and_then(<[Tag<'a>]>::last) {
-                match previous.key.as_bytes().cmp(key.as_bytes()) {
-                    std::cmp::Ordering::Less => {}
-                    std::cmp::Ordering::Equal => {
-                        return Err(Fail::span(ErrorKind::DuplicateTag, key_start, key_end));
-                    }
-                    std::cmp::Ordering::Greater => sorted = false,
+        if sorted && let Some(previous) = tags.get(base..).and_then(<[Tag<'a>]>::last) {
+            match previous.key.as_bytes().cmp(key.as_bytes()) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => {
+                    return Err(Fail::span(ErrorKind::DuplicateTag, key_start, key_end));
                 }
+                std::cmp::Ordering::Greater => sorted = false,
             }
         }
         tags.push(Tag { key, value });
     }
-    if !sorted {
-        if let Some(appended) = tags.get_mut(base..) {
-            appended.sort_unstable_by(|a, b| a.key.as_bytes().cmp(b.key.as_bytes()));
-            if let Some(pair) = appended.windows(2).find(|w| w[0].key == w[1].key) {
-                return Err(locate_duplicate(c, section, &pair[0].key));
-            }
+    if !sorted && let Some(appended) = tags.get_mut(base..) {
+        appended.sort_unstable_by(|a, b| a.key.as_bytes().cmp(b.key.as_bytes()));
+        if let Some(pair) = appended.windows(2).find(|w| w[0].key == w[1].key) {
+            return Err(locate_duplicate(c, section, &pair[0].key));
         }
     }
     Ok(())

@@ -73,10 +73,10 @@ impl Pipeline<'_> {
             return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
         };
         let mut plan = conn.statements.plan(sql);
-        if matches!(plan, Plan::Prepare(_) | Plan::Unprepared) {
-            if let Some((_, name)) = self.preparing.iter().find(|(s, _)| &**s == sql) {
-                plan = Plan::Pending(name.clone());
-            }
+        if matches!(plan, Plan::Prepare(_) | Plan::Unprepared)
+            && let Some((_, name)) = self.preparing.iter().find(|(s, _)| &**s == sql)
+        {
+            plan = Plan::Pending(name.clone());
         }
         conn.write_statement(sql, params, format, &plan)?;
         let keep_sql = matches!(plan, Plan::Prepare(_) | Plan::Pending(_));
@@ -143,10 +143,10 @@ impl Pipeline<'_> {
                 if self.mode == SyncMode::Once {
                     failed_at = Some(i);
                 }
-                if let (Plan::Prepared(s), true) = (&entry.plan, is_stale_statement(e)) {
-                    if let Some(name) = conn.statements.invalidate(s.sql()) {
-                        conn.prelude.close_statements.push(name);
-                    }
+                if let (Plan::Prepared(s), true) = (&entry.plan, is_stale_statement(e))
+                    && let Some(name) = conn.statements.invalidate(s.sql())
+                {
+                    conn.prelude.close_statements.push(name);
                 }
             }
             if self.mode == SyncMode::PerStatement {
@@ -213,10 +213,10 @@ impl<'c> Pipeline<'c> {
         match conn.read_head(sql, &last.plan, last.format).await {
             Ok(head) => Ok((results, RowStream::new(conn, head, true))),
             Err(e) => {
-                if let (Plan::Prepared(s), true) = (&last.plan, is_stale_statement(&e)) {
-                    if let Some(name) = conn.statements.invalidate(s.sql()) {
-                        conn.prelude.close_statements.push(name);
-                    }
+                if let (Plan::Prepared(s), true) = (&last.plan, is_stale_statement(&e))
+                    && let Some(name) = conn.statements.invalidate(s.sql())
+                {
+                    conn.prelude.close_statements.push(name);
                 }
                 if !e.is_closed() && !conn.is_broken() {
                     conn.drain(0).await?;

@@ -328,10 +328,10 @@ impl Connection {
                 },
                 None => self.read_head(sql, &plan, format).await,
             };
-            if let Err(e) = &head {
-                if !e.is_closed() {
-                    self.finish_failed().await;
-                }
+            if let Err(e) = &head
+                && !e.is_closed()
+            {
+                self.finish_failed().await;
             }
             match head {
                 Err(e) if is_stale_statement(&e) && matches!(plan, Plan::Prepared(_)) => {

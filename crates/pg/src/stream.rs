@@ -57,11 +57,11 @@ impl<'c> RowStream<'c> {
             if self.done {
                 return Ok(None);
             }
-            if !self.ended {
-                if let Some(block) = self.conn.take_block(&self.columns, self.spans_hint)? {
-                    self.spans_hint = block.spans().len();
-                    return Ok(Some(block));
-                }
+            if !self.ended
+                && let Some(block) = self.conn.take_block(&self.columns, self.spans_hint)?
+            {
+                self.spans_hint = block.spans().len();
+                return Ok(Some(block));
             }
             if self.ended && !self.until_ready {
                 self.done = true;

@@ -34,9 +34,7 @@ async fn hostile_server(reply: Vec<u8>) -> u16 {
 }
 
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    sluice_embedded::testkit::proc_status_kib(std::process::id(), "VmHWM:")
 }
 
 async fn run_against(reply: Vec<u8>) -> sluice_pg::Error {

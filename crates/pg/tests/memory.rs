@@ -2,13 +2,12 @@
 //! resident size measures this test alone).
 #![allow(clippy::unwrap_used)]
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 /// The process's peak resident set size (VmHWM) in KiB.
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    sluice_embedded::testkit::proc_status_kib(std::process::id(), "VmHWM:")
 }
 
 #[tokio::test]

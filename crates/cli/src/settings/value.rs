@@ -239,13 +239,13 @@ impl std::fmt::Display for Span {
         let secs = self.0.as_secs();
         if self.0.is_zero() {
             write!(f, "0s")
-        } else if self.0.subsec_nanos() % 1_000_000 != 0 {
+        } else if !self.0.subsec_nanos().is_multiple_of(1_000_000) {
             write!(f, "{}s", self.0.as_secs_f64())
-        } else if millis % 1000 != 0 {
+        } else if !millis.is_multiple_of(1000) {
             write!(f, "{millis}ms")
-        } else if secs % 3600 == 0 {
+        } else if secs.is_multiple_of(3600) {
             write!(f, "{}h", secs / 3600)
-        } else if secs % 60 == 0 {
+        } else if secs.is_multiple_of(60) {
             write!(f, "{}m", secs / 60)
         } else {
             write!(f, "{secs}s")
@@ -316,7 +316,7 @@ impl std::fmt::Display for Size {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
         for (factor, unit) in units {
-            if self.0 >= factor && self.0 % factor == 0 {
+            if self.0 >= factor && self.0.is_multiple_of(factor) {
                 return write!(f, "{}{unit}", self.0 / factor);
             }
         }

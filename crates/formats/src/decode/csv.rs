@@ -317,13 +317,13 @@ impl CsvScanner {
                 self.record_line,
             ));
         }
-        if let Some(expected) = self.expected {
-            if fields != expected {
-                return Err(
-                    DecodeError::new(DecodeErrorKind::ColumnCount, self.record_line)
-                        .detail(format!("{fields} fields, the header has {expected}")),
-                );
-            }
+        if let Some(expected) = self.expected
+            && fields != expected
+        {
+            return Err(
+                DecodeError::new(DecodeErrorKind::ColumnCount, self.record_line)
+                    .detail(format!("{fields} fields, the header has {expected}")),
+            );
         }
         self.records += 1;
         self.fields = 0;

@@ -288,18 +288,18 @@ fn decode_object(
             .at(line, cur.pos)
             .detail("expected the end of the line after the object"));
     }
-    if rules.require_all {
-        if let Some(missing) = slots.iter().position(Option::is_none) {
-            let name = names
-                .get(missing)
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .unwrap_or_default();
-            return Err(
-                DecodeError::new(DecodeErrorKind::MissingKey, line_no).detail(format!(
-                    "{name:?} is missing: every object must have the same keys"
-                )),
-            );
-        }
+    if rules.require_all
+        && let Some(missing) = slots.iter().position(Option::is_none)
+    {
+        let name = names
+            .get(missing)
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .unwrap_or_default();
+        return Err(
+            DecodeError::new(DecodeErrorKind::MissingKey, line_no).detail(format!(
+                "{name:?} is missing: every object must have the same keys"
+            )),
+        );
     }
     Ok(())
 }

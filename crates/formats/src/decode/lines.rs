@@ -24,10 +24,10 @@ impl LineMap {
         if self.full {
             return;
         }
-        if let Some(&(r, l)) = self.entries.last() {
-            if l + (row - r.min(row)) == line {
-                return;
-            }
+        if let Some(&(r, l)) = self.entries.last()
+            && l + (row - r.min(row)) == line
+        {
+            return;
         }
         if self.entries.len() == MAX_ENTRIES {
             self.full = true;

@@ -13,7 +13,7 @@
 //!   finds no room within `inflight_wait` is answered 503 with `Retry-After`.
 //! - **Connections.** At most `max_connections` connections are served at once. At the cap a
 //!   new connection takes the slot of one that makes no progress (idle keep-alive, a stalled
-//!   head, a body slower than `min_body_rate`; see [`conns`]); when every connection is busy
+//!   head, a body slower than `min_body_rate`; see `conns.rs`); when every connection is busy
 //!   answering, it waits (and those behind it in the kernel's backlog) until one closes.
 //! - **Shutdown.** When the shutdown future resolves the listener is closed, idle connections
 //!   are closed, and requests in flight finish (their responses complete, then their

@@ -137,7 +137,7 @@ fn offer_weight(accept: &str, names: &[&str]) -> Option<(u16, usize)> {
 }
 
 /// The answer for `accept`: the format with the highest weight, ties to the range listed first,
-/// then to the order of [`OFFERS`]; a weight of 0 excludes. Nothing acceptable (or no header):
+/// then to the order of `OFFERS`; a weight of 0 excludes. Nothing acceptable (or no header):
 /// [`FALLBACK`].
 pub fn negotiate(accept: Option<&str>) -> Negotiated {
     let Some(accept) = accept else {

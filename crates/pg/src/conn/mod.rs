@@ -352,10 +352,11 @@ impl Connection {
         self.io.consume(len);
         self.tx_status = status;
         self.pending_syncs = self.pending_syncs.saturating_sub(1);
-        if let Some(reset) = self.fused_reset.take() {
-            if self.group_failed && self.prelude.reset.is_none() {
-                self.prelude.reset = Some(reset);
-            }
+        if let Some(reset) = self.fused_reset.take()
+            && self.group_failed
+            && self.prelude.reset.is_none()
+        {
+            self.prelude.reset = Some(reset);
         }
         self.group_failed = false;
         Ok(())

@@ -238,11 +238,11 @@ impl DbError {
     /// has one: `ERROR:  syntax error at or near "x"\nLINE 1: SELECT x y\n ...`.
     pub fn pretty(&self, query: &str) -> String {
         let mut out = format!("{}:  {}", self.severity, self.message);
-        if let Some(ErrorPosition::Original(pos)) = &self.position {
-            if let Some(caret) = caret_lines(query, *pos as usize) {
-                out.push('\n');
-                out.push_str(&caret);
-            }
+        if let Some(ErrorPosition::Original(pos)) = &self.position
+            && let Some(caret) = caret_lines(query, *pos as usize)
+        {
+            out.push('\n');
+            out.push_str(&caret);
         }
         for (label, value) in [("DETAIL", &self.detail), ("HINT", &self.hint)] {
             if let Some(v) = value {

@@ -49,10 +49,11 @@ impl Uuid {
             };
             *byte = hex_digit(*high)? << 4 | hex_digit(*low)?;
             rest = tail;
-            if index % 2 == 1 && index < 15 {
-                if let [b'-', tail @ ..] = rest {
-                    rest = tail;
-                }
+            if index % 2 == 1
+                && index < 15
+                && let [b'-', tail @ ..] = rest
+            {
+                rest = tail;
             }
         }
         rest.is_empty().then_some(Uuid(bytes))

@@ -79,10 +79,10 @@ impl Existing {
             let text = cells.get(c).and_then(Cell::as_param);
             self.probe.push(text.map(str::to_owned));
         }
-        if let Some(&i) = self.index.get(&self.probe) {
-            if let Some(entry) = self.tuples.get_mut(i) {
-                entry.1 = true;
-            }
+        if let Some(&i) = self.index.get(&self.probe)
+            && let Some(entry) = self.tuples.get_mut(i)
+        {
+            entry.1 = true;
         }
     }
 

@@ -90,13 +90,13 @@ pub(crate) fn for_each_element<'a>(
     if end != raw.len() {
         return Err(bad(end, "unexpected text after the closing '}'"));
     }
-    if let Some(declared) = declared {
-        if declared != count {
-            return Err(bad(
-                0,
-                &format!("the dimensions declare {declared} elements but there are {count}"),
-            ));
-        }
+    if let Some(declared) = declared
+        && declared != count
+    {
+        return Err(bad(
+            0,
+            &format!("the dimensions declare {declared} elements but there are {count}"),
+        ));
     }
     Ok(count)
 }

@@ -74,7 +74,7 @@ impl Buffer {
         }
         let mut digits = microsecond;
         let mut width = 6;
-        while digits % 10 == 0 {
+        while digits.is_multiple_of(10) {
             digits /= 10;
             width -= 1;
         }

@@ -1,0 +1,9 @@
+//! The `sluice` binary's integration tests as one binary.
+
+mod export_import;
+mod export_import_errors;
+mod export_import_support;
+mod lp;
+mod serve;
+mod serve_memory;
+mod serve_support;

@@ -1,0 +1,176 @@
+//! `sluice serve` as a process: config file plus overrides, ops endpoints, SIGTERM, bad input.
+#![allow(clippy::unwrap_used)]
+
+use crate::serve_support::{Running, http_address};
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A folder for a test's files, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("sluice-serve-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `sluice serve` with a clean environment (no DATABASE_URL or SLUICE_* from the caller).
+fn serve_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+    command.arg("serve");
+    for (name, _) in std::env::vars() {
+        if name == "DATABASE_URL" || name.starts_with("SLUICE_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("SLUICE_LOG", "warn");
+    command
+}
+
+/// One HTTP/1.1 request with `Connection: close`: the status line and the body.
+fn get(addr: &str, path: &str) -> (String, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+fn wait_with_timeout(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "serve did not exit within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn serves_from_a_config_file_with_overrides_and_stops_on_sigterm() {
+    let url = sluice_embedded::test_database().url().to_string();
+    let scratch = Scratch::new("config");
+    // The file's database and listen address are overridden (the file's would fail), and its
+    // pool size by a variable.
+    let config = scratch.write(
+        "sluice.toml",
+        "[database]\nurl = \"postgres://nobody@127.0.0.1:1/none\"\n\
+         [pool]\nsize = 3\n\
+         [http]\nlisten = \"192.0.2.1:80\"\naccess_log = false\n\
+         [views]\n\"/one\" = \"one.json\"\n",
+    );
+    scratch.write(
+        "one.json",
+        r#"{"sql": {"path": [], "GET": "SELECT 1 AS one, 'a' AS letter"}}"#,
+    );
+    let child = serve_command()
+        .arg("--config")
+        .arg(&config)
+        .args(["--http", "127.0.0.1:0"])
+        .env("SLUICE_DATABASE_URL", &url)
+        .env("SLUICE_POOL_SIZE", "4")
+        .env("SLUICE_INFLUX_ENABLED", "true")
+        .env("SLUICE_HTTP_LISTEN", "192.0.2.2:80")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let addr = http_address(&mut running.0);
+
+    let (status, body) = get(&addr, "/-/ready");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    assert_eq!(get(&addr, "/-/live").0, "HTTP/1.1 200 OK");
+    let (status, metrics) = get(&addr, "/-/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        metrics.contains("sluice_pool_max_connections 4\n"),
+        "{metrics}"
+    );
+    assert_eq!(get(&addr, "/nothing").0, "HTTP/1.1 404 Not Found");
+    // The Influx API, enabled by a variable.
+    assert_eq!(get(&addr, "/ping").0, "HTTP/1.1 204 No Content");
+    // The view from the file, its path relative to the file.
+    let (status, body) = get(&addr, "/one");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    assert!(body.contains("\"a\""), "{body}");
+
+    let pid = running.0.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let exit = wait_with_timeout(&mut running.0, Duration::from_secs(30));
+    assert!(exit.success(), "serve exited with {exit} after SIGTERM");
+}
+
+#[test]
+fn a_bad_config_file_stops_serve_naming_the_file_and_key() {
+    let scratch = Scratch::new("bad-config");
+    let config = scratch.write("sluice.toml", "[http]\nbody_limit = \"lots\"\n");
+    let output = serve_command()
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&config.display().to_string()), "{stderr}");
+    assert!(stderr.contains("body_limit"), "{stderr}");
+}
+
+#[test]
+fn a_bad_view_file_stops_serve_naming_the_file_and_json_path() {
+    let scratch = Scratch::new("bad-view");
+    let view = scratch.write(
+        "films.json",
+        r#"{"sql": [{"path": [], "GET": "SELECT 1"}, {"path": [1, "tags"], "GET": "SELECT 2"}]}"#,
+    );
+    // No database is needed to find out: the views are checked first.
+    let output = serve_command()
+        .args([
+            "-d",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .arg("--views")
+        .arg(format!("/films={}", view.display()))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&view.display().to_string()), "{stderr}");
+    assert!(stderr.contains("$.sql[1].path[1]"), "{stderr}");
+}

@@ -1,0 +1,6 @@
+//! The private cluster's integration tests as one binary.
+
+mod access;
+mod cluster;
+mod common;
+mod watchdog;
