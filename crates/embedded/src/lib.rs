@@ -38,6 +38,7 @@
 //! ```
 
 // The docs link the test kit's items, which exist only with the feature.
+#![warn(missing_docs)]
 #![cfg_attr(not(feature = "test-support"), allow(rustdoc::broken_intra_doc_links))]
 
 mod auth;

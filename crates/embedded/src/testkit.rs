@@ -131,7 +131,9 @@ impl TestServer {
 /// A response, read whole.
 #[derive(Debug)]
 pub struct Answer {
+    /// The status code.
     pub status: u16,
+    /// The response headers.
     pub headers: http::HeaderMap,
     /// The body as text (invalid UTF-8 replaced).
     pub body: String,

@@ -39,6 +39,8 @@
 //! client encoding; sluice-pg always asks for UTF-8, psql for the database's encoding, so the
 //! two are identical in UTF-8 databases.)
 
+#![warn(missing_docs)]
+
 pub mod decode;
 pub mod encode;
 pub mod kind;

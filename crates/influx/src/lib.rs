@@ -19,6 +19,8 @@
 //! request is one transaction of binary COPYs, one per table; 204 only after COMMIT. Times are
 //! kept to the microsecond (PostgreSQL's `timestamptz`), cut towards the past.
 
+#![warn(missing_docs)]
+
 mod catalog;
 mod config;
 mod copy;

@@ -28,9 +28,13 @@ pub enum ApiError {
         "field type conflict: input field \"{field}\" on measurement \"{measurement}\" is type {given}, already exists as type {existing}"
     )]
     TypeConflict {
+        /// The measurement (table) written to.
         measurement: String,
+        /// The field's key.
         field: String,
+        /// The line protocol type of the value given.
         given: &'static str,
+        /// The type the field already has.
         existing: &'static str,
     },
     /// The request may not write where it asks: a database or table the API does not own.
@@ -43,13 +47,19 @@ pub enum ApiError {
         if *.v2 { "failure writing points to database: " } else { "" }
     )]
     PartialWrite {
+        /// Why lines were rejected, as InfluxDB words it.
         reasons: String,
+        /// How many points were dropped.
         dropped: usize,
+        /// The request came through the v2 API.
         v2: bool,
     },
     /// The body (or its inflated form) is larger than the limit.
     #[error("request body is larger than the limit of {limit} bytes")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The body did not arrive in time.
     #[error("{0}")]
     Timeout(String),

@@ -77,6 +77,8 @@
 //! * Not done: InfluxDB's Unicode check for non-printable characters beyond ASCII control
 //!   characters in keys (`ValidKeyToken`), and the `_`-prefix reservation of 2.x.
 
+#![warn(missing_docs)]
+
 mod batch;
 mod error;
 mod fields;

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 /// A tag: key and value, borrowed from the input unless an escape forced a copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tag<'a> {
+    /// The tag key, escapes resolved.
     pub key: Cow<'a, str>,
+    /// The tag value, escapes resolved.
     pub value: Cow<'a, str>,
 }
 
@@ -40,7 +42,9 @@ impl FieldValue<'_> {
 /// A field: key and typed value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field<'a> {
+    /// The field key, escapes resolved.
     pub key: Cow<'a, str>,
+    /// The field value, typed as the line protocol writes it.
     pub value: FieldValue<'a>,
 }
 

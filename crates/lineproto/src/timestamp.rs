@@ -14,10 +14,14 @@ pub const MAX_TIME_NS: i64 = i64::MAX - 1;
 /// The unit of the timestamps in a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Precision {
+    /// `ns` (the default).
     #[default]
     Nanoseconds,
+    /// `us` / `u`.
     Microseconds,
+    /// `ms`.
     Milliseconds,
+    /// `s`.
     Seconds,
 }
 

@@ -10,8 +10,11 @@ use std::sync::Arc;
 /// One type as the catalog describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeInfo {
+    /// `pg_type.oid`.
     pub oid: Oid,
+    /// The namespace the type lives in.
     pub schema: Box<str>,
+    /// `typname`.
     pub name: Box<str>,
     /// `typtype`: `b` base, `c` composite, `d` domain, `e` enum, `p` pseudo, `r` range,
     /// `m` multirange.

@@ -51,6 +51,8 @@
 //! # }).unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod catalog;
 pub mod config;
 mod conn;
