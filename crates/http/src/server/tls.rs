@@ -9,14 +9,30 @@ use std::sync::{Arc, RwLock};
 /// Why a certificate or key could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// The certificate file could not be read or holds no certificate.
     #[error("reading the TLS certificate {path}: {reason}")]
-    Certificate { path: PathBuf, reason: String },
+    Certificate {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The key file could not be read or holds no key.
     #[error("reading the TLS key {path}: {reason}")]
-    Key { path: PathBuf, reason: String },
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The two do not go together (the key is not the certificate's, say).
     #[error("the TLS certificate {cert} and key {key} do not make a configuration: {reason}")]
     Config {
+        /// The certificate file.
         cert: PathBuf,
+        /// The key file.
         key: PathBuf,
+        /// What rustls said.
         reason: String,
     },
 }
