@@ -172,6 +172,82 @@ pub fn compare_bodies(expected: &Option<String>, actual: &str) -> Option<String>
     (trim(expected) != trim(actual)).then(|| format!("body differs; expected:\n{expected}"))
 }
 
+/// Runs every suite under `dir` (each a directory holding a file named `marker`; only those
+/// whose name contains `$SPEC` when it is set) with `run`, one after another on a two-thread
+/// runtime, and panics listing every failure. `run` gets the suite's directory and name and
+/// gives the failures of its exchanges, or an error that stopped the suite.
+pub fn run_suites<F, Fut>(dir: &Path, marker: &str, mut run: F)
+where
+    F: FnMut(PathBuf, String) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<String>, String>>,
+{
+    let mut suites = Vec::new();
+    find_suites(dir, marker, &mut suites);
+    assert!(!suites.is_empty(), "no spec suites under {dir:?}");
+    let filter = std::env::var("SPEC").ok();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for suite in suites {
+        let name = suite
+            .strip_prefix(dir)
+            .unwrap_or(&suite)
+            .to_string_lossy()
+            .into_owned();
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        ran += 1;
+        match runtime.block_on(run(suite.clone(), name.clone())) {
+            Ok(found) => failures.extend(found),
+            Err(e) => failures.push(format!("suite {name}: {e}")),
+        }
+    }
+    assert!(ran > 0, "no suite matches SPEC={filter:?}");
+    if !failures.is_empty() {
+        panic!(
+            "{} spec failure(s):\n\n{}",
+            failures.len(),
+            failures.join("\n\n")
+        );
+    }
+}
+
+/// A database of its own for suite `name` on the cluster at `base` (dropped first if a run
+/// before left it): its name.
+pub async fn create_database(base: &str, prefix: &str, name: &str) -> Result<String, String> {
+    let dbname = format!(
+        "{prefix}_{}_{}",
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        std::process::id()
+    );
+    let mut admin = sluice_pg::Connection::connect(base)
+        .await
+        .map_err(|e| format!("connecting: {e}"))?;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname}"))
+        .await
+        .map_err(|e| format!("dropping database {dbname}: {e}"))?;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {dbname}"))
+        .await
+        .map_err(|e| format!("creating database {dbname}: {e}"))?;
+    Ok(dbname)
+}
+
+/// Drops a suite's database, sessions and all.
+pub async fn drop_database(base: &str, dbname: &str) {
+    if let Ok(mut admin) = sluice_pg::Connection::connect(base).await {
+        let _ = admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname} WITH (FORCE)"))
+            .await;
+    }
+}
+
 /// Every directory under `dir` holding a file named `marker`, sorted.
 pub fn find_suites(dir: &Path, marker: &str, found: &mut Vec<PathBuf>) {
     if dir.join(marker).is_file() {

@@ -1,7 +1,9 @@
 //! Runs the view spec suites of tests/specs (format in tests/specs/README.md): each suite gets a
 //! fresh database, its views served on 127.0.0.1:0, and its exchanges sent over real HTTP.
 
-use sluice_http::testkit::spec::{find_suites, read_setup, run_spec_files, url_for};
+use sluice_http::testkit::spec::{
+    create_database, drop_database, read_setup, run_spec_files, run_suites, url_for,
+};
 use sluice_http::view::ViewMount;
 use sluice_http::{Router, ServerOptions};
 use sluice_pg::{Connection, Pool, PoolSettings};
@@ -10,48 +12,15 @@ use std::sync::Arc;
 
 #[test]
 fn specs() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let failures = runtime.block_on(run_all());
-    if !failures.is_empty() {
-        panic!(
-            "{} spec failure(s):\n\n{}",
-            failures.len(),
-            failures.join("\n\n")
-        );
-    }
-}
-
-fn specs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs")
-}
-
-async fn run_all() -> Vec<String> {
-    let mut suites = Vec::new();
-    find_suites(&specs_dir(), "mounts", &mut suites);
-    assert!(!suites.is_empty(), "no spec suites under {:?}", specs_dir());
-    let filter = std::env::var("SPEC").ok();
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for suite in suites {
-        let name = suite
-            .strip_prefix(specs_dir())
-            .unwrap_or(&suite)
-            .to_string_lossy()
-            .into_owned();
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
-            continue;
-        }
-        ran += 1;
-        if let Err(e) = run_suite(&suite, &name, &mut failures).await {
-            failures.push(format!("suite {name}: {e}"));
-        }
-    }
-    assert!(ran > 0, "no suite matches SPEC={filter:?}");
-    failures
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs");
+    run_suites(&dir, "mounts", |suite, name| async move {
+        let base = sluice_embedded::test_database().url().to_owned();
+        let dbname = create_database(&base, "spec", &name).await?;
+        let mut failures = Vec::new();
+        let result = serve_suite(&suite, &base, &dbname, &mut failures).await;
+        drop_database(&base, &dbname).await;
+        result.map(|()| failures)
+    });
 }
 
 /// One line of `mounts`.
@@ -92,31 +61,6 @@ fn parse_mounts(suite: &Path) -> Result<Vec<MountLine>, String> {
         });
     }
     Ok(mounts)
-}
-
-async fn run_suite(suite: &Path, name: &str, failures: &mut Vec<String>) -> Result<(), String> {
-    let base = sluice_embedded::test_database().url().to_owned();
-    let dbname = format!(
-        "spec_{}_{}",
-        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-        std::process::id()
-    );
-    let mut admin = Connection::connect(&base)
-        .await
-        .map_err(|e| format!("connecting: {e}"))?;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname}"))
-        .await
-        .map_err(|e| format!("dropping database {dbname}: {e}"))?;
-    admin
-        .batch_execute(&format!("CREATE DATABASE {dbname}"))
-        .await
-        .map_err(|e| format!("creating database {dbname}: {e}"))?;
-    let result = serve_suite(suite, &base, &dbname, failures).await;
-    let _ = admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname} WITH (FORCE)"))
-        .await;
-    result
 }
 
 async fn serve_suite(

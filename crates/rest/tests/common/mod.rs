@@ -2,7 +2,7 @@
 //! it on 127.0.0.1:0, and the suite config format.
 #![allow(dead_code)]
 
-use sluice_http::testkit::spec::url_for;
+use sluice_http::testkit::spec::{create_database, drop_database, url_for};
 use sluice_http::{Router, ServerOptions};
 use sluice_pg::{Connection, Pool, PoolSettings};
 use sluice_rest::api::{RestApi, SchemaSource};
@@ -75,22 +75,7 @@ impl Served {
         options: ServerOptions,
     ) -> Result<Served, String> {
         let base = sluice_embedded::test_database().url().to_owned();
-        let dbname = format!(
-            "rest_{}_{}",
-            name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-            std::process::id()
-        );
-        let mut admin = Connection::connect(&base)
-            .await
-            .map_err(|e| format!("connecting: {e}"))?;
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname}"))
-            .await
-            .map_err(|e| format!("dropping database {dbname}: {e}"))?;
-        admin
-            .batch_execute(&format!("CREATE DATABASE {dbname}"))
-            .await
-            .map_err(|e| format!("creating database {dbname}: {e}"))?;
+        let dbname = create_database(&base, "rest", name).await?;
         let url = url_for(&base, &dbname, None);
         let mut conn = Connection::connect(&url)
             .await
@@ -136,14 +121,7 @@ impl Served {
         }
         self.pool.close().await;
         let base = sluice_embedded::test_database().url().to_owned();
-        if let Ok(mut admin) = Connection::connect(&base).await {
-            let _ = admin
-                .batch_execute(&format!(
-                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                    self.dbname
-                ))
-                .await;
-        }
+        drop_database(&base, &self.dbname).await;
     }
 }
 
