@@ -31,9 +31,8 @@ impl Target {
             dir.display()
         );
         let cluster = Cluster::start(
-            ClusterOptions::persistent(dir)
-                .tls(false)
-                .stop_on_drop(true),
+            // A persistent cluster speaks plain TCP: the same transport as every contender.
+            ClusterOptions::persistent(dir).stop_on_drop(true),
         )
         .context("starting the embedded cluster")?;
         let url = format!("{}?sslmode=disable", cluster.url_with_password());
