@@ -220,16 +220,19 @@ fn wrk_millis(text: &str) -> Option<f64> {
 
 /// wrk with 64 connections for `seconds`: requests per second and p99 in milliseconds.
 pub(crate) fn wrk(base: &str, script: &Path, seconds: u64) -> Result<(f64, f64)> {
-    wrk_with(base, script, seconds, 64)
+    let (rps, p99, _timeouts) = wrk_with(base, script, seconds, 64)?;
+    Ok((rps, p99))
 }
 
-/// wrk with `connections` connections for `seconds`: requests per second and p99 in ms.
+/// wrk with `connections` connections for `seconds`: requests per second, p99 in ms, and the
+/// requests wrk gave up on after its 2 s timeout. A non-2xx answer or a connect, read or write
+/// error fails the run.
 pub(crate) fn wrk_with(
     base: &str,
     script: &Path,
     seconds: u64,
     connections: usize,
-) -> Result<(f64, f64)> {
+) -> Result<(f64, f64, u64)> {
     let out = Command::new("wrk")
         .args(["-t2", &format!("-c{connections}"), "--latency", "-d"])
         .arg(format!("{seconds}s"))
@@ -239,7 +242,20 @@ pub(crate) fn wrk_with(
         .output()
         .context("running wrk (apt-get install wrk)")?;
     let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() || text.contains("Non-2xx") || text.contains("Socket errors") {
+    // "Socket errors: connect 0, read 0, write 0, timeout 12"
+    let socket_errors: Vec<u64> = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Socket errors:"))
+        .map(|counts| {
+            counts
+                .split(',')
+                .filter_map(|c| c.split_whitespace().nth(1)?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let failed: u64 = socket_errors.iter().take(3).sum();
+    let timeouts = socket_errors.get(3).copied().unwrap_or(0);
+    if !out.status.success() || text.contains("Non-2xx") || failed > 0 {
         bail!("wrk failed or saw errors:\n{text}");
     }
     let rps = text
@@ -252,7 +268,7 @@ pub(crate) fn wrk_with(
         .find_map(|l| l.trim().strip_prefix("99%"))
         .and_then(|v| wrk_millis(v.trim()))
         .context("wrk printed no 99% latency")?;
-    Ok((rps, p99))
+    Ok((rps, p99, timeouts))
 }
 
 /// Runs `program args` with standard output read here: seconds, bytes, and a hash of the bytes.
