@@ -8,6 +8,7 @@ mod influx;
 mod peers;
 mod pool;
 mod report;
+mod resp;
 mod rest;
 mod runs;
 mod setup;
@@ -40,6 +41,9 @@ enum Command {
     /// PostgREST's json_agg, a bulk POST vs import and PostgREST's statement, seed 001's load,
     /// the schema cache's load.
     Rest(rest::RestArgs),
+    /// The Redis gate against redis-server: redis-benchmark side by side, paired variants, the
+    /// data types, RSS after loading.
+    Resp(resp::RespArgs),
     /// One measured REST piece in a child process.
     #[command(hide = true)]
     RestWorker(rest::RestWorkerArgs),
@@ -62,5 +66,6 @@ fn main() -> anyhow::Result<()> {
         Command::PoolWorker(args) => pool::worker(args),
         Command::Rest(args) => rest::run(args),
         Command::RestWorker(args) => rest::worker(args),
+        Command::Resp(args) => resp::run(args),
     }
 }
