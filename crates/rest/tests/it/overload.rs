@@ -3,7 +3,7 @@
 //! again as soon as connections are free.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::{Served, send};
 use sluice_pg::PoolSettings;

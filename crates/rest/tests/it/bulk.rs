@@ -2,7 +2,7 @@
 //! upserts with representation, a bad element deep in the body refused with its place and
 //! nothing written, chunked bodies of unknown length.
 
-mod common;
+use crate::common;
 
 use common::{Served, fixtures, send};
 use sluice_rest::RestConfig;

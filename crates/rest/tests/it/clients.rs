@@ -2,7 +2,7 @@
 //! postgrest-js (npm) and postgrest-py (PyPI), as installed by scripts/clients/install.sh
 //! (missing: a failure under CI, a skip elsewhere).
 
-mod common;
+use crate::common;
 
 use common::{Served, fixtures};
 use sluice_embedded::clients;

@@ -2,7 +2,7 @@
 //! a fresh database built by its setup.sql, the API served on 127.0.0.1:0 over the schema cache
 //! loaded from it, and its exchanges sent over real HTTP (format: crates/http/tests/specs/README.md).
 
-mod common;
+use crate::common;
 
 use common::{Served, read_config};
 use sluice_http::testkit::spec::{read_setup, run_spec_files, run_suites};

@@ -1,0 +1,9 @@
+//! The REST API's integration tests as one binary (alloc.rs replaces the global allocator to
+//! count allocations, so it stays a binary of its own).
+
+mod bulk;
+mod clients;
+mod common;
+mod grammar_props;
+mod overload;
+mod spec;
