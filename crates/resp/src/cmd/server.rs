@@ -72,40 +72,6 @@ pub fn lastsave(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.out.int(secs as i64);
 }
 
-/// FUNCTION FLUSH and SCRIPT FLUSH `[ASYNC|SYNC]`: nothing to flush, so OK or the syntax error.
-fn flush_reply(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.len() > 3 || (args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync"))) {
-        cx.out.error(super::SYNTAX);
-    } else {
-        cx.out.ok();
-    }
-}
-
-/// FUNCTION: there are no functions here; FLUSH (sent by test harnesses) succeeds.
-pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.is(1, "flush") {
-        flush_reply(cx, args);
-    } else if args.is(1, "list") {
-        cx.out.array(0);
-    } else {
-        unknown_subcommand(cx.out, "function", args.get(1));
-    }
-}
-
-/// SCRIPT: there is no scripting here; FLUSH succeeds and EXISTS finds nothing.
-pub fn script(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.is(1, "flush") {
-        flush_reply(cx, args);
-    } else if args.is(1, "exists") && args.len() >= 3 {
-        cx.out.array(args.len() - 2);
-        for _ in 2..args.len() {
-            cx.out.int(0);
-        }
-    } else {
-        unknown_subcommand(cx.out, "script", args.get(1));
-    }
-}
-
 pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let sub = args.get(1).to_ascii_lowercase();
     match sub.as_slice() {
