@@ -26,6 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use frame::{Parsed, ProtocolError, RequestParser};
+pub use script::harness::ScriptHarness;
 
 /// Configuration of the RESP gate.
 #[derive(Debug, Clone)]

@@ -418,6 +418,25 @@ fn slow_script_gets_busy_then_script_kill() {
 }
 
 #[test]
+fn harness_stops_endless_and_hungry_scripts() {
+    let harness =
+        sluice_resp::ScriptHarness::new(Duration::from_millis(50), 16 << 20).expect("harness");
+    let reply = text(&harness.eval(b"while true do end", b"0", &[], false));
+    assert!(reply.contains("Script killed by user"), "{reply}");
+    let reply = text(&harness.eval(
+        b"local t = {} for i = 1, 1e8 do t[i] = string.rep('x', 100) .. i end",
+        b"0",
+        &[],
+        false,
+    ));
+    assert!(reply.starts_with("-ERR"), "{reply}");
+    assert_eq!(
+        text(&harness.eval(b"return ARGV[1]", b"0", &[b"x"], true)),
+        "$1\r\nx\r\n"
+    );
+}
+
+#[test]
 fn libraries_cjson_cmsgpack_bit_struct() {
     let server = Sluice::start();
     let mut c = client(&server);

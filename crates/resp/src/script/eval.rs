@@ -67,6 +67,11 @@ impl EvalEngine {
         })
     }
 
+    /// Caps the interpreter's memory (the fuzz harness; servers leave it unbounded as Redis).
+    pub fn set_memory_limit(&self, bytes: usize) {
+        let _ = self.vm.lua.set_memory_limit(bytes);
+    }
+
     /// Compiles and caches `body`; returns its SHA-1.
     fn load(&mut self, body: &[u8]) -> Result<String, String> {
         let sha = super::sha1_hex(body);

@@ -4,6 +4,7 @@
 mod convert;
 pub mod eval;
 pub mod functions;
+pub mod harness;
 mod libs;
 mod runner;
 mod vm;
