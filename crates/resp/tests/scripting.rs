@@ -134,7 +134,7 @@ fn sha1_of(script: &str) -> String {
 fn errors_name_the_script_and_line() {
     let server = Sluice::start();
     let mut c = client(&server);
-    let reply = text(&c.call(&["EVAL", "local a = 1\nreturn redis.call('nosuch')", "0"]));
+    let reply = text(&c.call(&["EVAL", "local a = 1\nredis.call('nosuch')", "0"]));
     assert!(
         reply.starts_with("-ERR Unknown Redis command called from script script: f_")
             && reply.ends_with(", on @user_script:2.\r\n"),

@@ -5,9 +5,11 @@ use super::{Args, Command, Cx};
 use crate::script::{self, ScriptJob};
 use crate::session::Action;
 
-/// Commands other clients may still run while a script is busy (Redis's `allow-busy`).
+/// Commands other clients may still run while a script is busy (Redis's `allow-busy`, less
+/// those that need the store here).
 pub fn allowed_while_busy(cmd: &Command, args: &Args<'_>) -> bool {
     match cmd.name {
+        "auth" | "hello" | "quit" | "multi" | "discard" => true,
         "script" => args.is(1, "kill"),
         "function" => args.is(1, "kill") || args.is(1, "stats"),
         _ => false,

@@ -246,10 +246,22 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         let _ = write!(
             text,
             "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
-             used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n\r\n",
+             used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n",
             human_bytes(rss),
             maxmemory,
             policy,
+        );
+        let scripts = shared.scripting.memory();
+        let _ = write!(
+            text,
+            "used_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_vm_functions:{}\r\n\
+             number_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\n\r\n",
+            scripts.eval_bytes,
+            scripts.eval_bytes,
+            scripts.functions_bytes,
+            scripts.cached_scripts,
+            scripts.functions,
+            scripts.libraries,
         );
     }
     if want("persistence") {

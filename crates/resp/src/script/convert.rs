@@ -249,36 +249,28 @@ fn write_table(out: &mut Out, t: &Table, script_resp3: bool, depth: usize) {
         }
         return;
     }
+    // Counted first, then written: Lua 5.1 limits how many values Rust may hold at once.
     if let Ok(Value::Table(map)) = t.raw_get::<Value>("map") {
-        let pairs: Vec<(Value, Value)> = map.pairs::<Value, Value>().flatten().collect();
-        out.map(pairs.len());
-        for (k, v) in &pairs {
-            write_value(out, k, script_resp3, depth + 1);
-            write_value(out, v, script_resp3, depth + 1);
+        out.map(map.clone().pairs::<Value, Value>().flatten().count());
+        for (k, v) in map.pairs::<Value, Value>().flatten() {
+            write_value(out, &k, script_resp3, depth + 1);
+            write_value(out, &v, script_resp3, depth + 1);
         }
         return;
     }
     if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
-        let keys: Vec<Value> = set
-            .pairs::<Value, Value>()
-            .flatten()
-            .map(|(k, _)| k)
-            .collect();
-        out.set(keys.len());
-        for k in &keys {
-            write_value(out, k, script_resp3, depth + 1);
+        out.set(set.clone().pairs::<Value, Value>().flatten().count());
+        for (k, _) in set.pairs::<Value, Value>().flatten() {
+            write_value(out, &k, script_resp3, depth + 1);
         }
         return;
     }
-    let mut items = Vec::new();
-    for i in 1.. {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
-    }
-    out.array(items.len());
-    for item in &items {
-        write_value(out, item, script_resp3, depth + 1);
+    let len = (1..)
+        .take_while(|i| !matches!(t.raw_get::<Value>(*i), Ok(Value::Nil) | Err(_)))
+        .count();
+    out.array(len);
+    for i in 1..=len {
+        let item = t.raw_get::<Value>(i).unwrap_or(Value::Nil);
+        write_value(out, &item, script_resp3, depth + 1);
     }
 }

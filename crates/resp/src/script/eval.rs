@@ -72,6 +72,11 @@ impl EvalEngine {
         let _ = self.vm.lua.set_memory_limit(bytes);
     }
 
+    /// Interpreter bytes and cached scripts.
+    pub fn usage(&self) -> (usize, usize) {
+        (self.vm.lua.used_memory(), self.scripts.len())
+    }
+
     /// Compiles and caches `body`; returns its SHA-1.
     fn load(&mut self, body: &[u8]) -> Result<String, String> {
         let sha = super::sha1_hex(body);
@@ -86,6 +91,7 @@ impl EvalEngine {
             .lua
             .load(code)
             .set_name("@user_script")
+            .set_mode(mlua::ChunkMode::Text)
             .set_environment(self.vm.globals.clone())
             .into_function()
             .map_err(|e| {
@@ -160,6 +166,7 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
         eval: true,
         read_only: read_only || script.writes == Some(false),
         name: format!("f_{sha}"),
+        command: args.from(0).map(<[u8]>::to_vec).collect(),
     };
     execute(cx, &engine.vm, inv);
 }

@@ -55,9 +55,14 @@ fn metadata(code: &[u8]) -> Result<(String, usize), String> {
     let Some(end) = memchr::memchr(b'\n', code) else {
         return Err("Invalid library metadata".to_owned());
     };
-    let line = String::from_utf8_lossy(&code[2..end]);
+    let line = String::from_utf8_lossy(&code[..end]).replace('"', "");
     let mut parts = line.split_ascii_whitespace();
-    let engine = parts.next().unwrap_or("").to_owned();
+    let engine = parts
+        .next()
+        .unwrap_or("#!")
+        .get(2..)
+        .unwrap_or("")
+        .to_owned();
     let mut name = None;
     for part in parts {
         match part.get(..5) {
@@ -136,6 +141,9 @@ fn registration(args: MultiValue) -> Result<(String, Func), String> {
                 return Err("redis.register_function must get a callback argument".to_owned());
             }
         }
+        [_] => {
+            return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).".to_owned());
+        }
         [first, second] => {
             let Value::String(s) = first else {
                 return Err("first argument to redis.register_function must be a string".to_owned());
@@ -186,6 +194,7 @@ impl FunctionEngine {
             .lua
             .load(body)
             .set_name("@user_function")
+            .set_mode(mlua::ChunkMode::Text)
             .set_environment(self.env.clone())
             .into_function()
             .map_err(|e| {
@@ -264,24 +273,48 @@ impl FunctionEngine {
 
     /// Adds a compiled library; `replace` lets it take the place of one with its name.
     fn install(&mut self, name: String, lib: Library, replace: bool) -> Result<(), String> {
-        if self.libraries.contains_key(&name) && !replace {
+        let existing = self.library_named(&name);
+        if existing.is_some() && !replace {
             return Err(format!("Library '{name}' already exists"));
         }
         for fname in lib.functions.keys() {
-            let owner = self
-                .libraries
-                .iter()
-                .find(|(lname, l)| **lname != name && l.functions.contains_key(fname));
+            let owner = self.libraries.iter().find(|(lname, l)| {
+                Some(*lname) != existing.as_ref()
+                    && l.functions.keys().any(|n| n.eq_ignore_ascii_case(fname))
+            });
             if owner.is_some() {
                 return Err(format!("Function {fname} already exists"));
             }
+        }
+        if let Some(old) = existing {
+            self.libraries.remove(&old);
         }
         self.libraries.insert(name, lib);
         Ok(())
     }
 
+    /// Interpreter bytes, libraries and functions.
+    pub fn usage(&self) -> (usize, usize, usize) {
+        let functions = self.libraries.values().map(|l| l.functions.len()).sum();
+        (self.vm.lua.used_memory(), self.libraries.len(), functions)
+    }
+
+    /// Function names match regardless of case, as in Redis.
     fn find(&self, name: &str) -> Option<&Func> {
-        self.libraries.values().find_map(|l| l.functions.get(name))
+        self.libraries.values().find_map(|l| {
+            l.functions
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, f)| f)
+        })
+    }
+
+    /// The stored name of a library, whatever the case of `name`.
+    fn library_named(&self, name: &str) -> Option<String> {
+        self.libraries
+            .keys()
+            .find(|n| n.eq_ignore_ascii_case(name))
+            .cloned()
     }
 
     fn dump(&self) -> Vec<u8> {
@@ -316,7 +349,8 @@ fn undump(payload: &[u8]) -> Option<Vec<Vec<u8>>> {
 
 /// FCALL / FCALL_RO (already on the script thread, store held).
 pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
-    let Some(numkeys) = crate::cmd::int_arg(cx.out, args.get(2)) else {
+    let Some(numkeys) = crate::num::parse_i64(args.get(2)) else {
+        cx.out.error("ERR Bad number of keys provided");
         return;
     };
     if numkeys < 0 {
@@ -349,6 +383,7 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
         eval: false,
         read_only: read_only || no_writes,
         name,
+        command: args.from(0).map(<[u8]>::to_vec).collect(),
     };
     execute(cx, &engine.vm, inv);
 }
@@ -388,8 +423,12 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         b"list" => list(cx, args),
         b"delete" if args.len() == 3 => {
             let name = String::from_utf8_lossy(args.get(2)).into_owned();
-            match scripting.functions.lock().libraries.remove(&name) {
-                Some(_) => cx.out.ok(),
+            let mut engine = scripting.functions.lock();
+            match engine.library_named(&name) {
+                Some(stored) => {
+                    engine.libraries.remove(&stored);
+                    cx.out.ok();
+                }
                 None => cx.out.error("ERR Library not found"),
             }
         }
@@ -412,6 +451,9 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             cx.out.bulk(&payload);
         }
         b"restore" if args.len() == 3 || args.len() == 4 => restore(cx, args),
+        b"restore" if args.len() > 4 => cx.out.error(
+            "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.",
+        ),
         b"stats" if args.len() == 2 => stats(cx),
         b"kill" if args.len() == 2 => match scripting.flags.kill(false) {
             Ok(()) => cx.out.ok(),
@@ -436,8 +478,10 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             }
         }
         b"load" | b"delete" | b"flush" | b"dump" | b"restore" | b"stats" | b"kill" | b"help" => {
-            let full = format!("function|{}", String::from_utf8_lossy(&sub));
-            crate::cmd::subcommand_arity(cx.out, &full);
+            cx.out.error(&format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+                String::from_utf8_lossy(args.get(1))
+            ));
         }
         _ => unknown_subcommand(cx.out, "function", args.get(1)),
     }
@@ -549,17 +593,11 @@ fn restore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let kept = if policy == b"flush" { 0 } else { keep.len() };
     for (i, (name, lib)) in compiled.into_iter().enumerate() {
         let replace = i >= kept && policy == b"replace";
-        let result = if replace {
-            // REPLACE: a restored library takes the place of one with its name, and of any
-            // library that had one of its functions.
-            let names: Vec<String> = lib.functions.keys().cloned().collect();
-            fresh.libraries.retain(|lname, l| {
-                *lname != name && !names.iter().any(|n| l.functions.contains_key(n))
-            });
-            fresh.install(name, lib, true)
-        } else {
-            fresh.install(name, lib, false)
-        };
+        if !replace && fresh.library_named(&name).is_some() {
+            cx.out.error(&format!("ERR Library {name} already exists"));
+            return;
+        }
+        let result = fresh.install(name, lib, replace);
         if let Err(e) = result {
             cx.out.error(&format!("ERR {e}"));
             return;
@@ -572,7 +610,11 @@ fn restore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 fn stats(cx: &mut Cx<'_, '_>) {
     let shared = cx.shared;
     let flags = &shared.scripting.flags;
-    let running = flags.running.load(Ordering::SeqCst) && !flags.is_eval.load(Ordering::SeqCst);
+    let running = if flags.running.load(Ordering::SeqCst) && !flags.is_eval.load(Ordering::SeqCst) {
+        flags.current.lock().clone()
+    } else {
+        None
+    };
     let (libraries, functions) = match shared.scripting.functions.try_lock() {
         Some(engine) => (
             engine.libraries.len(),
@@ -583,14 +625,17 @@ fn stats(cx: &mut Cx<'_, '_>) {
     let out = &mut *cx.out;
     out.map(2);
     out.bulk(b"running_script");
-    if running {
+    if let Some((name, command, started)) = running {
         out.map(3);
         out.bulk(b"name");
-        out.bulk(b"?");
+        out.bulk(name.as_bytes());
         out.bulk(b"command");
-        out.array(0);
+        out.array(command.len());
+        for arg in &command {
+            out.bulk(arg);
+        }
         out.bulk(b"duration_ms");
-        out.int(0);
+        out.int(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
     } else {
         out.null();
     }

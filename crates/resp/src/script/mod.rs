@@ -30,7 +30,12 @@ pub struct RunFlags {
     pub wrote: AtomicBool,
     /// EVAL rather than FCALL (decides which KILL applies and the BUSY text).
     pub is_eval: AtomicBool,
+    /// The running script's name, command line and start (FUNCTION STATS).
+    pub current: Mutex<Option<Running>>,
 }
+
+/// The running script's name, command line and start.
+pub type Running = (String, Vec<Vec<u8>>, std::time::Instant);
 
 impl RunFlags {
     /// The BUSY error other clients get while a script runs too long.
@@ -89,6 +94,29 @@ impl Scripting {
             functions: Mutex::new(functions::FunctionEngine::new().map_err(start)?),
             flags: Arc::new(RunFlags::default()),
         })
+    }
+}
+
+/// What INFO memory reports of scripting (zeros while a script holds an interpreter).
+#[derive(Debug, Default)]
+pub struct ScriptMemory {
+    pub eval_bytes: usize,
+    pub functions_bytes: usize,
+    pub cached_scripts: usize,
+    pub functions: usize,
+    pub libraries: usize,
+}
+
+impl Scripting {
+    pub fn memory(&self) -> ScriptMemory {
+        let mut m = ScriptMemory::default();
+        if let Some(eval) = self.eval.try_lock() {
+            (m.eval_bytes, m.cached_scripts) = eval.usage();
+        }
+        if let Some(functions) = self.functions.try_lock() {
+            (m.functions_bytes, m.libraries, m.functions) = functions.usage();
+        }
+        m
     }
 }
 

@@ -41,9 +41,17 @@ local function need_run(what)
 end
 
 local redis = {}
--- The runner puts Rust functions in place of these while a script runs.
-redis.call = function() need_run("redis.call/pcall") end
-redis.pcall = redis.call
+-- Arguments go to Rust as one table: a call may have thousands (unpack of a big table).
+redis.call = function(...)
+  need_run("redis.call/pcall")
+  local reply, failed = run.call(select("#", ...), { ... })
+  if failed then error(reply, 0) end
+  return reply
+end
+redis.pcall = function(...)
+  need_run("redis.call/pcall")
+  return (run.call(select("#", ...), { ... }))
+end
 redis.sha1hex = prims.sha1hex
 redis.log = prims.log
 redis.error_reply = function(...)
@@ -123,6 +131,8 @@ end
 globals = readonly(G)
 real_rawset(G, "_G", globals)
 G.loadstring = function(s, name)
+  -- Precompiled chunks can break the interpreter: only source is loaded, as in Redis.
+  if type(s) == "string" and s:byte(1) == 27 then return nil, "binary chunks are not allowed" end
   local f, e = real_loadstring(s, name)
   if f then real_setfenv(f, globals) end
   return f, e
@@ -158,7 +168,6 @@ prims.function_env = function(loading)
       if failure then error(error_table(failure), 0) end
     end,
     log = redis.log,
-    setresp = redis.setresp,
     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
     REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
   }
@@ -167,7 +176,11 @@ prims.function_env = function(loading)
   local env = {}
   real_setmetatable(env, {
     __index = function(_, k)
-      if k == "redis" and loading.on then return load_redis end
+      -- While FUNCTION LOAD runs the library, only the library API is visible.
+      if loading.on then
+        if k == "redis" then return load_redis end
+        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+      end
       local v = rawget(G, k)
       if v == nil then
         error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
+use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
 
 use super::convert::{arg_bytes, lua_to_reply, reply_to_lua};
 use super::vm::Vm;
@@ -80,6 +80,8 @@ pub struct Invocation {
     pub read_only: bool,
     /// How errors name the script: `f_<sha>` or the function's name.
     pub name: String,
+    /// The command that runs it, as the client sent it (FUNCTION STATS shows it).
+    pub command: Vec<Vec<u8>>,
 }
 
 /// What `redis.call` needs while a script runs.
@@ -99,6 +101,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
     run_flags.wrote.store(false, Ordering::SeqCst);
     run_flags.busy.store(false, Ordering::SeqCst);
     run_flags.is_eval.store(inv.eval, Ordering::SeqCst);
+    *run_flags.current.lock() = Some((inv.name.clone(), inv.command.clone(), Instant::now()));
     run_flags.running.store(true, Ordering::SeqCst);
     let threshold = {
         let params = shared.params.read();
@@ -140,9 +143,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
         )),
     }
     vm.lua.remove_hook();
-    let _ = vm.redis_raw.raw_set("call", vm.call_stub.clone());
-    let _ = vm.redis_raw.raw_set("pcall", vm.call_stub.clone());
-    for field in ["active", "resp", "killed"] {
+    for field in ["active", "call", "resp", "killed"] {
         let _ = vm.run.raw_set(field, Value::Nil);
     }
     if inv.eval {
@@ -153,6 +154,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
     let _ = vm.lua.gc_step_kbytes(16);
     run_flags.running.store(false, Ordering::SeqCst);
     run_flags.busy.store(false, Ordering::SeqCst);
+    *run_flags.current.lock() = None;
     cx.store.after_command();
 }
 
@@ -224,22 +226,11 @@ fn run_lua(
         )?;
     }
     lua.scope(|scope| {
-        let call = scope.create_function(|lua, argv: MultiValue| {
+        let call = scope.create_function(|lua, (n, argv): (usize, Table)| {
             let mut ctx = context.borrow_mut();
-            match redis_call(lua, vm, &mut ctx, argv)? {
-                (Value::Table(err), true) => {
-                    let msg: String = err.raw_get("err")?;
-                    Err(mlua::Error::external(super::vm::RaisedReply(msg)))
-                }
-                (reply, _) => Ok(reply),
-            }
+            redis_call(lua, vm, &mut ctx, n, &argv)
         })?;
-        let pcall = scope.create_function(|lua, argv: MultiValue| {
-            let mut ctx = context.borrow_mut();
-            Ok(redis_call(lua, vm, &mut ctx, argv)?.0)
-        })?;
-        vm.redis_raw.raw_set("call", call)?;
-        vm.redis_raw.raw_set("pcall", pcall)?;
+        vm.run.raw_set("call", call)?;
         vm.run.raw_set("active", true)?;
         vm.run.raw_set("resp", 2)?;
         vm.invoke.call::<(bool, Value)>((
@@ -258,18 +249,19 @@ fn redis_call(
     lua: &Lua,
     vm: &Vm,
     ctx: &mut CallContext<'_, '_>,
-    argv: MultiValue,
+    argc: usize,
+    argv: &Table,
 ) -> mlua::Result<(Value, bool)> {
     let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
         Ok((vm.error_table.call::<Value>(msg)?, true))
     };
-    if argv.is_empty() {
+    if argc == 0 {
         return fail("Please specify at least one argument for this redis lib call");
     }
     let mut data = Vec::new();
-    let mut spans = Vec::with_capacity(argv.len());
-    for v in &argv {
-        let Some(bytes) = arg_bytes(v) else {
+    let mut spans = Vec::with_capacity(argc);
+    for i in 1..=argc {
+        let Some(bytes) = arg_bytes(&argv.raw_get::<Value>(i)?) else {
             return fail("Lua redis lib command arguments must be strings or integers");
         };
         let start = data.len();
@@ -298,6 +290,17 @@ fn redis_call(
             .flags
             .wrote
             .store(true, Ordering::SeqCst);
+    }
+    if matches!(command.name, "xread" | "xreadgroup")
+        && args.from(1).any(|a| a.eq_ignore_ascii_case(b"block"))
+    {
+        let t = lua.create_table()?;
+        let msg = format!(
+            "ERR {} command is not allowed with BLOCK option from scripts",
+            command.name
+        );
+        t.raw_set("err", msg)?;
+        return Ok((Value::Table(t), true));
     }
     let resp3 = matches!(vm.run.raw_get::<Value>("resp")?, Value::Integer(3))
         || matches!(vm.run.raw_get::<Value>("resp")?, Value::Number(n) if n == 3.0);

@@ -34,10 +34,6 @@ pub struct Vm {
     pub error_table: Function,
     /// The prelude's helpers (FUNCTION builds its environment from them).
     pub prims: Table,
-    /// The real `redis` table: the runner swaps `call`/`pcall` in and out of it.
-    pub redis_raw: Table,
-    /// The `call`/`pcall` in place outside a run (they raise "only inside a script").
-    pub call_stub: Function,
 }
 
 /// An error reply redis.call raises into the script; the handler turns it into `{err=...}`.
@@ -119,7 +115,6 @@ pub fn new_vm() -> mlua::Result<Vm> {
         .call::<()>(prims.clone())?;
     let redis: Table = prims.get("redis")?;
     globals_raw.raw_set("redis", redis.clone())?;
-    let call_stub: Function = redis.raw_get("call")?;
     let wrap: Function = prims.get("wrap_libraries")?;
     wrap.call::<()>(PROTECTED_LIBS.to_vec())?;
     let handler = lua.create_function(error_handler)?;
@@ -130,8 +125,6 @@ pub fn new_vm() -> mlua::Result<Vm> {
         error_table: prims.get("error_table")?,
         handler,
         prims,
-        redis_raw: redis,
-        call_stub,
         globals_raw,
         lua,
     })

@@ -140,14 +140,13 @@ fn pack(out: &mut Vec<u8>, v: &Value, depth: usize) -> mlua::Result<()> {
                 }
             }
             None => {
-                let pairs: Vec<(Value, Value)> = t
-                    .clone()
-                    .pairs::<Value, Value>()
-                    .collect::<mlua::Result<_>>()?;
-                pack_len(out, pairs.len(), (0x80, 16), [0, 0xde, 0xdf]);
-                for (k, val) in &pairs {
-                    pack(out, k, depth + 1)?;
-                    pack(out, val, depth + 1)?;
+                // Two passes: Lua 5.1 limits how many values Rust may hold at once.
+                let count = t.clone().pairs::<Value, Value>().count();
+                pack_len(out, count, (0x80, 16), [0, 0xde, 0xdf]);
+                for pair in t.clone().pairs::<Value, Value>() {
+                    let (k, val) = pair?;
+                    pack(out, &k, depth + 1)?;
+                    pack(out, &val, depth + 1)?;
                 }
             }
         },
