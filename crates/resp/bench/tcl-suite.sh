@@ -9,6 +9,8 @@
 # version Sluice reports), e.g.
 #   git --git-dir=redis.git archive 7.0.15 tests runtest | tar -x -C /tmp/redis
 # Units default to the scripting ones: unit/scripting unit/functions.
+# SKIPTESTS=regexp skips the matching tests on both servers (runtest's --skiptest /regexp), e.g.
+# the tests that need a feature of another unit (maxmemory, ACL, replicas).
 set -euo pipefail
 
 REDIS_DIR=$(cd "${1:?usage: tcl-suite.sh REDIS_DIR [unit ...]}" && pwd)
@@ -38,11 +40,13 @@ wait_until_serving "$SP" "$RP"
 
 # Runs UNIT against PORT; prints "passed failed" and keeps the log as $LOGS/NAME-UNIT.log.
 run_unit() {
-  local name=$1 port=$2 unit=$3 log
+  local name=$1 port=$2 unit=$3 log skip=()
   log="$LOGS/$name-${unit//\//_}.log"
+  [[ -n "${SKIPTESTS:-}" ]] && skip=(--skiptest "/$SKIPTESTS")
   (cd "$REDIS_DIR" && timeout 900 ./runtest --host 127.0.0.1 --port "$port" --singledb \
     --ignore-encoding --ignore-digest --tags -needs:debug --tags -needs:repl --tags -needs:save \
-    --single "$unit" --clients 1 --timeout 120) >"$log" 2>&1 || true
+    --single "$unit" "${skip[@]}" --clients 1 --timeout 120) 2>&1 |
+    sed 's/\x1b\[[0-9;]*m//g' >"$log" || true
   echo "$(grep -c '^\[ok\]' "$log" || true) $(grep -cE '^\[(err|exception)\]' "$log" || true)"
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Streams, bitmaps and HyperLogLog against redis-server, side by side in one run: redis-benchmark
-# runs each command (XADD, XRANGE and XREAD reads, SETBIT, PFADD) against Sluice and Redis in
+# Streams, bitmaps, HyperLogLog and EVALSHA of a small script against redis-server, side by side in one run: redis-benchmark
+# runs each command (XADD, XRANGE and XREAD reads, SETBIT, PFADD,
+# EVALSHA of a two-command script) against Sluice and Redis in
 # alternating order, without pipelining (-n N) and with -P 16 (-n NP), ROUNDS times; prints the
 # median requests/s of each, the ratio Sluice/Redis, server CPU per request, and the geometric
 # means per pipeline depth.
@@ -31,6 +32,12 @@ trap 'kill $SLUICE_PID $REDIS_PID $REDIS2_PID 2>/dev/null; wait 2>/dev/null' EXI
 # shellcheck disable=SC2086
 wait_until_serving "$SP" "$RP" $R2P
 
+# A small script as job queues and rate limiters run them: a write and a read of one key.
+EVAL_SCRIPT="redis.call('INCRBY', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])"
+EVAL_SHA=$(redis-cli -p "$SP" script load "$EVAL_SCRIPT")
+[[ "$(redis-cli -p "$RP" script load "$EVAL_SCRIPT")" == "$EVAL_SHA" ]] || { echo "SCRIPT LOAD differs" >&2; exit 1; }
+if [[ -n "$R2P" ]]; then redis-cli -p "$R2P" script load "$EVAL_SCRIPT" >/dev/null; fi
+
 # name|command (redis-benchmark's trailing `CMD args` form; __rand_int__ draws from -r 1000000,
 # zero-padded to 12 digits, so it serves as an element but not as a bit offset).
 TESTS=(
@@ -39,6 +46,7 @@ TESTS=(
   "XREAD|XREAD COUNT 10 STREAMS bench:read 0-0"
   "SETBIT|SETBIT bench:bits 1048575 1"
   "PFADD|PFADD bench:hll __rand_int__"
+  "EVALSHA|EVALSHA $EVAL_SHA 1 bench:counter 1"
 )
 
 RESULTS=$(mktemp)
