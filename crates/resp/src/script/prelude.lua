@@ -96,10 +96,6 @@ local function pcall_result(ok, ...)
     if run.killed then error((...), 0) end
     local e = ...
     if type(e) == "table" and type(rawget(e, "err")) == "string" then return false, e.err end
-    if type(e) == "userdata" then
-      local raised = prims.raised(e)
-      if raised then return false, raised end
-    end
   end
   return ok, ...
 end

@@ -271,6 +271,24 @@ fn redis_call(
     let args = Args::new(&data, &spans);
     let name = args.get(0).to_ascii_lowercase();
     let Some(command) = cmd::lookup(&name) else {
+        // Redis's commands that scripts may never run, though Sluice lacks them.
+        const NOSCRIPT_ELSEWHERE: &[&[u8]] = &[
+            b"cluster",
+            b"acl",
+            b"monitor",
+            b"replicaof",
+            b"slaveof",
+            b"sync",
+            b"psync",
+            b"shutdown",
+            b"debug",
+            b"save",
+            b"bgsave",
+            b"bgrewriteaof",
+        ];
+        if NOSCRIPT_ELSEWHERE.contains(&name.as_slice()) {
+            return fail("This Redis command is not allowed from script");
+        }
         return fail("Unknown Redis command called from script");
     };
     let argc = args.len() as i64;

@@ -36,30 +36,6 @@ pub struct Vm {
     pub prims: Table,
 }
 
-/// An error reply redis.call raises into the script; the handler turns it into `{err=...}`.
-#[derive(Debug)]
-pub struct RaisedReply(pub String);
-
-impl std::fmt::Display for RaisedReply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RaisedReply {}
-
-/// The reply text if `e` is (or wraps) a [`RaisedReply`].
-pub fn raised_message(e: &mlua::Error) -> Option<String> {
-    match e {
-        mlua::Error::ExternalError(inner) => {
-            inner.downcast_ref::<RaisedReply>().map(|r| r.0.clone())
-        }
-        mlua::Error::CallbackError { cause, .. } => raised_message(cause),
-        mlua::Error::WithContext { cause, .. } => raised_message(cause),
-        _ => None,
-    }
-}
-
 /// Builds an interpreter; fails only if Lua cannot allocate.
 pub fn new_vm() -> mlua::Result<Vm> {
     let lua = Lua::new_with(
@@ -97,15 +73,6 @@ pub fn new_vm() -> mlua::Result<Vm> {
                     "Invalid command passed to redis.acl_check_cmd()".to_owned(),
                 )),
             }
-        })?,
-    )?;
-    prims.set(
-        "raised",
-        lua.create_function(|_, v: Value| {
-            Ok(match v {
-                Value::Error(e) => raised_message(&e),
-                _ => None,
-            })
         })?,
     )?;
     let globals_raw = lua.globals();
@@ -182,11 +149,6 @@ pub fn error_message(e: &mlua::Error) -> String {
 fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
     let table = match err {
         Value::Table(t) if matches!(t.raw_get::<Value>("err")?, Value::String(_)) => t,
-        Value::Error(e) if raised_message(&e).is_some() => {
-            let t = lua.create_table()?;
-            t.raw_set("err", raised_message(&e).unwrap_or_default())?;
-            t
-        }
         other => {
             let text = match other {
                 Value::String(s) => s.to_string_lossy(),
