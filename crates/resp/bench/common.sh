@@ -28,6 +28,7 @@ wait_until_serving() {
 # A process's CPU time so far (user + system, clock ticks).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-cargo build --release -q -p sluice --manifest-path "$ROOT/Cargo.toml"
+# SLUICE_NO_BUILD=1 runs the release binary as it is (it must exist).
+[[ -n "${SLUICE_NO_BUILD:-}" ]] || cargo build --release -q -p sluice --manifest-path "$ROOT/Cargo.toml"
 SLUICE_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice"
 SP=$(free_port); RP=$(free_port)

@@ -126,6 +126,8 @@ pub struct Session {
     pub commands_run: u64,
     /// Scripts run here and now (the script thread's own session, EXEC), not deferred.
     pub inline_scripts: bool,
+    /// The client a script's redis.call runs as (Redis's CLIENT_SCRIPT).
+    pub script_client: bool,
 }
 
 impl Session {
@@ -146,6 +148,7 @@ impl Session {
             in_exec: false,
             commands_run: 0,
             inline_scripts: false,
+            script_client: false,
         }
     }
 

@@ -118,6 +118,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
     script_session.db = cx.session.db;
     script_session.in_exec = true;
     script_session.inline_scripts = true;
+    script_session.script_client = true;
     let context = RefCell::new(CallContext {
         shared,
         store: &mut *cx.store,
