@@ -20,6 +20,7 @@ shift
 UNITS=("$@")
 [[ ${#UNITS[@]} -gt 0 ]] || UNITS=(unit/scripting unit/functions)
 LOGS=${LOGS:-$(mktemp -d /tmp/tcl-suite.XXXXXX)}
+mkdir -p "$LOGS"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh" redis-server redis-cli tclsh
 
