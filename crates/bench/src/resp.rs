@@ -26,7 +26,7 @@ enum Case {
     /// Several `sluice serve` configurations (or builds) against one redis-server, paired: every
     /// server in rotating order for each round and test; each variant's ratio to Redis.
     Variants(VariantsArgs),
-    /// Streams, bitmaps and HyperLogLog (XADD, XRANGE, XREAD, SETBIT, PFADD) in redis-benchmark's
+    /// Streams, bitmaps, HyperLogLog and scripts (XADD, XRANGE, XREAD, SETBIT, PFADD, EVALSHA) in redis-benchmark's
     /// command form, like `compare`.
     Types(TypesArgs),
     /// RSS before and after loading KEYS keys with 10-byte values (`SET key:<n> <10 bytes>`
@@ -127,7 +127,7 @@ struct TypesArgs {
     server: ServerArgs,
     #[command(flatten)]
     load: LoadArgs,
-    /// The tests, comma-separated: XADD, XRANGE, XREAD, SETBIT, PFADD (default: all).
+    /// The tests, comma-separated: XADD, XRANGE, XREAD, SETBIT, PFADD, EVALSHA (default: all).
     #[arg(long, value_delimiter = ',')]
     tests: Vec<String>,
     /// Also a second redis-server after the pair in each round: its ratio to the first is the
@@ -166,7 +166,13 @@ const TYPE_TESTS: &[(&str, &str)] = &[
     ("XREAD", "XREAD COUNT 10 STREAMS bench:read 0-0"),
     ("SETBIT", "SETBIT bench:bits 1048575 1"),
     ("PFADD", "PFADD bench:hll __rand_int__"),
+    ("EVALSHA", "EVALSHA {sha} 1 bench:counter 1"),
 ];
+
+/// The script EVALSHA runs, as job queues and rate limiters run them: a write and a read of one
+/// key. Its SHA1 replaces `{sha}` once it is loaded on every server.
+const EVAL_SCRIPT: &str =
+    "redis.call('INCRBY', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])";
 
 pub fn run(args: RespArgs) -> Result<()> {
     match args.case {
@@ -541,7 +547,7 @@ fn types(args: TypesArgs) -> Result<()> {
         })
         .collect();
     if tests.is_empty() {
-        bail!("no such test; the tests are XADD, XRANGE, XREAD, SETBIT, PFADD");
+        bail!("no such test; the tests are XADD, XRANGE, XREAD, SETBIT, PFADD, EVALSHA");
     }
     let (sluice, redis) = start_pair(&args.server, &args.server.sluice_args)?;
     let second = if args.floor {
@@ -562,6 +568,23 @@ fn types(args: TypesArgs) -> Result<()> {
         redis_cli(server.port, &["del", "bench:read"])?;
         redis_cli_input(server.port, &[], &mut seed.as_bytes())?;
     }
+    let mut sha = None;
+    for server in [Some(&sluice), Some(&redis), second.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        let loaded = redis_cli(server.port, &["script", "load", EVAL_SCRIPT])?
+            .trim()
+            .to_string();
+        if sha.get_or_insert_with(|| loaded.clone()) != &loaded {
+            bail!("SCRIPT LOAD gives different SHA1s: {loaded} and {sha:?}");
+        }
+    }
+    let sha = sha.unwrap_or_default();
+    let tests: Vec<(&str, String)> = tests
+        .into_iter()
+        .map(|(name, command)| (name, command.replace("{sha}", &sha)))
+        .collect();
     let hz = clock_ticks();
     let load = &args.load;
     eprintln!(

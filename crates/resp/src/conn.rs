@@ -59,13 +59,13 @@ pub async fn serve(
     let (push_tx, push_rx) = PushQueue::new();
     let mut session = Session::new(info, shared.password().is_none(), push_tx);
     let result = drive(&mut stream, &shared, &mut session, push_rx, stop).await;
-    cleanup(&shared, &mut session);
+    cleanup(&shared, &mut session).await;
     result
 }
 
 async fn drive(
     stream: &mut TcpStream,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     session: &mut Session,
     mut push_rx: mpsc::UnboundedReceiver<PushMsg>,
     mut stop: watch::Receiver<bool>,
@@ -100,6 +100,15 @@ async fn drive(
                 if !wait_blocked(stream, &mut conn, shared, wait, &mut stop).await? {
                     return Ok(());
                 }
+                continue;
+            }
+            Action::Script(job) => {
+                let runner = shared.clone();
+                let reply =
+                    tokio::task::spawn_blocking(move || crate::script::run_job(&runner, *job))
+                        .await
+                        .map_err(io::Error::other)?;
+                stream.write_all(&reply).await?;
                 continue;
             }
             Action::Continue => {}
@@ -227,13 +236,13 @@ async fn wait_blocked(
         tokio::select! {
             got = &mut rx => break got.ok(),
             () = &mut timeout => {
-                let still_blocked = shared.store.lock().blocking.unblock(id);
+                let still_blocked = store_async(shared).await.blocking.unblock(id);
                 // Not blocked any more means it was served just now: the reply is in the channel.
                 break if still_blocked { None } else { rx.try_recv().ok() };
             }
             read = stream.read_buf(&mut conn.rbuf) => {
                 if read? == 0 {
-                    shared.store.lock().blocking.unblock(id);
+                    store_async(shared).await.blocking.unblock(id);
                     return Ok(false);
                 }
             }
@@ -260,6 +269,17 @@ async fn wait_blocked(
     Ok(true)
 }
 
+/// The store, awaited without blocking the connection's thread (a long script may hold it, and
+/// this thread must go on serving others, SCRIPT KILL included).
+async fn store_async(shared: &Shared) -> parking_lot::MutexGuard<'_, crate::engine::Store> {
+    loop {
+        if let Some(store) = shared.store.try_lock() {
+            return store;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
 fn encode_push(out: &mut Out, msg: &PushMsg) {
     match &msg.pattern {
         Some(pattern) => {
@@ -277,7 +297,7 @@ fn encode_push(out: &mut Out, msg: &PushMsg) {
 }
 
 /// Drops everything the client left behind: registry entry, subscriptions, WATCHes.
-fn cleanup(shared: &Shared, session: &mut Session) {
+async fn cleanup(shared: &Shared, session: &mut Session) {
     shared.clients.lock().remove(&session.id);
     if session.subscriptions() > 0 {
         shared
@@ -286,9 +306,8 @@ fn cleanup(shared: &Shared, session: &mut Session) {
             .leave(session.id, &mut session.channels, &mut session.patterns);
     }
     if !session.watched.is_empty() {
-        shared
-            .store
-            .lock()
+        store_async(shared)
+            .await
             .unwatch(&session.watched, &session.watch_flag);
         session.watched.clear();
     }

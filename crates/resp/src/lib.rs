@@ -13,6 +13,7 @@ mod hub;
 pub mod num;
 mod params;
 pub mod reply;
+mod script;
 mod session;
 mod shared;
 
@@ -25,6 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use frame::{Parsed, ProtocolError, RequestParser};
+pub use script::harness::ScriptHarness;
 
 /// Configuration of the RESP gate.
 #[derive(Debug, Clone)]
@@ -60,6 +62,8 @@ pub enum Error {
     LocalAddr(#[source] std::io::Error),
     #[error("starting a connection thread failed: {0}")]
     Runtime(#[source] std::io::Error),
+    #[error(transparent)]
+    Scripting(#[from] script::StartError),
 }
 
 /// Serves RESP clients accepted on `listener` until `shutdown` completes. Each connection runs
@@ -71,7 +75,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), Error> {
     let port = listener.local_addr().map_err(Error::LocalAddr)?.port();
-    let shared = Arc::new(shared::Shared::new(&config, port));
+    let shared = Arc::new(shared::Shared::new(&config, port)?);
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
     let io_threads = (0..config.io_threads)
@@ -169,8 +173,12 @@ async fn expiry_loop(shared: Arc<shared::Shared>, mut stop: watch::Receiver<bool
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {
-                let removed = shared.store.lock().expire_cycle(Duration::from_millis(2));
-                shared.stats.expired_active.fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
+                // A script holding the store must not stall this runtime (it also accepts
+                // connections, including the one bringing SCRIPT KILL): skip the cycle.
+                if let Some(mut store) = shared.store.try_lock() {
+                    let removed = store.expire_cycle(Duration::from_millis(2));
+                    shared.stats.expired_active.fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         }
     }

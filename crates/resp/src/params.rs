@@ -13,6 +13,18 @@ enum Kind {
     },
     Enum(&'static [&'static str]),
     Text,
+}
+
+/// Whether CONFIG SET may change a parameter. Only what Sluice really applies is `Live`;
+/// the rest are reported by CONFIG GET but refused as Redis 7.0 refuses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Live,
+    /// Not implemented: refused as an unknown parameter, as Redis does for one it lacks.
+    Unsupported,
+    /// Redis's PROTECTED_CONFIG with `enable-protected-configs no`.
+    Protected,
+    /// Redis's IMMUTABLE_CONFIG (fixed at start).
     Immutable,
 }
 
@@ -44,68 +56,71 @@ const UINT: Kind = Kind::Int {
     max: i64::MAX,
 };
 
+use Status::{Immutable, Live, Protected, Unsupported};
+
 #[rustfmt::skip]
-const PARAMS: &[(&str, Kind, &str)] = &[
-    ("activedefrag", Kind::Bool, "no"),
-    ("activerehashing", Kind::Bool, "yes"),
-    ("appendfilename", Kind::Immutable, "appendonly.aof"),
-    ("appendfsync", Kind::Enum(APPENDFSYNC), "everysec"),
-    ("appendonly", Kind::Bool, "no"),
-    ("bind", Kind::Text, "* -::*"),
-    ("busy-reply-threshold", UINT, "5000"),
-    ("client-output-buffer-limit", Kind::Text, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
-    ("client-query-buffer-limit", MEM, "1073741824"),
-    ("cluster-enabled", Kind::Immutable, "no"),
-    ("daemonize", Kind::Immutable, "no"),
-    ("databases", Kind::Immutable, "16"),
-    ("dbfilename", Kind::Text, "dump.rdb"),
-    ("dir", Kind::Text, "/"),
-    ("enable-debug-command", Kind::Immutable, "no"),
-    ("hash-max-listpack-entries", UINT, "128"),
-    ("hash-max-listpack-value", UINT, "64"),
-    ("hash-max-ziplist-entries", UINT, "128"),
-    ("hash-max-ziplist-value", UINT, "64"),
-    ("hll-sparse-max-bytes", MEM, "3000"),
-    ("hz", Kind::Int { memory: false, min: 0, max: i64::MAX }, "10"),
-    ("io-threads", Kind::Immutable, "1"),
-    ("latency-monitor-threshold", UINT, "0"),
-    ("lazyfree-lazy-eviction", Kind::Bool, "no"),
-    ("lazyfree-lazy-expire", Kind::Bool, "no"),
-    ("lazyfree-lazy-server-del", Kind::Bool, "no"),
-    ("lazyfree-lazy-user-del", Kind::Bool, "no"),
-    ("lazyfree-lazy-user-flush", Kind::Bool, "no"),
-    ("list-compress-depth", UINT, "0"),
-    ("list-max-listpack-size", INT, "-2"),
-    ("list-max-ziplist-size", INT, "-2"),
-    ("logfile", Kind::Immutable, ""),
-    ("loglevel", Kind::Enum(LOGLEVELS), "notice"),
-    ("lua-time-limit", UINT, "5000"),
-    ("maxclients", UINT, "10000"),
-    ("maxmemory", MEM, "0"),
-    ("maxmemory-policy", Kind::Enum(POLICIES), "noeviction"),
-    ("maxmemory-samples", UINT, "5"),
-    ("notify-keyspace-events", Kind::Text, ""),
-    ("port", Kind::Immutable, "6379"),
-    ("proto-max-bulk-len", Kind::Int { memory: true, min: 1024 * 1024, max: i64::MAX }, "536870912"),
-    ("protected-mode", Kind::Bool, "yes"),
-    ("repl-diskless-sync", Kind::Bool, "yes"),
-    ("replica-read-only", Kind::Bool, "yes"),
-    ("requirepass", Kind::Text, ""),
-    ("save", Kind::Text, "3600 1 300 100 60 10000"),
-    ("set-max-intset-entries", UINT, "512"),
-    ("set-max-listpack-entries", UINT, "128"),
-    ("slowlog-log-slower-than", INT, "10000"),
-    ("slowlog-max-len", UINT, "128"),
-    ("stop-writes-on-bgsave-error", Kind::Bool, "yes"),
-    ("stream-node-max-bytes", MEM, "4096"),
-    ("stream-node-max-entries", UINT, "100"),
-    ("tcp-backlog", Kind::Immutable, "511"),
-    ("tcp-keepalive", UINT, "300"),
-    ("timeout", UINT, "0"),
-    ("zset-max-listpack-entries", UINT, "128"),
-    ("zset-max-listpack-value", UINT, "64"),
-    ("zset-max-ziplist-entries", UINT, "128"),
-    ("zset-max-ziplist-value", UINT, "64"),
+const PARAMS: &[(&str, Status, Kind, &str)] = &[
+    ("activedefrag", Unsupported, Kind::Bool, "no"),
+    ("activerehashing", Unsupported, Kind::Bool, "yes"),
+    ("appendfilename", Immutable, Kind::Text, "appendonly.aof"),
+    ("appendfsync", Unsupported, Kind::Enum(APPENDFSYNC), "everysec"),
+    ("appendonly", Unsupported, Kind::Bool, "no"),
+    ("bind", Unsupported, Kind::Text, "* -::*"),
+    ("busy-reply-threshold", Live, UINT, "5000"),
+    ("client-output-buffer-limit", Unsupported, Kind::Text, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("client-query-buffer-limit", Unsupported, MEM, "1073741824"),
+    ("cluster-enabled", Immutable, Kind::Text, "no"),
+    ("daemonize", Immutable, Kind::Text, "no"),
+    ("databases", Immutable, Kind::Text, "16"),
+    ("dbfilename", Protected, Kind::Text, "dump.rdb"),
+    ("dir", Protected, Kind::Text, "/"),
+    ("enable-debug-command", Immutable, Kind::Text, "no"),
+    ("enable-protected-configs", Immutable, Kind::Text, "no"),
+    ("hash-max-listpack-entries", Unsupported, UINT, "128"),
+    ("hash-max-listpack-value", Unsupported, UINT, "64"),
+    ("hash-max-ziplist-entries", Unsupported, UINT, "128"),
+    ("hash-max-ziplist-value", Unsupported, UINT, "64"),
+    ("hll-sparse-max-bytes", Live, MEM, "3000"),
+    ("hz", Unsupported, Kind::Int { memory: false, min: 0, max: i64::MAX }, "10"),
+    ("io-threads", Immutable, Kind::Text, "1"),
+    ("latency-monitor-threshold", Unsupported, UINT, "0"),
+    ("lazyfree-lazy-eviction", Unsupported, Kind::Bool, "no"),
+    ("lazyfree-lazy-expire", Unsupported, Kind::Bool, "no"),
+    ("lazyfree-lazy-server-del", Unsupported, Kind::Bool, "no"),
+    ("lazyfree-lazy-user-del", Unsupported, Kind::Bool, "no"),
+    ("lazyfree-lazy-user-flush", Unsupported, Kind::Bool, "no"),
+    ("list-compress-depth", Unsupported, UINT, "0"),
+    ("list-max-listpack-size", Unsupported, INT, "-2"),
+    ("list-max-ziplist-size", Unsupported, INT, "-2"),
+    ("logfile", Immutable, Kind::Text, ""),
+    ("loglevel", Unsupported, Kind::Enum(LOGLEVELS), "notice"),
+    ("lua-time-limit", Live, UINT, "5000"),
+    ("maxclients", Unsupported, UINT, "10000"),
+    ("maxmemory", Unsupported, MEM, "0"),
+    ("maxmemory-policy", Unsupported, Kind::Enum(POLICIES), "noeviction"),
+    ("maxmemory-samples", Unsupported, UINT, "5"),
+    ("notify-keyspace-events", Unsupported, Kind::Text, ""),
+    ("port", Immutable, Kind::Text, "6379"),
+    ("proto-max-bulk-len", Live, Kind::Int { memory: true, min: 1024 * 1024, max: i64::MAX }, "536870912"),
+    ("protected-mode", Unsupported, Kind::Bool, "yes"),
+    ("repl-diskless-sync", Unsupported, Kind::Bool, "yes"),
+    ("replica-read-only", Unsupported, Kind::Bool, "yes"),
+    ("requirepass", Live, Kind::Text, ""),
+    ("save", Unsupported, Kind::Text, "3600 1 300 100 60 10000"),
+    ("set-max-intset-entries", Unsupported, UINT, "512"),
+    ("set-max-listpack-entries", Unsupported, UINT, "128"),
+    ("slowlog-log-slower-than", Unsupported, INT, "10000"),
+    ("slowlog-max-len", Unsupported, UINT, "128"),
+    ("stop-writes-on-bgsave-error", Unsupported, Kind::Bool, "yes"),
+    ("stream-node-max-bytes", Live, MEM, "4096"),
+    ("stream-node-max-entries", Live, UINT, "100"),
+    ("tcp-backlog", Immutable, Kind::Text, "511"),
+    ("tcp-keepalive", Unsupported, UINT, "300"),
+    ("timeout", Unsupported, UINT, "0"),
+    ("zset-max-listpack-entries", Unsupported, UINT, "128"),
+    ("zset-max-listpack-value", Unsupported, UINT, "64"),
+    ("zset-max-ziplist-entries", Unsupported, UINT, "128"),
+    ("zset-max-ziplist-value", Unsupported, UINT, "64"),
 ];
 
 /// Why CONFIG SET refused a value; the message follows Redis's wording.
@@ -128,7 +143,7 @@ impl Params {
     pub fn new(databases: usize, port: u16, password: Option<&str>) -> Self {
         let mut values: BTreeMap<&'static str, String> = PARAMS
             .iter()
-            .map(|(name, _, default)| (*name, (*default).to_owned()))
+            .map(|(name, _, _, default)| (*name, (*default).to_owned()))
             .collect();
         values.insert("databases", databases.to_string());
         values.insert("port", port.to_string());
@@ -156,60 +171,91 @@ impl Params {
         found
     }
 
-    /// Sets several parameters at once, all or none (CONFIG SET p1 v1 p2 v2 ...).
+    /// Sets several parameters at once, all or none (CONFIG SET p1 v1 p2 v2 ...). As Redis, the
+    /// first refused name decides the error: unknown (or not implemented), immutable,
+    /// protected, repeated; then values are checked.
     pub fn set_all(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), ParamError> {
-        let mut staged = Vec::with_capacity(pairs.len());
+        let mut chosen: Vec<(&'static str, Kind, &[u8])> = Vec::with_capacity(pairs.len());
         for (name, value) in pairs {
+            let given = || String::from_utf8_lossy(name).into_owned();
             let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-            let Some(&(canonical, kind, _)) = PARAMS.iter().find(|(n, _, _)| *n == lower) else {
-                return Err(ParamError::Unknown(
-                    String::from_utf8_lossy(name).into_owned(),
-                ));
+            let found = PARAMS.iter().find(|(n, _, _, _)| *n == lower);
+            let &(canonical, status, kind, _) = match found {
+                Some(row) if row.1 != Status::Unsupported => row,
+                _ => return Err(ParamError::Unknown(given())),
             };
-            let value = String::from_utf8_lossy(value).into_owned();
-            let invalid = |why: &str| ParamError::Invalid(canonical.to_owned(), why.to_owned());
-            let normalized = match kind {
-                Kind::Immutable => return Err(invalid("can't set immutable config")),
-                Kind::Bool => match value.to_ascii_lowercase().as_str() {
-                    "yes" => "yes".to_owned(),
-                    "no" => "no".to_owned(),
-                    _ => return Err(invalid("argument must be 'yes' or 'no'")),
-                },
-                Kind::Enum(options) => {
-                    let lower = value.to_ascii_lowercase();
-                    if !options.contains(&lower.as_str()) {
-                        return Err(invalid(&format!(
-                            "argument(s) must be one of the following: {}",
-                            options.join(", ")
-                        )));
-                    }
-                    lower
-                }
-                Kind::Int { memory, min, max } => {
-                    let parsed = if memory {
-                        parse_memory(&value)
-                    } else {
-                        value.parse::<i64>().ok()
-                    };
-                    let Some(n) = parsed else {
-                        return Err(invalid("argument couldn't be parsed into an integer"));
-                    };
-                    if n < min || n > max {
-                        return Err(invalid(&format!(
-                            "argument must be between {min} and {max} inclusive"
-                        )));
-                    }
-                    n.to_string()
-                }
-                Kind::Text => value,
-            };
-            staged.push((canonical, normalized));
+            let refused = |why: &str| ParamError::Invalid(given(), why.to_owned());
+            match status {
+                Status::Immutable => return Err(refused("can't set immutable config")),
+                Status::Protected => return Err(refused("can't set protected config")),
+                Status::Live | Status::Unsupported => {}
+            }
+            if chosen.iter().any(|(n, _, _)| *n == canonical) {
+                return Err(refused("duplicate parameter"));
+            }
+            chosen.push((canonical, kind, value));
+        }
+        let mut staged = Vec::with_capacity(chosen.len());
+        for (canonical, kind, value) in chosen {
+            staged.push((canonical, normalize(canonical, kind, value)?));
         }
         for (name, value) in staged {
+            if let Some(alias) = alias_of(name) {
+                self.values.insert(alias, value.clone());
+            }
             self.values.insert(name, value);
         }
         Ok(())
     }
+}
+
+/// Redis 7.0 keeps `lua-time-limit` as another name of `busy-reply-threshold`.
+fn alias_of(name: &str) -> Option<&'static str> {
+    match name {
+        "lua-time-limit" => Some("busy-reply-threshold"),
+        "busy-reply-threshold" => Some("lua-time-limit"),
+        _ => None,
+    }
+}
+
+/// Checks a value against its parameter's kind; returns it as CONFIG GET shows it.
+fn normalize(canonical: &str, kind: Kind, value: &[u8]) -> Result<String, ParamError> {
+    let value = String::from_utf8_lossy(value).into_owned();
+    let invalid = |why: &str| ParamError::Invalid(canonical.to_owned(), why.to_owned());
+    Ok(match kind {
+        Kind::Bool => match value.to_ascii_lowercase().as_str() {
+            "yes" => "yes".to_owned(),
+            "no" => "no".to_owned(),
+            _ => return Err(invalid("argument must be 'yes' or 'no'")),
+        },
+        Kind::Enum(options) => {
+            let lower = value.to_ascii_lowercase();
+            if !options.contains(&lower.as_str()) {
+                return Err(invalid(&format!(
+                    "argument(s) must be one of the following: {}",
+                    options.join(", ")
+                )));
+            }
+            lower
+        }
+        Kind::Int { memory, min, max } => {
+            let parsed = if memory {
+                parse_memory(&value)
+            } else {
+                value.parse::<i64>().ok()
+            };
+            let Some(n) = parsed else {
+                return Err(invalid("argument couldn't be parsed into an integer"));
+            };
+            if n < min || n > max {
+                return Err(invalid(&format!(
+                    "argument must be between {min} and {max} inclusive"
+                )));
+            }
+            n.to_string()
+        }
+        Kind::Text => value,
+    })
 }
 
 /// Parses "100", "1k", "1kb", "5mb", "2gb" as Redis's memtoull does.
@@ -241,15 +287,34 @@ mod tests {
     fn set_and_get() {
         let mut p = Params::new(16, 7000, None);
         p.set_all(&[
-            (b"maxmemory", b"100mb"),
-            (b"MAXMEMORY-policy", b"allkeys-lru"),
+            (b"stream-node-max-bytes", b"1kb"),
+            (b"LUA-time-limit", b"100"),
         ])
         .unwrap();
-        assert_eq!(p.get("maxmemory"), Some("104857600"));
-        assert_eq!(p.get("maxmemory-policy"), Some("allkeys-lru"));
+        assert_eq!(p.get("stream-node-max-bytes"), Some("1024"));
+        assert_eq!(p.get("busy-reply-threshold"), Some("100"));
         assert_eq!(
-            p.set_all(&[(b"hz", b"x")]).unwrap_err().to_string(),
-            "ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer"
+            p.set_all(&[(b"maxmemory", b"10mb")])
+                .unwrap_err()
+                .to_string(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'maxmemory'"
+        );
+        assert_eq!(p.get("maxmemory"), Some("0"));
+        assert_eq!(
+            p.set_all(&[(b"DIR", b"/tmp")]).unwrap_err().to_string(),
+            "ERR CONFIG SET failed (possibly related to argument 'DIR') - can't set protected config"
+        );
+        assert_eq!(
+            p.set_all(&[(b"lua-time-limit", b"1"), (b"LUA-time-limit", b"2")])
+                .unwrap_err()
+                .to_string(),
+            "ERR CONFIG SET failed (possibly related to argument 'LUA-time-limit') - duplicate parameter"
+        );
+        assert_eq!(
+            p.set_all(&[(b"stream-node-max-entries", b"x")])
+                .unwrap_err()
+                .to_string(),
+            "ERR CONFIG SET failed (possibly related to argument 'stream-node-max-entries') - argument couldn't be parsed into an integer"
         );
         assert!(matches!(
             p.set_all(&[(b"nope", b"1")]),

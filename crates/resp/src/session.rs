@@ -99,6 +99,8 @@ pub enum Action {
     Close,
     /// Stop processing input until the blocked command is served or times out.
     Block(BlockWait),
+    /// Run a script off the connection's thread, then reply (see `script::runner`).
+    Script(Box<crate::script::ScriptJob>),
 }
 
 /// The state of one client connection.
@@ -122,6 +124,10 @@ pub struct Session {
     /// Commands run in the current read batch; added to the server total once per batch so
     /// connections on different cores do not fight over one counter per command.
     pub commands_run: u64,
+    /// Scripts run here and now (the script thread's own session, EXEC), not deferred.
+    pub inline_scripts: bool,
+    /// The client a script's redis.call runs as (Redis's CLIENT_SCRIPT).
+    pub script_client: bool,
 }
 
 impl Session {
@@ -141,6 +147,8 @@ impl Session {
             action: Action::Continue,
             in_exec: false,
             commands_run: 0,
+            inline_scripts: false,
+            script_client: false,
         }
     }
 

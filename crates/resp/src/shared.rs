@@ -11,6 +11,7 @@ use crate::Config;
 use crate::engine::Store;
 use crate::hub::Hub;
 use crate::params::Params;
+use crate::script::{Scripting, StartError};
 use crate::session::ClientInfo;
 
 /// Server-wide counters (INFO stats).
@@ -36,11 +37,13 @@ pub struct Shared {
     pub port: u16,
     /// Number of databases (fixed at start).
     pub databases: usize,
+    /// Lua interpreters, the script cache and function libraries.
+    pub scripting: Scripting,
 }
 
 impl Shared {
-    pub fn new(config: &Config, port: u16) -> Self {
-        Self {
+    pub fn new(config: &Config, port: u16) -> Result<Self, StartError> {
+        Ok(Self {
             store: Mutex::new(Store::new(config.databases)),
             hub: Mutex::new(Hub::default()),
             params: RwLock::new(Params::new(
@@ -55,7 +58,8 @@ impl Shared {
             bulk_max: AtomicI64::new(crate::frame::BULK_MAX_DEFAULT),
             port,
             databases: config.databases.max(1),
-        }
+            scripting: Scripting::new()?,
+        })
     }
 
     /// The password clients must give, if any (requirepass).

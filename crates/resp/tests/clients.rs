@@ -379,16 +379,21 @@ fn client_command_and_config_introspection() {
         c.call(&[
             "CONFIG",
             "SET",
-            "hz",
+            "stream-node-max-entries",
             "50",
-            "maxmemory-policy",
-            "allkeys-lru"
+            "lua-time-limit",
+            "200"
         ]),
         b"+OK\r\n"
     );
     assert_eq!(
-        c.call(&["CONFIG", "GET", "hz", "maxmemory-pol*"]),
-        b"*4\r\n$2\r\nhz\r\n$2\r\n50\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n"
+        c.call(&["CONFIG", "GET", "stream-node-max-entries", "busy-reply*"]),
+        b"*4\r\n$23\r\nstream-node-max-entries\r\n$2\r\n50\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n200\r\n"
+    );
+    // What Sluice does not apply is refused, not silently accepted.
+    assert!(
+        c.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"])
+            .starts_with(b"-ERR Unknown option")
     );
 }
 

@@ -33,13 +33,23 @@ FUNCTION FLUSH
 SCRIPT FLUSH
 CONFIG GET maxmemory
 CONFIG GET maxmemory-policy
-CONFIG SET maxmemory 100mb
-CONFIG GET maxmemory
-CONFIG SET maxmemory 0
-CONFIG SET maxmemory-policy bogus
-CONFIG SET hz x
 CONFIG SET nosuchparam 1
-CONFIG SET appendonly maybe
+CONFIG SET dir /tmp
+CONFIG SET DBFILENAME x.rdb
+CONFIG SET daemonize yes
+CONFIG SET databases 4
+CONFIG SET enable-debug-command yes
+CONFIG SET enable-protected-configs yes
+CONFIG SET nosuchparam 1 dir /tmp
+CONFIG SET dir /tmp nosuchparam 1
+CONFIG SET stream-node-max-entries x
+CONFIG SET stream-node-max-entries -1
+CONFIG SET proto-max-bulk-len 10
+CONFIG SET lua-time-limit 1 busy-reply-threshold 2
+CONFIG SET stream-node-max-entries 5 stream-node-max-entries 6
+CONFIG SET stream-node-max-bytes 2kb
+CONFIG GET stream-node-max-bytes
+CONFIG SET stream-node-max-bytes 4096
 CONFIG GET
 CONFIG SET a
 CONFIG FOO
@@ -1029,15 +1039,16 @@ fn unescape(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
-        if text[i] == b'\\' && text.get(i + 1) == Some(&b'x') && i + 3 < text.len() + 1 {
-            if let Some(b) = std::str::from_utf8(&text[i + 2..i + 4])
+        if text[i] == b'\\'
+            && text.get(i + 1) == Some(&b'x')
+            && i + 3 < text.len() + 1
+            && let Some(b) = std::str::from_utf8(&text[i + 2..i + 4])
                 .ok()
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-            {
-                out.push(b);
-                i += 4;
-                continue;
-            }
+        {
+            out.push(b);
+            i += 4;
+            continue;
         }
         out.push(text[i]);
         i += 1;

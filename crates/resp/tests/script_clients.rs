@@ -50,6 +50,79 @@ assert keys == {"k", "n", "l", "h", "s", "z"}, keys
 print("redis-py ok")
 "#;
 
+/// Scripting through redis-py as applications use it: register_script (EVALSHA, falling back to
+/// EVAL on NOSCRIPT), a rate limiter, errors as exceptions, functions, RESP3, and a slow script
+/// killed while another client is answered BUSY.
+const PYTHON_SCRIPTING: &str = r##"
+import sys, threading, time, redis
+port = int(sys.argv[1])
+for protocol in (2, 3):
+    r = redis.Redis(port=port, decode_responses=True, protocol=protocol)
+    r.flushall(); r.script_flush(); r.function_flush()
+    incr_by = r.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    assert incr_by(keys=["n"], args=[5]) == 5
+    assert incr_by(keys=["n"], args=[2]) == 7
+    assert r.script_exists(incr_by.sha) == [True]
+    limiter = r.register_script("""
+local current = redis.call('INCR', KEYS[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if current > tonumber(ARGV[1]) then return 0 end
+return 1
+""")
+    allowed = [limiter(keys=["rate:user"], args=[3, 10000]) for _ in range(5)]
+    assert allowed == [1, 1, 1, 0, 0], allowed
+    assert 0 < r.pttl("rate:user") <= 10000
+    assert r.eval("return {1, 'two', {3}}", 0) == [1, "two", [3]]
+    assert r.eval("return cjson.encode({a = ARGV[1]})", 0, "x") == '{"a":"x"}'
+    try:
+        r.eval("return redis.call('nosuch')", 0)
+        raise SystemExit("expected an error")
+    except redis.ResponseError as e:
+        assert "Unknown Redis command called from script" in str(e), e
+    try:
+        r.evalsha("0" * 40, 0)
+        raise SystemExit("expected NOSCRIPT")
+    except redis.exceptions.NoScriptError:
+        pass
+    assert r.eval_ro("return redis.call('GET', KEYS[1])", 1, "n") == "7"
+    lib = "#!lua name=lib\nredis.register_function('double', function(keys, args) return tonumber(args[1]) * 2 end)"
+    assert r.function_load(lib) == "lib"
+    assert r.fcall("double", 0, 21) == 42
+    listed = r.function_list()
+    entry = listed[0]
+    if isinstance(entry, list):  # RESP2: the map comes as a flat list
+        entry = dict(zip(entry[::2], entry[1::2]))
+    assert entry["library_name"] == "lib", listed
+    r.function_delete("lib")
+    if protocol == 3:
+        assert r.eval("redis.setresp(3) return redis.call('HGETALL', KEYS[1])", 1, "none") == {}
+        assert r.eval("return {double = 1.5}", 0) == 1.5
+r = redis.Redis(port=port, decode_responses=True)
+r.config_set("busy-reply-threshold", 100)
+errors = []
+def slow():
+    try:
+        r2 = redis.Redis(port=port, decode_responses=True)
+        r2.eval("while true do end", 0)
+    except redis.ResponseError as e:
+        errors.append(str(e))
+t = threading.Thread(target=slow); t.start()
+time.sleep(0.3)
+other = redis.Redis(port=port, decode_responses=True)
+try:
+    other.get("x")
+    raise SystemExit("expected BUSY")
+except redis.exceptions.BusyLoadingError:
+    pass
+except redis.ResponseError as e:
+    assert str(e).startswith("Redis is busy running a script") or "BUSY" in str(e), e
+assert other.script_kill()
+t.join(5)
+assert errors and "killed by user" in errors[0], errors
+assert other.ping()
+print("redis-py scripting ok")
+"##;
+
 const NODE_SCRIPT: &str = r#"
 const Redis = require("ioredis");
 const assert = require("assert");
@@ -104,6 +177,17 @@ fn redis_py() {
     let mut cmd = Command::new(python);
     cmd.args(["-c", PYTHON_SCRIPT, &server.port.to_string()]);
     run(cmd, "the redis-py script");
+}
+
+#[test]
+fn redis_py_scripting() {
+    let Some(python) = clients::require(clients::python(), "redis-py") else {
+        return;
+    };
+    let server = Sluice::start();
+    let mut cmd = Command::new(python);
+    cmd.args(["-c", PYTHON_SCRIPTING, &server.port.to_string()]);
+    run(cmd, "the redis-py scripting script");
 }
 
 #[test]

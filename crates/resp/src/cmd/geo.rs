@@ -86,7 +86,7 @@ pub fn geoadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
         at += 1;
     }
-    if (args.len() - at) % 3 != 0 || (nx && xx) {
+    if !(args.len() - at).is_multiple_of(3) || (nx && xx) {
         cx.out.error(SYNTAX);
         return;
     }

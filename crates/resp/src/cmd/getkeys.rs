@@ -48,6 +48,7 @@ fn key_positions(argv: &[&[u8]]) -> Result<Vec<usize>, &'static str> {
             keys.extend(store.filter(|&s| s < argv.len()));
             keys
         }
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => numkeys_at(2),
         "xread" | "xreadgroup" => {
             let at = (1..argv.len()).find(|&i| is(i, "streams"));
             match at {

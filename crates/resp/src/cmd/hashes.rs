@@ -20,7 +20,7 @@ fn remove_field(hash: &mut Hash, field: &[u8]) -> bool {
 }
 
 fn hset_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, name: &str) -> Option<i64> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         cx.out.error(&format!(
             "ERR wrong number of arguments for '{name}' command"
         ));

@@ -12,6 +12,7 @@ mod lcs;
 mod lists;
 mod pops;
 mod pubsub;
+mod scripting;
 mod server;
 mod sets;
 mod sort;
@@ -121,6 +122,24 @@ impl<'s> StoreSlot<'s> {
         }
     }
 
+    /// True when this slot holds the store.
+    pub fn held(&self) -> bool {
+        self.guard.is_some()
+    }
+
+    /// Takes the store, waiting while it is busy, unless `give_up` turns true first (a script
+    /// running past busy-reply-threshold). False when it gave up.
+    pub fn acquire_unless(&mut self, give_up: impl Fn() -> bool) -> bool {
+        while self.guard.is_none() {
+            match self.mutex.try_lock_for(std::time::Duration::from_millis(2)) {
+                Some(guard) => self.guard = Some(guard),
+                None if give_up() => return false,
+                None => {}
+            }
+        }
+        true
+    }
+
     pub fn release(&mut self) {
         self.guard = None;
     }
@@ -219,6 +238,14 @@ pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             cmd.name
         ));
         return;
+    }
+    if !cx.store.held() && !scripting::allowed_while_busy(cmd, args) {
+        let run = &cx.shared.scripting.flags;
+        if !cx.store.acquire_unless(|| run.busy.load(Ordering::SeqCst)) {
+            cx.flag_multi_error();
+            cx.out.error(run.busy_error());
+            return;
+        }
     }
     if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {
         tx::queue(cx, cmd, args);

@@ -72,40 +72,6 @@ pub fn lastsave(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.out.int(secs as i64);
 }
 
-/// FUNCTION FLUSH and SCRIPT FLUSH `[ASYNC|SYNC]`: nothing to flush, so OK or the syntax error.
-fn flush_reply(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.len() > 3 || (args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync"))) {
-        cx.out.error(super::SYNTAX);
-    } else {
-        cx.out.ok();
-    }
-}
-
-/// FUNCTION: there are no functions here; FLUSH (sent by test harnesses) succeeds.
-pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.is(1, "flush") {
-        flush_reply(cx, args);
-    } else if args.is(1, "list") {
-        cx.out.array(0);
-    } else {
-        unknown_subcommand(cx.out, "function", args.get(1));
-    }
-}
-
-/// SCRIPT: there is no scripting here; FLUSH succeeds and EXISTS finds nothing.
-pub fn script(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.is(1, "flush") {
-        flush_reply(cx, args);
-    } else if args.is(1, "exists") && args.len() >= 3 {
-        cx.out.array(args.len() - 2);
-        for _ in 2..args.len() {
-            cx.out.int(0);
-        }
-    } else {
-        unknown_subcommand(cx.out, "script", args.get(1));
-    }
-}
-
 pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let sub = args.get(1).to_ascii_lowercase();
     match sub.as_slice() {
@@ -124,7 +90,7 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             }
         }
         b"set" => {
-            if args.len() < 4 || args.len() % 2 != 0 {
+            if args.len() < 4 || !args.len().is_multiple_of(2) {
                 subcommand_arity(cx.out, "config|set");
                 return;
             }
@@ -280,10 +246,22 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         let _ = write!(
             text,
             "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
-             used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n\r\n",
+             used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n",
             human_bytes(rss),
             maxmemory,
             policy,
+        );
+        let scripts = shared.scripting.memory();
+        let _ = write!(
+            text,
+            "used_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_vm_functions:{}\r\n\
+             number_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\n\r\n",
+            scripts.eval_bytes,
+            scripts.eval_bytes,
+            scripts.functions_bytes,
+            scripts.cached_scripts,
+            scripts.functions,
+            scripts.libraries,
         );
     }
     if want("persistence") {

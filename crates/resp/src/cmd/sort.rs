@@ -109,8 +109,9 @@ fn sort_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
             return;
         }
     };
-    if dont_sort && matches!(kind, Kind::Set) && store.is_some() {
-        // A set has no order of its own: sorting makes the stored result deterministic.
+    if dont_sort && matches!(kind, Kind::Set) && (store.is_some() || cx.session.script_client) {
+        // A set has no order of its own: sorting makes a stored result (or what a script
+        // sees) deterministic, as Redis does.
         dont_sort = false;
         alpha = true;
         by = None;

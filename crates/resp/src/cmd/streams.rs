@@ -472,7 +472,7 @@ pub fn xread_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, group_read: bool) {
             count = n.max(0);
         } else if args.is(i, "streams") && more > 0 {
             streams_at = i + 1;
-            if (args.len() - streams_at) % 2 != 0 {
+            if !(args.len() - streams_at).is_multiple_of(2) {
                 cx.out.error(
                     "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                 );

@@ -285,7 +285,7 @@ pub fn mget(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 fn mset_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, nx: bool) {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         let name = if nx { "msetnx" } else { "mset" };
         cx.out.error(&format!(
             "ERR wrong number of arguments for '{name}' command"

@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub, server,
-    sets, sort, stream_groups, stream_info, streams, strings, tx, zsets, zsets_multi,
+    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub,
+    scripting, server, sets, sort, stream_groups, stream_info, streams, strings, tx, zsets,
+    zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -93,8 +94,14 @@ const ROWS: &[Row] = &[
     ("swapdb", 3, WRITE | FAST, 0, 0, 0, "server", server::swapdb),
     ("time", 1, LOADING | STALE | FAST, 0, 0, 0, "server", server::time),
     ("lastsave", 1, LOADING | STALE | FAST, 0, 0, 0, "server", server::lastsave),
-    ("function", -2, NOSCRIPT, 0, 0, 0, "scripting", server::function),
-    ("script", -2, NOSCRIPT, 0, 0, 0, "scripting", server::script),
+    ("function", -2, NOSCRIPT, 0, 0, 0, "scripting", scripting::function),
+    ("script", -2, NOSCRIPT, 0, 0, 0, "scripting", scripting::script),
+    ("eval", -3, NOSCRIPT | STALE, 0, 0, 0, "scripting", scripting::eval),
+    ("evalsha", -3, NOSCRIPT | STALE, 0, 0, 0, "scripting", scripting::evalsha),
+    ("eval_ro", -3, NOSCRIPT | STALE | READONLY, 0, 0, 0, "scripting", scripting::eval_ro),
+    ("evalsha_ro", -3, NOSCRIPT | STALE | READONLY, 0, 0, 0, "scripting", scripting::evalsha_ro),
+    ("fcall", -3, NOSCRIPT | STALE, 0, 0, 0, "scripting", scripting::fcall),
+    ("fcall_ro", -3, NOSCRIPT | STALE | READONLY, 0, 0, 0, "scripting", scripting::fcall_ro),
     // keys
     ("del", -2, WRITE, 1, -1, 1, "generic", keys::del),
     ("unlink", -2, WRITE | FAST, 1, -1, 1, "generic", keys::del),

@@ -70,7 +70,7 @@ pub fn zadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         i += 1;
     }
     let elements = args.len() - i;
-    if elements == 0 || elements % 2 != 0 {
+    if elements == 0 || !elements.is_multiple_of(2) {
         cx.out.error(SYNTAX);
         return;
     }

@@ -115,10 +115,10 @@ impl RedisServer {
         let server = Self { port, child };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(mut c) = RawClient::connect(port) {
-                if c.call(&["PING"]) == b"+PONG\r\n" {
-                    return Some(server);
-                }
+            if let Ok(mut c) = RawClient::connect(port)
+                && c.call(&["PING"]) == b"+PONG\r\n"
+            {
+                return Some(server);
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -1,0 +1,133 @@
+//! Lua scripting (EVAL, FUNCTION): the interpreters, the script cache, the run state other
+//! clients see (BUSY, SCRIPT KILL), and the runner shared by EVAL and FCALL.
+
+mod convert;
+pub mod eval;
+pub mod functions;
+pub mod harness;
+mod libs;
+mod runner;
+mod vm;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+
+pub use convert::lua_number_text;
+pub use runner::{ScriptJob, run_job};
+
+/// What other clients can see of the script running now.
+#[derive(Debug, Default)]
+pub struct RunFlags {
+    pub running: AtomicBool,
+    /// Running longer than busy-reply-threshold: other clients get BUSY.
+    pub busy: AtomicBool,
+    /// SCRIPT KILL / FUNCTION KILL asked it to stop.
+    pub killed: AtomicBool,
+    /// It ran a write command (then it cannot be killed).
+    pub wrote: AtomicBool,
+    /// EVAL rather than FCALL (decides which KILL applies and the BUSY text).
+    pub is_eval: AtomicBool,
+    /// The running script's name, command line and start (FUNCTION STATS).
+    pub current: Mutex<Option<Running>>,
+}
+
+/// The running script's name, command line and start.
+pub type Running = (String, Vec<Vec<u8>>, std::time::Instant);
+
+impl RunFlags {
+    /// The BUSY error other clients get while a script runs too long.
+    pub fn busy_error(&self) -> &'static str {
+        if self.is_eval.load(Ordering::Relaxed) {
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        } else {
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        }
+    }
+
+    /// SCRIPT KILL (`eval`) or FUNCTION KILL: the reply, as Redis words it.
+    pub fn kill(&self, eval: bool) -> Result<(), &'static str> {
+        if !self.running.load(Ordering::SeqCst) {
+            return Err("NOTBUSY No scripts in execution right now.");
+        }
+        if self.wrote.load(Ordering::SeqCst) {
+            return Err(
+                "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
+            );
+        }
+        let running_eval = self.is_eval.load(Ordering::SeqCst);
+        if eval != running_eval {
+            return Err(self.busy_error());
+        }
+        self.killed.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// The scripting state of a server.
+pub struct Scripting {
+    pub eval: Mutex<eval::EvalEngine>,
+    pub functions: Mutex<functions::FunctionEngine>,
+    pub flags: Arc<RunFlags>,
+}
+
+impl fmt::Debug for Scripting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scripting")
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+/// Why the scripting engine could not start (Lua out of memory).
+#[derive(Debug, thiserror::Error)]
+#[error("starting the Lua interpreter failed: {0}")]
+pub struct StartError(String);
+
+impl Scripting {
+    pub fn new() -> Result<Self, StartError> {
+        let start = |e: mlua::Error| StartError(e.to_string());
+        Ok(Self {
+            eval: Mutex::new(eval::EvalEngine::new().map_err(start)?),
+            functions: Mutex::new(functions::FunctionEngine::new().map_err(start)?),
+            flags: Arc::new(RunFlags::default()),
+        })
+    }
+}
+
+/// What INFO memory reports of scripting (zeros while a script holds an interpreter).
+#[derive(Debug, Default)]
+pub struct ScriptMemory {
+    pub eval_bytes: usize,
+    pub functions_bytes: usize,
+    pub cached_scripts: usize,
+    pub functions: usize,
+    pub libraries: usize,
+}
+
+impl Scripting {
+    pub fn memory(&self) -> ScriptMemory {
+        let mut m = ScriptMemory::default();
+        if let Some(eval) = self.eval.try_lock() {
+            (m.eval_bytes, m.cached_scripts) = eval.usage();
+        }
+        if let Some(functions) = self.functions.try_lock() {
+            (m.functions_bytes, m.libraries, m.functions) = functions.usage();
+        }
+        m
+    }
+}
+
+/// SHA-1 of `data` in lower-case hex (script ids, redis.sha1hex).
+pub fn sha1_hex(data: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    let digest = Sha1::digest(data);
+    let mut hex = String::with_capacity(40);
+    for byte in digest {
+        hex.push(char::from(b"0123456789abcdef"[usize::from(byte >> 4)]));
+        hex.push(char::from(b"0123456789abcdef"[usize::from(byte & 15)]));
+    }
+    hex
+}

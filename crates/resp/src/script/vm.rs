@@ -1,0 +1,218 @@
+//! One Lua 5.1 interpreter set up as Redis sets up its own: the libraries Redis ships, the
+//! `redis` table, the sandbox and read-only globals (see `prelude.lua`).
+
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+
+use super::libs;
+
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// Libraries scripts see read-only, as Redis protects them.
+const PROTECTED_LIBS: &[&str] = &[
+    "redis",
+    "string",
+    "table",
+    "math",
+    "coroutine",
+    "cjson",
+    "bit",
+    "struct",
+    "cmsgpack",
+];
+
+/// An interpreter and the handles the runner uses on every call.
+pub struct Vm {
+    pub lua: Lua,
+    /// Per-run state the prelude reads: `active`, `call`, `resp`, `killed`.
+    pub run: Table,
+    /// The real global table (KEYS and ARGV are set here).
+    pub globals_raw: Table,
+    /// The read-only view of the globals that scripts get as their environment.
+    pub globals: Table,
+    pub invoke: Function,
+    pub handler: Function,
+    pub error_table: Function,
+    /// The prelude's helpers (FUNCTION builds its environment from them).
+    pub prims: Table,
+}
+
+/// Builds an interpreter; fails only if Lua cannot allocate.
+pub fn new_vm() -> mlua::Result<Vm> {
+    let lua = Lua::new_with(
+        StdLib::TABLE | StdLib::STRING | StdLib::MATH,
+        LuaOptions::default(),
+    )?;
+    let prims = lua.create_table()?;
+    let run = lua.create_table()?;
+    prims.set("run", run.clone())?;
+    prims.set(
+        "sha1hex",
+        lua.create_function(|_, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(mlua::Error::RuntimeError(
+                    "wrong number of arguments".to_owned(),
+                ));
+            }
+            let bytes = match args.front() {
+                Some(Value::String(s)) => s.as_bytes().to_vec(),
+                Some(Value::Integer(n)) => n.to_string().into_bytes(),
+                Some(Value::Number(n)) => super::convert::lua_number_text(*n).into_bytes(),
+                _ => Vec::new(),
+            };
+            Ok(super::sha1_hex(&bytes))
+        })?,
+    )?;
+    prims.set("log", lua.create_function(log)?)?;
+    prims.set(
+        "acl_check_cmd",
+        lua.create_function(|_, name: mlua::String| {
+            let lower = name.as_bytes().to_ascii_lowercase();
+            match crate::cmd::lookup(&lower) {
+                Some(_) => Ok(true),
+                None => Err(mlua::Error::RuntimeError(
+                    "Invalid command passed to redis.acl_check_cmd()".to_owned(),
+                )),
+            }
+        })?,
+    )?;
+    let globals_raw = lua.globals();
+    libs::install(&lua, &globals_raw)?;
+    lua.load(PRELUDE)
+        .set_name("@sluice_prelude")
+        .call::<()>(prims.clone())?;
+    let redis: Table = prims.get("redis")?;
+    globals_raw.raw_set("redis", redis.clone())?;
+    let wrap: Function = prims.get("wrap_libraries")?;
+    wrap.call::<()>(PROTECTED_LIBS.to_vec())?;
+    let handler = lua.create_function(error_handler)?;
+    Ok(Vm {
+        run,
+        globals: prims.get("globals")?,
+        invoke: prims.get("invoke")?,
+        error_table: prims.get("error_table")?,
+        handler,
+        prims,
+        globals_raw,
+        lua,
+    })
+}
+
+/// redis.log(level, ...): to Sluice's log at the matching level.
+fn log(_: &Lua, args: MultiValue) -> mlua::Result<()> {
+    let fail = |msg: &str| Err(mlua::Error::RuntimeError(msg.to_owned()));
+    if args.len() < 2 {
+        return fail("redis.log() requires two arguments or more.");
+    }
+    let level = match args.front() {
+        Some(Value::Integer(n)) => *n as f64,
+        Some(Value::Number(n)) => *n,
+        _ => return fail("First argument must be a number (log level)."),
+    };
+    if !(0.0..=3.0).contains(&level) {
+        return fail("Invalid debug level.");
+    }
+    let mut text = String::new();
+    for (i, v) in args.iter().skip(1).enumerate() {
+        let piece = match v {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Integer(n) => n.to_string(),
+            Value::Number(n) => super::convert::lua_number_text(*n),
+            _ => continue,
+        };
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(&piece);
+    }
+    match level as i64 {
+        0 => tracing::debug!(target: "sluice_resp::lua", "{text}"),
+        1 => tracing::debug!(target: "sluice_resp::lua", "{text}"),
+        2 => tracing::info!(target: "sluice_resp::lua", "{text}"),
+        _ => tracing::warn!(target: "sluice_resp::lua", "{text}"),
+    }
+    Ok(())
+}
+
+/// The message of an error raised by a Rust callback (mlua wraps it).
+pub fn error_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(msg) => msg.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_message(cause),
+        mlua::Error::WithContext { cause, .. } => error_message(cause),
+        mlua::Error::MemoryError(_) => "not enough memory".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// The xpcall handler: turns any error into Redis's `{err=..., source=..., line=...}` table,
+/// naming the innermost frame of the user's script.
+fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
+    let table = match err {
+        Value::Table(t) if matches!(t.raw_get::<Value>("err")?, Value::String(_)) => t,
+        other => {
+            let text = match other {
+                Value::String(s) => s.to_string_lossy(),
+                Value::Error(e) => error_message(&e),
+                Value::Integer(n) => n.to_string(),
+                Value::Number(n) => super::convert::lua_number_text(n),
+                Value::Nil => "nil".to_owned(),
+                v => v.type_name().to_owned(),
+            };
+            let t = lua.create_table()?;
+            t.raw_set("err", format!("ERR {text}"))?;
+            t
+        }
+    };
+    for level in 1..64 {
+        let Some(frame) = lua.inspect_stack(level, |d| {
+            let source = d.source().source.map(|s| s.into_owned());
+            (source, d.current_line())
+        }) else {
+            break;
+        };
+        if let (Some(source), Some(line)) = frame
+            && source.starts_with("@user_")
+        {
+            table.raw_set("source", source)?;
+            table.raw_set("line", line)?;
+            break;
+        }
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_fires_in_invoked_scripts() {
+        let vm = new_vm().expect("vm");
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = count.clone();
+        vm.lua
+            .set_hook(
+                mlua::HookTriggers::new().every_nth_instruction(1000),
+                move |_, _| {
+                    if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 10 {
+                        return Err(mlua::Error::RuntimeError("stop".into()));
+                    }
+                    Ok(mlua::VmState::Continue)
+                },
+            )
+            .expect("hook");
+        let f = vm
+            .lua
+            .load("while true do end")
+            .set_environment(vm.globals.clone())
+            .into_function()
+            .expect("compile");
+        let r = vm
+            .invoke
+            .call::<(bool, Value)>((f, vm.handler.clone(), true));
+        assert!(
+            count.load(std::sync::atomic::Ordering::SeqCst) > 10,
+            "{r:?}"
+        );
+    }
+}
