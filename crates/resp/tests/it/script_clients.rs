@@ -1,7 +1,7 @@
 //! redis-py and ioredis against an in-process Sluice, as installed by `scripts/clients/install.sh`
 //! (missing: a failure under CI, a skip with a message elsewhere).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! CONFIG SET applies only what Sluice implements: every other parameter is refused with the
 //! error Redis 7.0 gives (unknown, protected, immutable), and CONFIG GET keeps its value.
 
-mod common;
+use crate::common;
 
 use common::{RawClient, Sluice};
 

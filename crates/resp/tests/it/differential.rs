@@ -1,7 +1,7 @@
 //! Differential test: the same command scripts go to a real redis-server and to Sluice; the
 //! replies must be equal byte for byte (errors included). Skips when redis-server is absent.
 
-mod common;
+use crate::common;
 
 use common::{RawClient, RedisServer, Sluice, split_aggregate};
 

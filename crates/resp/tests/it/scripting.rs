@@ -1,7 +1,7 @@
 //! EVAL, SCRIPT, FUNCTION and FCALL over the wire: Redis's conversions, errors, atomicity,
 //! the time limit with BUSY and SCRIPT KILL, and the libraries scripts get.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

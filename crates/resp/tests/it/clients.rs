@@ -1,7 +1,7 @@
 //! Real clients against an in-process Sluice: the `redis` crate (async, pipelines, blocking pops,
 //! pub/sub, WATCH), raw RESP3 exchanges, AUTH, active expiry, and redis-cli.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

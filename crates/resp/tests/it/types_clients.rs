@@ -2,7 +2,7 @@
 //! redis-py in RESP2 and RESP3 (as installed by `scripts/clients/install.sh`) and the `redis`
 //! crate, blocking reads included.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -1,0 +1,10 @@
+//! The Redis server's integration tests as one binary.
+
+mod clients;
+mod common;
+mod config_set;
+mod differential;
+mod frame_props;
+mod script_clients;
+mod scripting;
+mod types_clients;
