@@ -182,7 +182,7 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         }
         let rest_prefix = settings.rest.prefix.trim_end_matches('/').to_string();
         if settings.rest.enabled {
-            let config = settings.rest_config();
+            let config = settings.rest_config()?;
             let reload_on_ddl = settings
                 .rest
                 .reload_on_ddl

@@ -53,6 +53,9 @@ pub struct RestConfig {
     pub aggregates_enabled: bool,
     /// Answer `GET /` with the OpenAPI description (`openapi-mode` other than `disabled`).
     pub openapi: bool,
+    /// Bearer tokens are verified with this (PostgREST's `jwt-secret`); `None`: a token is
+    /// refused (PGRST300) and every request runs as `anon_role`.
+    pub jwt: Option<std::sync::Arc<crate::auth::JwtConfig>>,
 }
 
 impl Default for RestConfig {
@@ -64,6 +67,7 @@ impl Default for RestConfig {
             tx_end: TxEnd::Commit,
             aggregates_enabled: false,
             openapi: true,
+            jwt: None,
         }
     }
 }

@@ -14,6 +14,8 @@ pub struct ApiError {
     /// A string, except where PostgREST gives a structure (PGRST201's candidates).
     pub details: Option<serde_json::Value>,
     pub hint: Option<String>,
+    /// `WWW-Authenticate` of a 401 (not part of the body; boxed: errors stay small).
+    pub www_authenticate: Option<Box<String>>,
 }
 
 impl ApiError {
@@ -24,7 +26,14 @@ impl ApiError {
             message: message.into(),
             details: None,
             hint: None,
+            www_authenticate: None,
         }
+    }
+
+    /// The `WWW-Authenticate` challenge sent with this error.
+    pub fn authenticate(mut self, challenge: String) -> ApiError {
+        self.www_authenticate = Some(Box::new(challenge));
+        self
     }
 
     pub fn details(mut self, details: impl Into<String>) -> ApiError {
@@ -53,6 +62,7 @@ impl ApiError {
                 .detail()
                 .map(|d| serde_json::Value::String(d.to_string())),
             hint: error.hint().map(str::to_string),
+            www_authenticate: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! transaction; the response streams rows out through `sluice-formats`' encoders.
 
 pub mod api;
+pub mod auth;
 pub mod config;
 pub mod error;
 pub mod plan;

@@ -135,6 +135,17 @@ settings! {
         /// database given with -d. NOTIFY pgrst, 'reload schema' and SIGUSR1 always reload, and
         /// a request for an unknown table or function reloads at most once a second.
         reload_on_ddl: Option<bool> = None, sample "true";
+        /// The HMAC secret bearer tokens (HS256/384/512) are verified with, at least 32
+        /// characters (PostgREST's jwt-secret). Not set: a request with a token is refused and
+        /// every request runs as anon_role.
+        jwt_secret: Option<String> = None, sample "a-secret-of-at-least-thirty-two-characters";
+        /// jwt_secret is base64 (PostgREST's jwt-secret-is-base64).
+        jwt_secret_is_base64: bool = false;
+        /// The audience tokens must name in aud (PostgREST's jwt-aud). Not set: not checked.
+        jwt_aud: Option<String> = None, sample "my-api";
+        /// Where the token's role is (PostgREST's jwt-role-claim-key), e.g. `.role`,
+        /// `.app.role`, `."https://example.com/role"`, `.roles[0]`.
+        jwt_role_claim_key: String = ".role".to_string();
     }
 
     [resp] RespSection {
@@ -387,16 +398,26 @@ impl Settings {
     }
 
     /// The REST API's configuration.
-    pub fn rest_config(&self) -> sluice_rest::RestConfig {
+    pub fn rest_config(&self) -> anyhow::Result<sluice_rest::RestConfig> {
         let r = &self.rest;
-        sluice_rest::RestConfig {
+        let jwt = match r.jwt_secret.as_deref().filter(|s| !s.is_empty()) {
+            Some(secret) => Some(std::sync::Arc::new(sluice_rest::auth::JwtConfig::new(
+                secret,
+                r.jwt_secret_is_base64,
+                r.jwt_aud.clone().filter(|a| !a.is_empty()),
+                &r.jwt_role_claim_key,
+            )?)),
+            None => None,
+        };
+        Ok(sluice_rest::RestConfig {
             schemas: r.schemas.clone(),
             anon_role: r.anon_role.clone().filter(|role| !role.is_empty()),
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,
             openapi: r.openapi,
-        }
+            jwt,
+        })
     }
 
     /// The Influx write API's configuration.

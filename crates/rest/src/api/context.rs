@@ -17,12 +17,14 @@ pub struct RequestContext {
     pub headers_json: String,
     /// Cookies as a JSON object.
     pub cookies_json: String,
+    /// The token's claims (`request.jwt.claims`), when the request carried one.
+    pub claims_json: Option<String>,
 }
 
 impl RequestContext {
     /// From the request's parts; headers that are not text are left out.
     pub fn new(
-        role: Option<String>,
+        identity: crate::auth::Identity,
         schema: &str,
         method: &http::Method,
         path: &str,
@@ -45,7 +47,8 @@ impl RequestContext {
             );
         }
         RequestContext {
-            role,
+            role: identity.role,
+            claims_json: identity.claims_json,
             search_path: sluice_pg::sql::quote_ident(schema),
             method: method.as_str().to_string(),
             path: path.to_string(),
@@ -68,6 +71,11 @@ impl RequestContext {
             .push(", true), pg_catalog.set_config('request.cookies', ")
             .param(self.cookies_json.clone())
             .push(", true)");
+        if let Some(claims) = &self.claims_json {
+            st.push(", pg_catalog.set_config('request.jwt.claims', ")
+                .param(claims.clone())
+                .push(", true)");
+        }
         if let Some(role) = &self.role {
             st.push(", pg_catalog.set_config('role', ")
                 .param(role.clone())

@@ -105,6 +105,30 @@ impl RestApi {
     }
 
     async fn handle(self: Arc<Self>, request: Request, http: HttpContext) -> Response {
+        let identity = match crate::auth::authenticate(
+            self.config.jwt.as_deref(),
+            self.config.anon_role.as_deref(),
+            request.headers().get(header::AUTHORIZATION),
+        ) {
+            Ok(identity) => identity,
+            Err(error) => return error_response(&error),
+        };
+        let authenticated = identity.authenticated();
+        let mut response = self.respond_as(identity, request, http).await;
+        // Insufficient privilege is 401 for the anonymous role and 403 for a token's role, as
+        // PostgREST answers it (every 401 of the token itself was answered above).
+        if authenticated && response.status() == StatusCode::UNAUTHORIZED {
+            *response.status_mut() = StatusCode::FORBIDDEN;
+        }
+        response
+    }
+
+    async fn respond_as(
+        self: Arc<Self>,
+        identity: crate::auth::Identity,
+        request: Request,
+        http: HttpContext,
+    ) -> Response {
         let (parts, body) = request.into_parts();
         let path = http.rest(parts.uri.path());
         let path = if path.is_empty() { "/" } else { path };
@@ -119,15 +143,10 @@ impl RestApi {
         };
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
         // Only a request that runs as another role or in another schema pays for the settings.
-        let context = (self.config.anon_role.is_some() || schema != "public").then(|| {
-            RequestContext::new(
-                self.config.anon_role.clone(),
-                &schema,
-                &parts.method,
-                path,
-                &parts.headers,
-            )
-        });
+        let needs_context =
+            identity.role.is_some() || identity.claims_json.is_some() || schema != "public";
+        let context = needs_context
+            .then(|| RequestContext::new(identity, &schema, &parts.method, path, &parts.headers));
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
         let length: Option<u64> = parts
             .headers
@@ -322,6 +341,13 @@ pub(crate) fn error_response(error: &ApiError) -> Response {
         StatusCode::SERVICE_UNAVAILABLE | StatusCode::GATEWAY_TIMEOUT
     ) {
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    if let Some(challenge) = error
+        .www_authenticate
+        .as_deref()
+        .and_then(|c| HeaderValue::from_str(c).ok())
+    {
+        headers.insert(header::WWW_AUTHENTICATE, challenge);
     }
     response
 }

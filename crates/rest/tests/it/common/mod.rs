@@ -28,6 +28,12 @@ pub fn read_config(suite: &Path) -> Result<RestConfig, String> {
             "anon_role" => config.anon_role = Some(value.to_string()),
             "max_rows" => config.max_rows = value.parse().ok(),
             "aggregates_enabled" => config.aggregates_enabled = value == "true",
+            "jwt_secret" => {
+                config.jwt = Some(std::sync::Arc::new(
+                    sluice_rest::auth::JwtConfig::new(value, false, None, ".role")
+                        .map_err(|e| format!("config:{}: {e}", i + 1))?,
+                ))
+            }
             "tx_end" => {
                 config.tx_end = match value {
                     "commit" => TxEnd::Commit,
