@@ -2,6 +2,7 @@
 
 mod clients;
 mod common;
+mod compat;
 mod config_set;
 mod differential;
 mod frame_props;
