@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 pub enum BodyError {
     /// The body is larger than the limit (answer 413).
     #[error("the request body is larger than the limit of {limit} bytes")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The body arrived too slowly, or not whole in time (answer 408).
     #[error("{0}")]
     Timeout(Slow),
@@ -39,9 +42,13 @@ pub enum Slow {
          minimum of {min_rate} bytes/s"
     )]
     Rate {
+        /// The rate it came at, bytes per second of waiting.
         rate: u64,
+        /// Bytes read so far.
         read: u64,
+        /// Time spent waiting for them.
         waited: Duration,
+        /// The least rate allowed.
         min_rate: u64,
     },
     /// The whole request was not read within the request timeout.

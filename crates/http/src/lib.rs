@@ -1,5 +1,6 @@
 //! The HTTP gateway: the server loop, the mount interface other HTTP gates plug into, and views.
 
+#![warn(missing_docs)]
 pub mod body;
 pub mod budget;
 pub mod mount;

@@ -101,6 +101,7 @@ pub struct Router {
 }
 
 impl Router {
+    /// A router with no mounts (only `/-/` answers).
     pub fn new() -> Router {
         Router::default()
     }

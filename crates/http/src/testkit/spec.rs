@@ -10,17 +10,26 @@ use std::path::{Path, PathBuf};
 pub struct Exchange {
     /// The line of the exchange's request, for messages.
     pub line: usize,
+    /// The `###` line above it.
     pub title: String,
+    /// The request's method.
     pub method: String,
+    /// The request's path and query string.
     pub path: String,
+    /// The request's headers.
     pub headers: Vec<(String, String)>,
+    /// The request's body.
     pub body: String,
+    /// What must come back.
     pub expected: Expected,
 }
 
+/// The answer an exchange expects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expected {
+    /// The status.
     pub status: u16,
+    /// Headers that must be present with these values (others are not checked).
     pub headers: Vec<(String, String)>,
     /// `None`: not checked (`<any>`).
     pub body: Option<String>,

@@ -6,7 +6,9 @@ use sluice_formats::Format;
 /// A format a GET answers in, chosen by `Accept`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Negotiated {
+    /// The encoder's format.
     pub format: Format,
+    /// The `Content-Type` of the answer.
     pub content_type: &'static str,
 }
 

@@ -8,15 +8,20 @@ use sluice_pg::{ErrorKind, PoolError, PoolErrorKind};
 /// An error answer of a view endpoint.
 #[derive(Debug, Clone)]
 pub struct ApiError {
+    /// The HTTP status.
     pub status: StatusCode,
     /// The SQLSTATE for database errors, else a short snake_case word (`not_found`, `bad_body`).
     pub code: String,
+    /// What went wrong, for people.
     pub message: String,
+    /// More about it (PostgreSQL's detail, a JSON path).
     pub details: Option<serde_json::Value>,
+    /// What to do about it.
     pub hint: Option<String>,
 }
 
 impl ApiError {
+    /// An error with a status, a code and a message.
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
@@ -27,11 +32,13 @@ impl ApiError {
         }
     }
 
+    /// The same with details.
     pub fn with_details(mut self, details: serde_json::Value) -> ApiError {
         self.details = Some(details);
         self
     }
 
+    /// The same with a hint.
     pub fn with_hint(mut self, hint: impl Into<String>) -> ApiError {
         self.hint = Some(hint.into());
         self
@@ -76,6 +83,7 @@ impl ApiError {
             .with_hint("retry later")
     }
 
+    /// The JSON answer (`code`, `message`, `details`, `hint`) with its status.
     pub fn into_response(self) -> Response {
         let body = serde_json::json!({
             "code": self.code,

@@ -17,23 +17,31 @@ pub enum ViewError {
     /// The file could not be read.
     #[error("{}: cannot read the view file: {source}", file.display())]
     Read {
+        /// The view file.
         file: PathBuf,
+        /// What reading it said.
         source: std::io::Error,
     },
     /// The file is not JSON.
     #[error("{}: not valid JSON at line {line}, column {column}: {message}", file.display())]
     Syntax {
+        /// The view file.
         file: PathBuf,
+        /// The line of the error (1-based).
         line: usize,
+        /// Its column (1-based).
         column: usize,
+        /// What serde_json said.
         message: String,
     },
     /// The JSON does not describe a view.
     #[error("{}: {path}: {problem}", file.display())]
     Invalid {
+        /// The view file.
         file: PathBuf,
         /// Where, as a JSON path (`$.sql[0].path[1]`).
         path: String,
+        /// What is wrong.
         problem: Problem,
     },
 }
@@ -60,50 +68,77 @@ impl ViewError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Problem {
     #[error("unknown key {key:?} (expected one of: {expected})")]
-    UnknownKey { key: String, expected: &'static str },
+    /// A key the view format does not have here.
+    UnknownKey {
+        /// The key.
+        key: String,
+        /// The keys allowed here.
+        expected: &'static str,
+    },
     #[error("the key {0:?} is required here")]
+    /// A required key is missing.
     MissingKey(&'static str),
     #[error("expected {expected}, found {found}")]
+    /// A value of the wrong JSON type.
     WrongType {
+        /// What the format wants.
         expected: &'static str,
+        /// What the file has.
         found: &'static str,
     },
     #[error(
         "a path entry must be a string starting with \"/\" or a capture number from 1 to 65535"
     )]
+    /// A `path` entry that is neither a segment nor a capture number.
     BadPathEntry,
     #[error("unknown return {0:?}: use \"csj\", \"object\" or \"json-csv\"")]
+    /// A `return` other than `csj`, `object` or `json-csv`.
     UnknownReturn(String),
     #[error("unknown operator {0:?}: use eq, or, and, match, header or sql.exists")]
+    /// A precondition operator the format does not have.
     UnknownOperator(String),
     #[error("the operator {operator:?} takes {expected}")]
+    /// An operator given the wrong number or kind of arguments.
     OperatorArguments {
+        /// The operator.
         operator: &'static str,
+        /// What it takes.
         expected: &'static str,
     },
     #[error("a capture number must be from 1 to 65535")]
+    /// A capture number out of range.
     BadCapture,
     #[error("the capture ${0} is not in this endpoint's path")]
+    /// A capture the endpoint's path does not have.
     CaptureNotInPath(u16),
     #[error("a status must be an HTTP status from 400 to 599")]
+    /// A status outside 400-599.
     BadStatus,
     #[error(
         "a source is a capture number, a body field name, [\"body\", path...] or [\"request\", \"headers\", name]"
     )]
+    /// A `source` of an unknown shape.
     BadSource,
     #[error("a GET has no body: use a capture, a header or a query parameter")]
+    /// A GET reading the body.
     BodySourceInGet,
     #[error("insert must be \"required\"")]
+    /// An `insert` other than `required`.
     BadInsert,
     #[error("the list must not be empty")]
+    /// An empty list where entries are needed.
     Empty,
     #[error("this endpoint answers no method: give GET, DELETE, PUT, PATCH or POST")]
+    /// An endpoint with no method.
     NoMethod,
     #[error("\"existing\" and \"delete\" go together (a set-replace PUT needs both)")]
+    /// One of `existing` and `delete` without the other.
     HalfSetReplace,
     #[error("a {0} cannot be empty")]
+    /// An empty string where text is needed.
     EmptyText(&'static str),
     #[error("invalid JSON Schema: {0}")]
+    /// A `schema` that is not a valid JSON Schema.
     Schema(String),
 }
 

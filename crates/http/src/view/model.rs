@@ -8,6 +8,7 @@ use std::sync::Arc;
 pub struct View {
     /// The file it was loaded from, for messages.
     pub file: PathBuf,
+    /// The endpoints, in file order.
     pub endpoints: Vec<Endpoint>,
 }
 
@@ -16,15 +17,21 @@ pub struct View {
 pub struct Endpoint {
     /// Where the endpoint sits in its file, as a JSON path (`$.sql[1]`), for messages.
     pub json_path: String,
+    /// The URL path: literal segments and captures.
     pub path: Vec<PathSegment>,
+    /// How a GET's rows are written (`return`).
     pub returns: Return,
+    /// A check run before the method (`precondition`).
     pub precondition: Option<Precondition>,
+    /// The GET's SQL and arguments.
     pub get: Option<Command>,
     /// SQL whose parameters are the captures.
     pub delete: Option<String>,
     /// Method objects applied in order in one transaction (empty: the method is not allowed).
     pub put: Vec<MethodObject>,
+    /// The PATCH method object.
     pub patch: Option<MethodObject>,
+    /// The POST method objects, applied in order.
     pub post: Vec<MethodObject>,
 }
 
@@ -41,15 +48,20 @@ pub enum PathSegment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Return {
     #[default]
+    /// `"csj"`: a header line of names, then one line of JSON values per row.
     Csj,
+    /// `"object"`: one row as a JSON object (404 without a row).
     Object,
+    /// `"json-csv"`: an array of JSON arrays.
     JsonCsv,
 }
 
 /// `precondition`: a check and what answers when it is false.
 #[derive(Debug, Clone)]
 pub struct Precondition {
+    /// The expression that must hold.
     pub check: Expr,
+    /// What answers when it does not.
     pub failed: Failed,
 }
 
@@ -67,8 +79,11 @@ pub enum Failed {
 pub enum Expr {
     /// A JSON literal (string, number, boolean, null).
     Literal(serde_json::Value),
+    /// `["eq", a, b]`: the values are equal.
     Eq(Vec<Expr>),
+    /// `["or", ...]`: any holds.
     Or(Vec<Expr>),
+    /// `["and", ...]`: all hold.
     And(Vec<Expr>),
     /// `["match", n]`: capture n.
     Match(u16),
@@ -76,7 +91,9 @@ pub enum Expr {
     Header(String),
     /// `["sql.exists", "SQL", args...]`: true when the statement returns a row.
     SqlExists {
+        /// The statement.
         sql: String,
+        /// Its parameters, in order.
         arguments: Vec<Expr>,
     },
 }
@@ -84,13 +101,16 @@ pub enum Expr {
 /// A GET: SQL and where its parameters come from (the captures in order when given as a string).
 #[derive(Debug, Clone)]
 pub struct Command {
+    /// The statement.
     pub sql: String,
+    /// Where each parameter comes from, in order.
     pub arguments: Vec<Source>,
 }
 
 /// A PUT, PATCH or POST method object.
 #[derive(Debug, Clone)]
 pub struct MethodObject {
+    /// The table written to.
     pub table: String,
     /// In file order.
     pub columns: Vec<Column>,
@@ -107,11 +127,15 @@ pub struct MethodObject {
 /// One entry of a method object's `columns`.
 #[derive(Debug, Clone)]
 pub struct Column {
+    /// The column's name.
     pub name: String,
+    /// Part of the row's key (PATCH matches rows by it, PUT by the key tuple).
     pub key: bool,
+    /// Where its value comes from.
     pub source: Source,
     /// Strings are trimmed; an all-whitespace string counts as absent.
     pub trim: bool,
+    /// A JSON Schema the value must satisfy.
     pub schema: Option<Schema>,
     /// `insert: "required"`: a PATCH row missing it is an UPDATE instead of an upsert.
     pub insert_required: bool,
@@ -133,12 +157,15 @@ pub enum Source {
 /// One step of a `["body", ...]` path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodyPathElement {
+    /// An object's key.
     Key(String),
+    /// An array's index.
     Index(usize),
 }
 
 /// A JSON Schema, kept as written; the loader checks it compiles, users compile it once.
 #[derive(Debug, Clone)]
 pub struct Schema {
+    /// The schema as written in the view file.
     pub source: Arc<serde_json::Value>,
 }

@@ -15,6 +15,7 @@ pub fn segments(rest: &str) -> impl Iterator<Item = &str> {
 /// Why a path could not be matched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    /// A segment that is not UTF-8 once percent-decoded.
     #[error("the URL path segment {0:?} is not UTF-8 once percent-decoded")]
     NotUtf8(String),
 }

@@ -7,15 +7,20 @@ use std::borrow::Cow;
 /// What a precondition can read: the captures, the request headers and a database connection
 /// for `sql.exists` (acquired only when one is evaluated).
 pub struct Facts<'a> {
+    /// `captures[n - 1]` is capture `$n`.
     pub captures: &'a [String],
+    /// The request's headers.
     pub headers: &'a http::HeaderMap,
+    /// Where `sql.exists` gets its connection.
     pub pool: &'a sluice_pg::Pool,
 }
 
 /// Why a precondition could not be evaluated.
 #[derive(Debug)]
 pub enum EvalError {
+    /// No connection could be had.
     Pool(sluice_pg::PoolError),
+    /// The statement failed.
     Db(sluice_pg::Error),
 }
 

@@ -29,7 +29,9 @@ pub fn negotiate(accept: Option<&HeaderValue>) -> Negotiated {
 
 /// A statement to run and its parameters (text, `None` for NULL).
 pub struct Query {
+    /// The statement.
     pub sql: String,
+    /// Its parameters as text, `None` for NULL.
     pub params: Vec<Option<String>>,
     /// The parameters are the path's captures, not listed `arguments`: a statement that uses
     /// fewer of them (`SELECT ... WHERE tag = $1` on a path with two captures) gets the first ones.
@@ -284,6 +286,7 @@ pub struct ObjectGets {
 }
 
 impl ObjectGets {
+    /// No pipelining mode yet: it starts with the first object GET.
     pub fn new() -> ObjectGets {
         ObjectGets::default()
     }

@@ -75,14 +75,19 @@ use values::RequestValues;
 /// Everything a writing request needs; built by the view dispatcher after path matching and the
 /// precondition.
 pub struct WriteRequest<'a> {
+    /// The endpoint the path matched.
     pub endpoint: &'a Endpoint,
     /// PUT, PATCH or POST.
     pub method: &'a http::Method,
     /// `captures[n - 1]` is capture `$n`, percent-decoded (missing captures are empty strings).
     pub captures: &'a [String],
+    /// The request's headers.
     pub headers: &'a http::HeaderMap,
+    /// The body, read as it arrives.
     pub body: hyper::body::Incoming,
+    /// The server's limits for this request.
     pub context: &'a RequestContext,
+    /// Where the write gets its connection.
     pub pool: &'a sluice_pg::Pool,
 }
 
