@@ -74,7 +74,7 @@ pub(crate) fn view_file() -> String {
     )
 }
 
-const WRK_SCRIPT: &str = r#"-- One account by a random key per request.
+pub(crate) const WRK_SCRIPT: &str = r#"-- One account by a random key per request.
 math.randomseed(os.time())
 request = function()
   return wrk.format("GET", "/bench/accounts/" .. math.random(1, 2000000))
@@ -304,12 +304,7 @@ pub(crate) fn timed_digest(program: &Path, args: &[String]) -> Result<(f64, u64,
 }
 
 pub fn run(args: HttpArgs) -> Result<()> {
-    if let Some(unknown) = args.cases.iter().find(|c| !CASES.contains(&c.as_str())) {
-        bail!(
-            "unknown case {unknown:?} in --cases (known: {})",
-            CASES.join(", ")
-        );
-    }
+    crate::setup::check_cases(&args.cases, &CASES)?;
     let runs = |case: &str| args.cases.iter().any(|c| c == case);
     let target = Target::open(args.database.clone())?;
     target.ensure_pgbench(args.scale)?;

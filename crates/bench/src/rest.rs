@@ -61,20 +61,8 @@ request = function()
 end
 "#;
 
-const VIEW_POINT: &str = r#"-- One account by a random key per request, through a view.
-math.randomseed(os.time())
-request = function()
-  return wrk.format("GET", "/bench/accounts/" .. math.random(1, 2000000))
-end
-"#;
-
 pub fn run(args: RestArgs) -> Result<()> {
-    if let Some(unknown) = args.cases.iter().find(|c| !CASES.contains(&c.as_str())) {
-        bail!(
-            "unknown case {unknown:?} in --cases (known: {})",
-            CASES.join(", ")
-        );
-    }
+    crate::setup::check_cases(&args.cases, &CASES)?;
     let runs = |case: &str| args.cases.iter().any(|c| c == case);
     let target = Target::open(args.database.clone())?;
     target.ensure_pgbench(args.scale)?;
@@ -147,7 +135,7 @@ fn point(target: &Target, serve: &Serve, dir: &Path, args: &RestArgs) -> Result<
     let rest_script = dir.join("rest_point.lua");
     let view_script = dir.join("view_point.lua");
     std::fs::write(&rest_script, REST_POINT)?;
-    std::fs::write(&view_script, VIEW_POINT)?;
+    std::fs::write(&view_script, crate::http::WRK_SCRIPT)?;
     let (mut rest, mut rest_p99, mut view, mut pg) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..args.rounds {

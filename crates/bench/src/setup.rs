@@ -129,3 +129,14 @@ pub fn sluice_binary(given: Option<&Path>) -> Result<PathBuf> {
     }
     Ok(sluice)
 }
+
+/// Refuses a `--cases` word the benchmark does not have, naming the ones it has.
+pub fn check_cases(asked: &[String], known: &[&str]) -> anyhow::Result<()> {
+    if let Some(unknown) = asked.iter().find(|c| !known.contains(&c.as_str())) {
+        anyhow::bail!(
+            "unknown case {unknown:?} in --cases (known: {})",
+            known.join(", ")
+        );
+    }
+    Ok(())
+}
