@@ -118,16 +118,9 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     let Some(numkeys) = crate::cmd::int_arg(cx.out, args.get(2)) else {
         return;
     };
-    if numkeys < 0 {
-        cx.out.error("ERR Number of keys can't be negative");
+    let Some(numkeys) = super::key_count(cx, numkeys, args) else {
         return;
-    }
-    if numkeys as usize > args.len() - 3 {
-        cx.out
-            .error("ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    let numkeys = numkeys as usize;
+    };
     let keys: Vec<Vec<u8>> = args.from(3).take(numkeys).map(<[u8]>::to_vec).collect();
     let argv: Vec<Vec<u8>> = args.from(3 + numkeys).map(<[u8]>::to_vec).collect();
     let scripting = &cx.shared.scripting;

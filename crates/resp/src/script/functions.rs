@@ -353,16 +353,9 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
         cx.out.error("ERR Bad number of keys provided");
         return;
     };
-    if numkeys < 0 {
-        cx.out.error("ERR Number of keys can't be negative");
+    let Some(numkeys) = super::key_count(cx, numkeys, args) else {
         return;
-    }
-    if numkeys as usize > args.len() - 3 {
-        cx.out
-            .error("ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    let numkeys = numkeys as usize;
+    };
     let shared = cx.shared;
     let engine = shared.scripting.functions.lock();
     let name = String::from_utf8_lossy(args.get(1)).into_owned();

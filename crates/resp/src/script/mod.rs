@@ -131,3 +131,23 @@ pub fn sha1_hex(data: &[u8]) -> String {
     }
     hex
 }
+
+/// The `numkeys` of EVAL and FCALL (`CMD name numkeys key... arg...`) checked against the
+/// arguments given, with Redis's errors; `None` once the error is written.
+fn key_count(
+    cx: &mut crate::cmd::Cx<'_, '_>,
+    numkeys: i64,
+    args: &crate::cmd::Args<'_>,
+) -> Option<usize> {
+    if numkeys < 0 {
+        cx.out.error("ERR Number of keys can't be negative");
+        return None;
+    }
+    let numkeys = numkeys as usize;
+    if numkeys > args.len() - 3 {
+        cx.out
+            .error("ERR Number of keys can't be greater than number of args");
+        return None;
+    }
+    Some(numkeys)
+}
