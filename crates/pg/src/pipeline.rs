@@ -18,6 +18,10 @@ pub enum SyncMode {
     /// One Sync for the whole batch: all statements run in one implicit transaction; an error
     /// fails the batch and nothing of it takes effect.
     Once,
+    /// Syncs where the caller puts them ([`Pipeline::sync`]): the statements between two Syncs
+    /// form a group, one implicit transaction; an error fails its own group only. Statements
+    /// after the last `sync` form the last group.
+    Groups,
 }
 
 #[derive(Debug)]
@@ -39,6 +43,8 @@ pub struct Pipeline<'c> {
     /// Where this pipeline's statements start in the write buffer.
     start: usize,
     entries: Vec<Entry>,
+    /// Where each closed group ends (exclusive index into `entries`), in order.
+    group_ends: Vec<usize>,
     /// SQL prepared by an earlier statement of this batch, by statement name.
     preparing: Vec<(Box<str>, String)>,
     ran: bool,
@@ -55,6 +61,7 @@ impl Connection {
             prelude_syncs,
             start,
             entries: Vec::new(),
+            group_ends: Vec::new(),
             preparing: Vec::new(),
             ran: false,
         })
@@ -83,15 +90,31 @@ impl Pipeline<'_> {
         if let Plan::Prepare(name) = &plan {
             self.preparing.push((sql.into(), name.clone()));
         }
-        if self.mode == SyncMode::PerStatement {
-            frontend::sync(&mut conn.io.write);
-        }
         self.entries.push(Entry {
             plan,
             format,
             sql: keep_sql.then(|| sql.into()),
         });
+        if self.mode == SyncMode::PerStatement {
+            frontend::sync(&mut conn.io.write);
+            self.group_ends.push(self.entries.len());
+        }
         Ok(self.entries.len() - 1)
+    }
+
+    /// Ends the current group ([`SyncMode::Groups`]): the statements added since the previous
+    /// `sync` run as one implicit transaction, so `set_config(..., true)` or `SET LOCAL` in one
+    /// of them holds for the next ones and ends with the group. Does nothing in the other modes
+    /// or when no statement was added since the last group ended.
+    pub fn sync(&mut self) {
+        let Some(conn) = self.conn.as_deref_mut() else {
+            return;
+        };
+        let open_from = self.group_ends.last().copied().unwrap_or(0);
+        if self.mode == SyncMode::Groups && self.entries.len() > open_from {
+            frontend::sync(&mut conn.io.write);
+            self.group_ends.push(self.entries.len());
+        }
     }
 
     /// The number of statements added.
@@ -109,58 +132,63 @@ impl Pipeline<'_> {
     /// fails, every statement of the batch reports an error (the failing one its own, the others
     /// [`ErrorKind::PipelineAborted`]) because none of them took effect.
     pub async fn run(mut self) -> Result<Vec<Result<Rows>>> {
+        // The last group (the whole batch with `Once`) ends here.
+        let open = self.entries.len() > self.group_ends.last().copied().unwrap_or(0);
+        // `Once` always sends its Sync, even for an empty batch.
+        let once_unsent = self.mode == SyncMode::Once && self.group_ends.is_empty();
+        if self.mode != SyncMode::PerStatement
+            && (open || once_unsent)
+            && let Some(conn) = self.conn.as_deref_mut()
+        {
+            frontend::sync(&mut conn.io.write);
+            self.group_ends.push(self.entries.len());
+        }
         self.ran = true;
         let Some(conn) = self.conn.as_deref_mut() else {
             return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
         };
-        let syncs = match self.mode {
-            SyncMode::PerStatement => self.entries.len() as u32,
-            SyncMode::Once => {
-                frontend::sync(&mut conn.io.write);
-                1
-            }
-        };
+        let syncs = self.group_ends.len() as u32;
         conn.send_request(self.prelude_syncs, syncs, true).await?;
         let mut results: Vec<Result<Rows>> = Vec::with_capacity(self.entries.len());
-        let mut failed_at = None;
-        for (i, entry) in self.entries.iter().enumerate() {
-            if failed_at.is_some() {
-                results.push(Err(aborted(i, failed_at)));
-                continue;
-            }
-            let sql = entry.sql.as_deref().unwrap_or("");
-            let result = match conn.read_head(sql, &entry.plan, entry.format).await {
-                Ok(head) => RowStream::new(conn, head, false).collect().await,
-                Err(e) => Err(e),
-            };
-            if let Err(e) = &result {
-                if e.is_closed() || conn.is_broken() {
-                    return Err(Error::new(
-                        ErrorKind::Closed,
-                        format!("pipeline statement {i}: {e}"),
-                    ));
+        let mut group_start = 0;
+        for &group_end in &self.group_ends {
+            let mut failed_at = None;
+            for i in group_start..group_end {
+                let entry = &self.entries[i];
+                if failed_at.is_some() {
+                    results.push(Err(aborted(i, failed_at)));
+                    continue;
                 }
-                if self.mode == SyncMode::Once {
+                let sql = entry.sql.as_deref().unwrap_or("");
+                let result = match conn.read_head(sql, &entry.plan, entry.format).await {
+                    Ok(head) => RowStream::new(conn, head, false).collect().await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = &result {
+                    if e.is_closed() || conn.is_broken() {
+                        return Err(Error::new(
+                            ErrorKind::Closed,
+                            format!("pipeline statement {i}: {e}"),
+                        ));
+                    }
                     failed_at = Some(i);
+                    if let (Plan::Prepared(s), true) = (&entry.plan, is_stale_statement(e))
+                        && let Some(name) = conn.statements.invalidate(s.sql())
+                    {
+                        conn.prelude.close_statements.push(name);
+                    }
                 }
-                if let (Plan::Prepared(s), true) = (&entry.plan, is_stale_statement(e))
-                    && let Some(name) = conn.statements.invalidate(s.sql())
-                {
-                    conn.prelude.close_statements.push(name);
-                }
+                results.push(result.map_err(|e| e.context(format!("pipeline statement {i}"))));
             }
-            if self.mode == SyncMode::PerStatement {
-                conn.drain(conn.pending_syncs - 1).await?;
-            }
-            results.push(result.map_err(|e| e.context(format!("pipeline statement {i}"))));
-        }
-        if self.mode == SyncMode::Once {
-            conn.drain(0).await?;
+            // This group's ReadyForQuery.
+            conn.drain(conn.pending_syncs - 1).await?;
+            // Nothing of a failed group took effect, the statements before the failure included.
             if let Some(k) = failed_at {
-                for (i, r) in results.iter_mut().enumerate().take(k) {
+                for (i, r) in results.iter_mut().enumerate().take(k).skip(group_start) {
                     *r = Err(aborted(i, Some(k)));
                 }
             }
+            group_start = group_end;
         }
         Ok(results)
     }
@@ -184,7 +212,7 @@ impl<'c> Pipeline<'c> {
                 "run_stream of an empty pipeline",
             ));
         };
-        if self.mode == SyncMode::PerStatement {
+        if self.mode != SyncMode::Once {
             return Err(Error::new(
                 ErrorKind::Usage,
                 "run_stream needs a pipeline with SyncMode::Once",
@@ -233,7 +261,7 @@ fn aborted(index: usize, failed: Option<usize>) -> Error {
         ErrorKind::PipelineAborted,
         format!(
             "pipeline statement {index} did not take effect: statement {k} failed and the \
-             batch had one Sync (all or nothing)"
+             two shared one implicit transaction (all or nothing)"
         ),
     )
 }

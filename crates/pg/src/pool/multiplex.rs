@@ -21,9 +21,16 @@ const MAX_BATCH: usize = 64;
 /// A parameter owned by a queued statement.
 pub type OwnedParam = Box<dyn ToSql + Send>;
 
-struct Request {
+/// A statement and its parameters, owned by the queue until a dispatcher sends them.
+struct Owned {
     sql: Cow<'static, str>,
     params: Vec<OwnedParam>,
+}
+
+struct Request {
+    /// Runs first, in the same implicit transaction; its rows are not wanted.
+    context: Option<Owned>,
+    main: Owned,
     reply: oneshot::Sender<Result<Rows>>,
 }
 
@@ -63,8 +70,8 @@ impl Drop for Handle {
 
 /// Pipelining mode over a [`Pool`]: statements from any number of tasks are queued and sent in
 /// batches, each batch as one pipeline (one write, one round trip) on one pooled connection.
-/// Each statement runs in its own implicit transaction (a Sync after each), so one failing does
-/// not affect the others.
+/// Each statement (with its context statement, if any) runs in its own implicit transaction (a
+/// Sync after each), so one failing does not affect the others.
 ///
 /// For short independent statements only: no transactions, no session state, no COPY. A query
 /// whose caller stops waiting still runs. Parameters are owned (boxed) because another task sends
@@ -111,11 +118,48 @@ impl Multiplexer {
         sql: impl Into<Cow<'static, str>>,
         params: Vec<OwnedParam>,
     ) -> Result<Rows> {
+        self.enqueue(
+            None,
+            Owned {
+                sql: sql.into(),
+                params,
+            },
+        )
+        .await
+    }
+
+    /// Runs `context_sql` and then `sql` in one implicit transaction of the next batch and
+    /// returns the rows of `sql`: the context statement's transaction-local settings
+    /// (`set_config(..., true)`, a role) hold for `sql` and end with it, so requests running as
+    /// different roles share a connection's round trip. When the context statement fails, its
+    /// error is returned and `sql` does not run.
+    pub async fn query_in_context(
+        &self,
+        context_sql: impl Into<Cow<'static, str>>,
+        context_params: Vec<OwnedParam>,
+        sql: impl Into<Cow<'static, str>>,
+        params: Vec<OwnedParam>,
+    ) -> Result<Rows> {
+        let context = Owned {
+            sql: context_sql.into(),
+            params: context_params,
+        };
+        self.enqueue(
+            Some(context),
+            Owned {
+                sql: sql.into(),
+                params,
+            },
+        )
+        .await
+    }
+
+    async fn enqueue(&self, context: Option<Owned>, main: Owned) -> Result<Rows> {
         let (reply, answer) = oneshot::channel();
         let queue = &self.handle.queue;
         queue.requests.lock().push_back(Request {
-            sql: sql.into(),
-            params,
+            context,
+            main,
             reply,
         });
         queue.work.notify_one();
@@ -181,47 +225,78 @@ async fn dispatch(pool: Pool, queue: Arc<Queue>) {
     }
 }
 
-/// Sends a batch as one pipeline and answers each caller.
+/// Sends a batch as one pipeline, each request its own group (one Sync), and answers each
+/// caller.
 async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
-    let (work, replies): (Vec<_>, Vec<_>) = batch
-        .into_iter()
-        .map(|r| ((r.sql, r.params), r.reply))
-        .unzip();
-    let mut pipeline = match conn.pipeline(SyncMode::PerStatement).await {
+    let mut pipeline = match conn.pipeline(SyncMode::Groups).await {
         Ok(p) => p,
         Err(e) => {
             let text = e.to_string();
-            for reply in replies {
-                let _ = reply.send(Err(Error::new(e.kind(), text.clone())));
+            for request in batch {
+                let _ = request.reply.send(Err(Error::new(e.kind(), text.clone())));
             }
             return;
         }
     };
-    let mut sent = Vec::with_capacity(replies.len());
-    let mut refs: Vec<&dyn ToSql> = Vec::with_capacity(8);
-    for ((sql, params), reply) in work.iter().zip(replies) {
-        refs.clear();
-        refs.extend(params.iter().map(|p| &**p as &dyn ToSql));
-        match pipeline.query(sql.as_ref(), &refs) {
-            Ok(_) => sent.push(reply),
+    // Per request sent: where its context's and its own results are.
+    let mut sent = Vec::with_capacity(batch.len());
+    for request in batch {
+        let mut context_at = None;
+        if let Some(context) = &request.context {
+            match add(&mut pipeline, context) {
+                Ok(i) => context_at = Some(i),
+                Err(e) => {
+                    drop(request.reply.send(Err(e)));
+                    continue;
+                }
+            }
+        }
+        let main = add(&mut pipeline, &request.main);
+        // The group ends here even when the statement did not encode: a context alone in its
+        // group only sets what its Sync undoes.
+        pipeline.sync();
+        match main {
+            Ok(i) => sent.push((context_at, i, request.reply)),
             // Not written (a parameter did not encode): only this caller hears of it.
-            Err(e) => drop(reply.send(Err(e))),
+            Err(e) => drop(request.reply.send(Err(e))),
         }
     }
-    if sent.is_empty() {
+    if sent.is_empty() && pipeline.is_empty() {
         return;
     }
     match pipeline.run().await {
         Ok(results) => {
-            for (reply, result) in sent.into_iter().zip(results) {
+            let mut results: Vec<Option<Result<Rows>>> = results.into_iter().map(Some).collect();
+            let mut take = |i: usize| results.get_mut(i).and_then(Option::take);
+            for (context_at, main_at, reply) in sent {
+                let context_error = context_at.and_then(&mut take).and_then(Result::err);
+                let result = match context_error {
+                    Some(error) => Err(error),
+                    None => take(main_at).unwrap_or_else(|| {
+                        Err(Error::new(
+                            ErrorKind::Closed,
+                            "the pipelined batch ended without this statement's result",
+                        ))
+                    }),
+                };
                 let _ = reply.send(result);
             }
         }
         Err(e) => {
             let text = format!("the pipelined batch failed: {e}");
-            for reply in sent {
+            for (_, _, reply) in sent {
                 let _ = reply.send(Err(Error::new(ErrorKind::Closed, text.clone())));
             }
         }
     }
+}
+
+/// Adds a queued statement to the pipeline; its index in the results.
+fn add(pipeline: &mut crate::Pipeline<'_>, statement: &Owned) -> Result<usize> {
+    let refs: Vec<&dyn ToSql> = statement
+        .params
+        .iter()
+        .map(|p| &**p as &dyn ToSql)
+        .collect();
+    pipeline.query(statement.sql.as_ref(), &refs)
 }

@@ -84,6 +84,63 @@ async fn error_in_the_middle_with_one_sync_fails_everything() {
 }
 
 #[tokio::test]
+async fn groups_are_transactions_of_their_own() {
+    let mut conn = common::connect().await;
+    let table = common::unique("pipe_groups");
+    conn.batch_execute(&format!("CREATE TABLE {table} (v int)"))
+        .await
+        .unwrap();
+    let mut p = conn.pipeline(SyncMode::Groups).await.unwrap();
+    // Group 1: a local setting holds for the next statement of its group.
+    p.query("SELECT set_config('sluice.g', 'one', true)", &[])
+        .unwrap();
+    p.query("SELECT current_setting('sluice.g', true)", &[])
+        .unwrap();
+    p.sync();
+    p.sync(); // an empty group is no group
+    // Group 2: fails in the middle, nothing of it takes effect.
+    p.query(&format!("INSERT INTO {table} VALUES (1)"), &[])
+        .unwrap();
+    p.query("SELECT 1/0", &[]).unwrap();
+    p.query(&format!("INSERT INTO {table} VALUES (2)"), &[])
+        .unwrap();
+    p.sync();
+    // Group 3 (closed by run): the setting ended with group 1; its insert stays.
+    p.query("SELECT current_setting('sluice.g', true)", &[])
+        .unwrap();
+    p.query(&format!("INSERT INTO {table} VALUES (3)"), &[])
+        .unwrap();
+    let results = p.run().await.unwrap();
+    assert_eq!(results.len(), 7);
+    assert_eq!(
+        common::text(results[1].as_ref().unwrap(), 0).as_deref(),
+        Some("one")
+    );
+    assert_eq!(
+        results[2].as_ref().unwrap_err().kind(),
+        ErrorKind::PipelineAborted
+    );
+    assert_eq!(results[3].as_ref().unwrap_err().code(), Some("22012"));
+    assert_eq!(
+        results[4].as_ref().unwrap_err().kind(),
+        ErrorKind::PipelineAborted
+    );
+    assert_ne!(
+        common::text(results[5].as_ref().unwrap(), 0).as_deref(),
+        Some("one")
+    );
+    assert!(results[6].is_ok());
+    let rows = conn
+        .query(
+            &format!("SELECT string_agg(v::text, ',' ORDER BY v) FROM {table}"),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(common::text(&rows, 0).as_deref(), Some("3"));
+}
+
+#[tokio::test]
 async fn repeated_sql_in_one_pipeline_is_prepared_once() {
     let mut conn = common::connect().await;
     let mut p = conn.pipeline(SyncMode::Once).await.unwrap();

@@ -582,6 +582,81 @@ async fn the_pipelining_mode_answers_each_caller() {
     assert!(pool.status().size <= 3);
 }
 
+/// Requests with different transaction-local settings share round trips and connections, and
+/// each statement sees its own context only; a failing context fails only its request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pipelining_mode_runs_each_statement_in_its_own_context() {
+    let (pool, _) = pool_with(&settings(2));
+    let mux = pool.multiplexer(2).unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..400i32 {
+        let mux = mux.clone();
+        tasks.push(tokio::spawn(async move {
+            if i % 40 == 3 {
+                // A context that fails: its statement must not run, its error comes back.
+                let result = mux
+                    .query_in_context(
+                        "SELECT 1 / $1::int",
+                        vec![Box::new(0)],
+                        "SELECT $1::int",
+                        vec![Box::new(i)],
+                    )
+                    .await;
+                return (
+                    i,
+                    result
+                        .map_err(|e| e.code().map(str::to_owned))
+                        .map(|_| None),
+                );
+            }
+            if i % 2 == 0 {
+                // No context at all: the setting of a neighbour must not leak in.
+                let rows = mux
+                    .query("SELECT current_setting('sluice.who', true)", Vec::new())
+                    .await
+                    .map_err(|e| Some(e.to_string()));
+                return (
+                    i,
+                    rows.map(|r| r.get(0).unwrap().get::<Option<String>>(0).unwrap()),
+                );
+            }
+            let rows = mux
+                .query_in_context(
+                    "SELECT set_config('sluice.who', $1, true)",
+                    vec![Box::new(format!("task {i}"))],
+                    "SELECT current_setting('sluice.who', true)",
+                    Vec::new(),
+                )
+                .await
+                .map_err(|e| Some(e.to_string()));
+            (
+                i,
+                rows.map(|r| r.get(0).unwrap().get::<Option<String>>(0).unwrap()),
+            )
+        }));
+    }
+    let mut refused = 0;
+    for t in tasks {
+        let (i, result) = t.await.unwrap();
+        match result {
+            Err(code) => {
+                assert_eq!(code.as_deref(), Some("22012"), "task {i}");
+                refused += 1;
+            }
+            Ok(seen) if i % 2 == 0 => {
+                assert!(
+                    seen.as_deref().is_none_or(str::is_empty),
+                    "task {i} saw {seen:?}"
+                );
+            }
+            Ok(seen) => assert_eq!(seen, Some(format!("task {i}"))),
+        }
+    }
+    assert_eq!(refused, 10, "only the failing contexts fail");
+    drop(mux);
+    assert!(eventually(|| pool.status().busy == 0).await);
+}
+
 #[tokio::test]
 async fn a_closed_pool_refuses_and_closes() {
     let (pool, _) = pool_with(&settings(2));

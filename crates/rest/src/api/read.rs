@@ -118,7 +118,6 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
     };
     let fast = job.bounded
         && job.shape == Shape::Rows
-        && job.context.is_none()
         && job.counts.is_empty()
         && job.representation != Representation::Csv;
     if fast {
@@ -196,13 +195,29 @@ async fn multiplexed(
         return None;
     }
     let multiplexer = api.multiplexer()?;
-    let params: Vec<Box<dyn sluice_pg::ToSql + Send>> = job
-        .main
-        .params
-        .iter()
-        .map(|p| Box::new(p.clone()) as Box<dyn sluice_pg::ToSql + Send>)
-        .collect();
-    let rows = match multiplexer.query(job.main.sql.clone(), params).await {
+    let owned = |statement: &Statement| -> Vec<Box<dyn sluice_pg::ToSql + Send>> {
+        statement
+            .params
+            .iter()
+            .map(|p| Box::new(p.clone()) as Box<dyn sluice_pg::ToSql + Send>)
+            .collect()
+    };
+    let params = owned(&job.main);
+    // The request's role and settings ride in the same implicit transaction as its statement.
+    let answer = match &job.context {
+        Some(context) => {
+            multiplexer
+                .query_in_context(
+                    context.sql.clone(),
+                    owned(context),
+                    job.main.sql.clone(),
+                    params,
+                )
+                .await
+        }
+        None => multiplexer.query(job.main.sql.clone(), params).await,
+    };
+    let rows = match answer {
         Ok(rows) => rows,
         Err(error) => return Some(Err(ApiError::from_pg(&error, false))),
     };
