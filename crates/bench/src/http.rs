@@ -96,6 +96,19 @@ impl Serve {
         pool_size: usize,
         pool_reset: &str,
     ) -> Result<Serve> {
+        Serve::start_with_env(sluice, url, port, views, pool_size, pool_reset, &[])
+    }
+
+    /// As [`Serve::start`], with extra `SLUICE_*` variables (a JWT secret, an anonymous role).
+    pub(crate) fn start_with_env(
+        sluice: &Path,
+        url: &str,
+        port: u16,
+        views: &Path,
+        pool_size: usize,
+        pool_reset: &str,
+        env: &[(&str, &str)],
+    ) -> Result<Serve> {
         let child = Command::new(sluice)
             .args(["serve", "-d", url, "--http"])
             .arg(format!("127.0.0.1:{port}"))
@@ -106,6 +119,7 @@ impl Serve {
             .env("SLUICE_LOG", "warn")
             .env("SLUICE_HTTP_ACCESS_LOG", "false")
             .env("RUST_BACKTRACE", "0")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -135,6 +149,11 @@ impl Serve {
 
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The server's CPU time so far (user + system), in seconds.
+    pub(crate) fn cpu_seconds(&self) -> Result<f64> {
+        crate::setup::cpu_seconds(self.pid())
     }
 
     /// A field of /proc/PID/status in KiB (VmRSS, VmHWM).

@@ -10,6 +10,7 @@ mod pool;
 mod report;
 mod resp;
 mod rest;
+mod rest_auth;
 mod runs;
 mod setup;
 

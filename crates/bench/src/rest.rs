@@ -20,16 +20,16 @@ pub struct RestArgs {
     database: Option<String>,
     /// Rounds; each runs every contender once, in rotating order.
     #[arg(long, default_value_t = 3)]
-    rounds: usize,
+    pub(crate) rounds: usize,
     /// Seconds of each wrk and pgbench run.
     #[arg(long, default_value_t = 10)]
-    seconds: u64,
+    pub(crate) seconds: u64,
     /// Seconds of each load run (seed 001's POSTs).
     #[arg(long, default_value_t = 30)]
     load_seconds: u64,
     /// pgbench scale (20 gives 2,000,000 accounts).
     #[arg(long, default_value_t = 20)]
-    scale: u32,
+    pub(crate) scale: u32,
     /// Rows of the bulk POST.
     #[arg(long, default_value_t = 100_000)]
     bulk_rows: usize,
@@ -38,17 +38,17 @@ pub struct RestArgs {
     sluice: Option<PathBuf>,
     /// Connections of the serve pool.
     #[arg(long, default_value_t = 8)]
-    pool_size: usize,
-    /// The cases to run, comma-separated: point, all, bulk, load, schema.
+    pub(crate) pool_size: usize,
+    /// The cases to run, comma-separated: point, auth, all, bulk, load, schema.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "point,all,bulk,load,schema"
+        default_value = "point,auth,all,bulk,load,schema"
     )]
     cases: Vec<String>,
 }
 
-const CASES: [&str; 5] = ["point", "all", "bulk", "load", "schema"];
+const CASES: [&str; 6] = ["point", "auth", "all", "bulk", "load", "schema"];
 const BULK_TABLE: &str = "sluice_bench_rest_bulk";
 const LOAD_TABLE: &str = "sluice_bench_rest_load";
 const SCHEMA: &str = "sluice_bench_rest_schema";
@@ -97,6 +97,9 @@ pub fn run(args: RestArgs) -> Result<()> {
     let result = (|| -> Result<()> {
         if runs("point") {
             point(&target, &serve, &dir, &args)?;
+        }
+        if runs("auth") {
+            crate::rest_auth::run(&target, &serve, &sluice, &dir, &views, &args)?;
         }
         if runs("all") {
             all_rows(&target, &serve, &sluice, &args)?;

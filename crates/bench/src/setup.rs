@@ -140,3 +140,29 @@ pub fn check_cases(asked: &[String], known: &[&str]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// A process's CPU time so far (user + system), in seconds, from `/proc/PID/stat`.
+pub fn cpu_seconds(pid: u32) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields 14 and 15 (utime, stime); the name in field 2 may hold spaces, so count from its
+    // closing parenthesis (field 3 onwards).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| -> Result<u64> {
+        fields
+            .get(i)
+            .and_then(|v| v.parse().ok())
+            .context("unexpected /proc/PID/stat")
+    };
+    Ok((tick(11)? + tick(12)?) as f64 / clock_ticks_per_second())
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`).
+pub fn clock_ticks_per_second() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
+}
