@@ -135,9 +135,9 @@ pub(crate) fn setup_sql() -> String {
         };
         sql.push_str(&format!("SET password_encryption = '{encryption}';\n"));
         sql.push_str(&format!(
-            "CREATE ROLE {} LOGIN PASSWORD '{}';\n",
+            "CREATE ROLE {} LOGIN PASSWORD {};\n",
             role.name,
-            role.password().replace('\'', "''")
+            sluice_pg::sql::quote_literal(role.password())
         ));
     }
     sql.push_str(&format!(

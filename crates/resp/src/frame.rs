@@ -46,11 +46,23 @@ pub enum ProtocolError {
 pub enum Parsed {
     /// A full command of `consumed` bytes; its arguments are in [`RequestParser::spans`],
     /// relative to the read buffer, or to the scratch buffer when `inline` is true.
-    Command { consumed: usize, inline: bool },
+    Command {
+        /// Bytes of the buffer the request took.
+        consumed: usize,
+        /// True for an inline command (`SET k v` typed by hand), whose spans index the scratch
+        /// buffer.
+        inline: bool,
+    },
     /// An empty request (`*0`, `*-1` or a blank line) of `consumed` bytes, to skip.
-    Empty { consumed: usize },
+    Empty {
+        /// Bytes to skip.
+        consumed: usize,
+    },
     /// More bytes are needed; at least `want` bytes in total are expected.
-    Incomplete { want: usize },
+    Incomplete {
+        /// The least total size of the request, a hint for how much to read next.
+        want: usize,
+    },
 }
 
 /// A resumable request parser. Arguments are never copied for multibulk requests: spans index

@@ -3,6 +3,8 @@
 //! Layers: [`frame`] parses requests without I/O, [`reply`] encodes replies, `cmd` holds one
 //! file per command family, [`engine`] is the keyspace boundary, `conn` drives one socket.
 
+#![warn(missing_docs)]
+
 mod busy_poll;
 pub mod cmd;
 mod conn;
@@ -58,10 +60,13 @@ impl Default for Config {
 /// Errors of the gate itself (per-connection errors close that connection only).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The listener's local address could not be read.
     #[error("reading the listener's local address failed: {0}")]
     LocalAddr(#[source] std::io::Error),
+    /// A connection thread or its runtime could not be started.
     #[error("starting a connection thread failed: {0}")]
     Runtime(#[source] std::io::Error),
+    /// The Lua interpreters for EVAL and FUNCTION could not be created.
     #[error(transparent)]
     Scripting(#[from] script::StartError),
 }

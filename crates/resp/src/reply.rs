@@ -12,9 +12,11 @@ pub struct Out {
 /// The kind of aggregate whose length is only known after its elements are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Aggregate {
+    /// An array of `n` elements.
     Array,
     /// A map of `n` pairs; `n * 2` elements in RESP2.
     Map,
+    /// A set of `n` members (an array in RESP2).
     Set,
 }
 
@@ -26,6 +28,7 @@ pub struct Deferred {
 }
 
 impl Out {
+    /// An empty RESP2 buffer with room for a typical batch of replies.
     pub fn new() -> Self {
         Self {
             buf: Vec::with_capacity(16 * 1024),
@@ -40,10 +43,12 @@ impl Out {
         self.buf.extend_from_slice(b"\r\n");
     }
 
+    /// The simple string `+OK`.
     pub fn ok(&mut self) {
         self.buf.extend_from_slice(b"+OK\r\n");
     }
 
+    /// A simple string reply; `s` must not contain CR or LF.
     pub fn simple(&mut self, s: &str) {
         self.buf.push(b'+');
         self.buf.extend_from_slice(s.as_bytes());
@@ -61,10 +66,12 @@ impl Out {
         self.buf.extend_from_slice(b"\r\n");
     }
 
+    /// An integer reply.
     pub fn int(&mut self, n: i64) {
         self.head(b':', n);
     }
 
+    /// A bulk string reply.
     pub fn bulk(&mut self, data: &[u8]) {
         self.head(b'$', data.len());
         self.buf.extend_from_slice(data);
@@ -101,6 +108,7 @@ impl Out {
             .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
     }
 
+    /// An array header of `n` elements; the elements follow.
     pub fn array(&mut self, n: usize) {
         self.head(b'*', n);
     }

@@ -16,7 +16,9 @@ const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// One step of a role claim path: `.key`, `."key with dots"`, `[0]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimStep {
+    /// `.key` or `."key"`: an object's member.
     Key(String),
+    /// `[n]`: an array's element.
     Index(usize),
 }
 
@@ -41,10 +43,13 @@ impl std::fmt::Debug for JwtConfig {
 /// Why a JWT setting is unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum JwtConfigError {
+    /// `jwt_secret_is_base64` is set but the secret does not decode.
     #[error("jwt_secret is not valid base64 (jwt_secret_is_base64 is set)")]
     Base64,
+    /// The secret is shorter than 32 characters.
     #[error("jwt_secret must be at least 32 characters (PostgREST's rule for HMAC secrets)")]
     TooShort,
+    /// The role claim path does not parse: the path and what is wrong with it.
     #[error("jwt_role_claim_key {0:?}: {1}")]
     ClaimPath(String, &'static str),
 }

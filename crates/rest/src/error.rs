@@ -7,18 +7,22 @@ use sluice_pg::sqlstate;
 /// An error answer: status, code, message, details, hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
+    /// The HTTP status of the response.
     pub status: StatusCode,
     /// `PGRSTxxx` for the API's own errors, the SQLSTATE for PostgreSQL's.
     pub code: String,
+    /// What went wrong, in PostgREST's words or PostgreSQL's.
     pub message: String,
     /// A string, except where PostgREST gives a structure (PGRST201's candidates).
     pub details: Option<serde_json::Value>,
+    /// What to do about it, when there is something to say.
     pub hint: Option<String>,
     /// `WWW-Authenticate` of a 401 (not part of the body; boxed: errors stay small).
     pub www_authenticate: Option<Box<String>>,
 }
 
 impl ApiError {
+    /// An error with a status, a code and a message, and no details or hint.
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
@@ -36,11 +40,13 @@ impl ApiError {
         self
     }
 
+    /// With `details` (as a string).
     pub fn details(mut self, details: impl Into<String>) -> ApiError {
         self.details = Some(serde_json::Value::String(details.into()));
         self
     }
 
+    /// With a hint.
     pub fn hint(mut self, hint: impl Into<String>) -> ApiError {
         self.hint = Some(hint.into());
         self

@@ -5,6 +5,8 @@
 //! rendered from the plan with every value a bind parameter; the driver runs it in one
 //! transaction; the response streams rows out through `sluice-formats`' encoders.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod auth;
 pub mod config;

@@ -40,7 +40,7 @@ use crate::shared::Shared;
 /// The arguments of one command: spans of a buffer (the read buffer, the inline scratch or a
 /// queued MULTI command), so nothing is copied to dispatch.
 #[derive(Debug, Clone, Copy)]
-pub struct Args<'a> {
+pub(crate) struct Args<'a> {
     buf: &'a [u8],
     spans: &'a [Range<usize>],
 }
@@ -52,10 +52,6 @@ impl<'a> Args<'a> {
 
     pub fn len(&self) -> usize {
         self.spans.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
     }
 
     /// Argument `i`, or empty when out of range (arity is checked before handlers run).
@@ -85,7 +81,7 @@ impl<'a> Args<'a> {
     }
 
     /// Copies the arguments into an owned buffer (MULTI queues them).
-    pub fn to_owned_parts(&self) -> (Vec<u8>, Vec<Range<usize>>) {
+    pub fn to_owned_parts(self) -> (Vec<u8>, Vec<Range<usize>>) {
         let mut data = Vec::with_capacity(self.spans.iter().map(|r| r.len()).sum());
         let mut spans = Vec::with_capacity(self.spans.len());
         for arg in self.from(0) {
@@ -99,7 +95,7 @@ impl<'a> Args<'a> {
 
 /// The store lock, taken on first use and held until the read batch is answered, so a pipeline
 /// of commands costs one lock, and EXEC runs its queue atomically.
-pub struct StoreSlot<'s> {
+pub(crate) struct StoreSlot<'s> {
     mutex: &'s parking_lot::Mutex<Store>,
     guard: Option<MutexGuard<'s, Store>>,
 }
@@ -146,7 +142,7 @@ impl<'s> StoreSlot<'s> {
 }
 
 /// Everything a handler may touch.
-pub struct Cx<'a, 's> {
+pub(crate) struct Cx<'a, 's> {
     pub shared: &'a Shared,
     pub session: &'a mut Session,
     pub out: &'a mut Out,
@@ -161,14 +157,16 @@ impl Cx<'_, '_> {
 }
 
 /// A command handler.
-pub type Handler = fn(&mut Cx<'_, '_>, &Args<'_>);
+pub(crate) type Handler = fn(&mut Cx<'_, '_>, &Args<'_>);
 
-pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-pub const NOT_FLOAT: &str = "ERR value is not a valid float";
-pub const SYNTAX: &str = "ERR syntax error";
-pub const NO_KEY: &str = "ERR no such key";
-pub const OUT_OF_RANGE: &str = "ERR index out of range";
+// Redis's error replies word for word: clients and test suites match on the text.
+pub(crate) const WRONGTYPE: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub(crate) const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub(crate) const NOT_FLOAT: &str = "ERR value is not a valid float";
+pub(crate) const SYNTAX: &str = "ERR syntax error";
+pub(crate) const NO_KEY: &str = "ERR no such key";
+pub(crate) const OUT_OF_RANGE: &str = "ERR index out of range";
 
 /// Parses an integer argument or replies with Redis's error.
 pub fn int_arg(out: &mut Out, arg: &[u8]) -> Option<i64> {
@@ -210,7 +208,7 @@ fn lowercase<'b>(name: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b [u8]> {
 }
 
 /// Runs one command: lookup, checks, MULTI queueing, handler.
-pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let name = args.get(0);
     let mut lower = [0u8; 32];
     let Some(cmd) = lowercase(name, &mut lower).and_then(lookup) else {
@@ -255,7 +253,7 @@ pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 /// Runs a command that passed the checks (also used by EXEC for queued commands).
-pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
+pub(crate) fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
     cx.session
         .info
         .last_command

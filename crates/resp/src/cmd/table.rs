@@ -12,8 +12,11 @@ use crate::engine::RandomState;
 
 /// Command flags.
 pub mod flags {
+    /// Changes data; refused inside read-only scripts (EVAL_RO, FCALL_RO).
     pub const WRITE: u32 = 1;
+    /// Only reads data.
     pub const READONLY: u32 = 1 << 1;
+    /// Runs in constant or logarithmic time (reported by COMMAND as `fast`).
     pub const FAST: u32 = 1 << 2;
     /// Runs before AUTH (AUTH, HELLO, QUIT).
     pub const NO_AUTH: u32 = 1 << 3;
@@ -21,12 +24,19 @@ pub mod flags {
     pub const SUBSCRIBED_OK: u32 = 1 << 4;
     /// Not queued inside MULTI.
     pub const TX_CONTROL: u32 = 1 << 5;
+    /// May block the client (BLPOP, XREAD BLOCK, ...).
     pub const BLOCKING: u32 = 1 << 6;
+    /// Administrative, such as CONFIG (reported by COMMAND as `admin`).
     pub const ADMIN: u32 = 1 << 7;
+    /// Publishes or subscribes (reported by COMMAND as `pubsub`).
     pub const PUBSUB: u32 = 1 << 8;
+    /// May grow memory (reported by COMMAND as `denyoom`; Redis refuses these when out of memory).
     pub const DENYOOM: u32 = 1 << 9;
+    /// Allowed while a dataset loads (reported by COMMAND as `loading`).
     pub const LOADING: u32 = 1 << 10;
+    /// Allowed on a replica with stale data (reported by COMMAND as `stale`).
     pub const STALE: u32 = 1 << 11;
+    /// Refused when called from a script.
     pub const NOSCRIPT: u32 = 1 << 12;
 
     /// Names COMMAND reports for each flag.
@@ -52,13 +62,17 @@ pub struct Command {
     pub name: &'static str,
     /// Redis arity: exact count when positive, minimum count when negative (name included).
     pub arity: i32,
+    /// The [`flags`] bits.
     pub flags: u32,
+    /// Position of the first key argument (0: the command takes no keys).
     pub first_key: i32,
+    /// Position of the last key argument; negative counts from the end (-1: the last argument).
     pub last_key: i32,
+    /// Distance between key arguments (2 for MSET's key-value pairs).
     pub step: i32,
     /// The group COMMAND DOCS reports (string, list, ...).
     pub group: &'static str,
-    pub handler: Handler,
+    pub(crate) handler: Handler,
     /// Position in [`COMMANDS`], recorded per client for CLIENT LIST's `cmd=`.
     pub index: usize,
 }

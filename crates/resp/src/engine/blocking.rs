@@ -14,24 +14,36 @@ use crate::reply::Out;
 #[derive(Debug, Clone)]
 pub enum BlockOp {
     /// BLPOP (left) or BRPOP.
-    Pop { left: bool },
+    Pop {
+        /// True for BLPOP (the head), false for BRPOP (the tail).
+        left: bool,
+    },
     /// BLMOVE/BRPOPLPUSH into `dst`.
     Move {
+        /// The list the element is pushed onto.
         dst: Key,
+        /// Pop from the source's head (LEFT) rather than its tail.
         from_left: bool,
+        /// Push onto the destination's head rather than its tail.
         to_left: bool,
     },
     /// BLMPOP: up to `count` elements from one end.
     LMPop {
+        /// Pop from the head (LEFT) rather than the tail.
         left: bool,
+        /// At most this many elements.
         count: usize,
+        /// The client speaks RESP3: the reply is encoded when the client is served.
         resp3: bool,
     },
     /// BZPOPMIN/BZPOPMAX (`count` None: `[key, member, score]`) and BZMPOP (`count` Some:
     /// `[key, [[member, score], ...]]`).
     ZPop {
+        /// BZPOPMAX or BZMPOP MAX: the highest scores first.
         max: bool,
+        /// None for BZPOPMIN/BZPOPMAX, BZMPOP's COUNT otherwise.
         count: Option<usize>,
+        /// The client speaks RESP3: the reply is encoded when the client is served.
         resp3: bool,
     },
     /// XREAD / XREADGROUP with BLOCK.
@@ -48,17 +60,23 @@ pub struct StreamWait {
     pub count: usize,
     /// XREADGROUP: (group, consumer, NOACK).
     pub group: Option<(Key, Key, bool)>,
+    /// The client speaks RESP3: entries are encoded when the client is served.
     pub resp3: bool,
 }
 
 /// What a blocked client receives.
 #[derive(Debug)]
 pub enum BlockedReply {
+    /// BLPOP/BRPOP's answer: the key served and the element popped from it.
     Popped {
+        /// The key the element came from.
         key: Key,
+        /// The popped element.
         value: Key,
     },
+    /// BLMOVE's answer: the element moved.
     Moved(Key),
+    /// The key came to hold another type; the client gets a WRONGTYPE error.
     WrongType,
     /// A whole reply, already encoded in the client's protocol.
     Encoded(Vec<u8>),
@@ -165,6 +183,7 @@ impl Blocking {
         self.waiters.len()
     }
 
+    /// True when no client is blocked.
     pub fn is_empty(&self) -> bool {
         self.waiters.is_empty()
     }

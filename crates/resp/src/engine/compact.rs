@@ -12,11 +12,19 @@ const INLINE: usize = 22;
 /// An immutable-length byte string: inline up to 22 bytes, else one exact-size heap block.
 #[derive(Clone)]
 pub enum CompactBytes {
-    Inline { len: u8, data: [u8; INLINE] },
+    /// Up to 22 bytes, stored in place.
+    Inline {
+        /// Number of bytes of `data` in use.
+        len: u8,
+        /// The bytes, zero-padded.
+        data: [u8; INLINE],
+    },
+    /// Longer strings, in one exact-size heap block.
     Heap(Box<[u8]>),
 }
 
 impl CompactBytes {
+    /// The empty string (a `const fn`, so statics can hold one).
     pub const fn new() -> CompactBytes {
         CompactBytes::Inline {
             len: 0,
@@ -24,6 +32,7 @@ impl CompactBytes {
         }
     }
 
+    /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         match self {
             CompactBytes::Inline { len, data } => &data[..usize::from(*len)],

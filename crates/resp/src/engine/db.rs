@@ -9,12 +9,18 @@ use super::{CompactBytes, Hash, Key, Map, Set, now_ms};
 /// A value of any Redis type.
 #[derive(Debug, Clone)]
 pub enum Value {
+    /// A string; HyperLogLogs and bitmaps are strings too, as in Redis.
     Str(CompactBytes),
     // Collections are boxed so that a key's entry stays small: most keys hold strings.
+    /// A list, double-ended for pushes and pops at either end.
     List(Box<VecDeque<Key>>),
+    /// A hash of fields to values.
     Hash(Box<Hash>),
+    /// A set of members.
     Set(Box<Set>),
+    /// A sorted set.
     ZSet(Box<ZSet>),
+    /// A stream (an empty one stays until deleted).
     Stream(Box<Stream>),
 }
 
@@ -47,7 +53,9 @@ impl Value {
 /// A key's value and its expiry time (milliseconds since the epoch, 0 for none).
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// What the key holds.
     pub value: Value,
+    /// When the key expires, in milliseconds since the epoch; 0 when it has no TTL.
     pub expire_at: i64,
 }
 
@@ -97,6 +105,7 @@ impl Db {
         self.map.len()
     }
 
+    /// True when the database holds no keys.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

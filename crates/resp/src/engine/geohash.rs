@@ -2,10 +2,15 @@
 //! latitude range, the haversine distance on Redis's earth radius, and the 3x3 grid of cells a
 //! radius or box search scans (so results and their order match redis-server's).
 
+/// The southernmost latitude GEOADD accepts (the limit of the Web Mercator projection).
 pub const LAT_MIN: f64 = -85.051_128_78;
+/// The northernmost latitude GEOADD accepts.
 pub const LAT_MAX: f64 = 85.051_128_78;
+/// The westernmost longitude.
 pub const LONG_MIN: f64 = -180.0;
+/// The easternmost longitude.
 pub const LONG_MAX: f64 = 180.0;
+/// Bits per coordinate of a full-precision hash (26, so a hash has 52 bits).
 pub const STEP_MAX: u8 = 26;
 const EARTH_RADIUS: f64 = 6_372_797.560_856;
 const MERCATOR_MAX: f64 = 20_037_726.37;
@@ -14,7 +19,9 @@ const D_R: f64 = std::f64::consts::PI / 180.0;
 /// A geohash cell: `bits` holds `step * 2` interleaved bits (latitude in the even ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cell {
+    /// The interleaved hash bits.
     pub bits: u64,
+    /// Bits per coordinate, the cell's precision (at most [`STEP_MAX`]).
     pub step: u8,
 }
 
@@ -184,6 +191,7 @@ pub fn distance(lon1: f64, lat1: f64, lon2: f64, lat2: f64) -> f64 {
 /// A search shape around a centre, sizes already in meters.
 #[derive(Debug, Clone, Copy)]
 pub enum Shape {
+    /// A circle of this radius (GEORADIUS, GEOSEARCH BYRADIUS).
     Radius(f64),
     /// Width and height.
     Box(f64, f64),

@@ -7,11 +7,14 @@
 pub const HDR: usize = 16;
 const P: u32 = 14;
 const Q: u32 = 64 - P;
+/// Number of registers (2^14).
 pub const REGISTERS: usize = 1 << P;
 const REGISTER_MAX: u8 = 63;
 /// Size of a dense HLL string.
 pub const DENSE_SIZE: usize = HDR + (REGISTERS * 6).div_ceil(8);
+/// The encoding byte of a dense HLL: six bits per register.
 pub const DENSE: u8 = 0;
+/// The encoding byte of a sparse HLL: run-length opcodes.
 pub const SPARSE: u8 = 1;
 const SPARSE_VAL_MAX_VALUE: u8 = 32;
 const SPARSE_VAL_MAX_LEN: usize = 4;
@@ -134,6 +137,7 @@ pub fn cached(hll: &[u8]) -> Option<u64> {
     (hll[15] & 0x80 == 0).then_some(card)
 }
 
+/// Stores `card` as the header's cached cardinality, which also marks the cache valid.
 pub fn set_cache(hll: &mut [u8], card: u64) {
     if let Some(slot) = hll.get_mut(8..16) {
         slot.copy_from_slice(&card.to_le_bytes());

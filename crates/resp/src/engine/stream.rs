@@ -16,21 +16,27 @@ use super::stream_node::{DELETED, Header, Node, SAME_FIELDS, get_bytes};
 /// A stream entry ID: milliseconds and a sequence number.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId {
+    /// Milliseconds part, usually the Unix time the entry was added.
     pub ms: u64,
+    /// Sequence number among the entries of the same millisecond.
     pub seq: u64,
 }
 
 impl StreamId {
+    /// The smallest ID, `0-0` (XRANGE's `-`).
     pub const MIN: StreamId = StreamId { ms: 0, seq: 0 };
+    /// The largest ID (XRANGE's `+`).
     pub const MAX: StreamId = StreamId {
         ms: u64::MAX,
         seq: u64::MAX,
     };
 
+    /// The ID `ms-seq`.
     pub const fn new(ms: u64, seq: u64) -> Self {
         Self { ms, seq }
     }
 
+    /// True for `0-0`, which no entry may have.
     pub fn is_zero(&self) -> bool {
         self.ms == 0 && self.seq == 0
     }
@@ -68,6 +74,7 @@ impl StreamId {
         out.extend_from_slice(itoa::Buffer::new().format(self.seq).as_bytes());
     }
 
+    /// `ms-seq` as an owned byte string.
     pub fn to_bytes(self) -> Vec<u8> {
         let mut v = Vec::with_capacity(24);
         self.write(&mut v);
@@ -98,7 +105,9 @@ pub enum IdSpec {
 /// Node size limits (stream-node-max-bytes and stream-node-max-entries; 0 means no limit).
 #[derive(Debug, Clone, Copy)]
 pub struct NodeLimits {
+    /// Most bytes of entry data in one node (stream-node-max-bytes).
     pub max_bytes: usize,
+    /// Most entries in one node (stream-node-max-entries).
     pub max_entries: usize,
 }
 
@@ -114,13 +123,16 @@ impl Default for NodeLimits {
 /// A trimming strategy of XADD/XTRIM.
 #[derive(Debug, Clone, Copy)]
 pub enum Trim {
+    /// MAXLEN: keep at most this many entries, the newest.
     MaxLen(u64),
+    /// MINID: remove the entries below this ID.
     MinId(StreamId),
 }
 
 /// A live entry seen while walking a stream.
 #[derive(Debug, Clone, Copy)]
 pub struct EntryRef<'a> {
+    /// The entry's ID.
     pub id: StreamId,
     node: &'a Node,
     header: Header,
@@ -132,6 +144,7 @@ impl<'a> EntryRef<'a> {
         self.header.fields
     }
 
+    /// True when the entry has no field/value pairs (XADD always adds at least one).
     pub fn is_empty(&self) -> bool {
         self.header.fields == 0
     }
@@ -159,9 +172,12 @@ pub struct Stream {
     nodes: BTreeMap<StreamId, Node>,
     /// Live entries.
     pub length: u64,
+    /// The highest ID given out or set by XSETID, even if that entry is deleted: new IDs must
+    /// be above it.
     pub last_id: StreamId,
     /// The first live entry's ID (0-0 when empty).
     pub first_id: StreamId,
+    /// The highest ID ever deleted (XINFO max-deleted-entry-id).
     pub max_deleted_id: StreamId,
     /// Entries ever added (XINFO entries-added).
     pub entries_added: u64,
@@ -172,10 +188,12 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// Number of live entries.
     pub fn len(&self) -> u64 {
         self.length
     }
 
+    /// True when no live entries remain (the key stays, as in Redis).
     pub fn is_empty(&self) -> bool {
         self.length == 0
     }
@@ -336,6 +354,7 @@ impl Stream {
         found
     }
 
+    /// True when a live entry has this ID.
     pub fn contains(&self, id: StreamId) -> bool {
         self.get(id).is_some()
     }

@@ -12,6 +12,7 @@ pub struct Nack {
     pub consumer: Key,
     /// Milliseconds since the epoch of the last delivery.
     pub delivery_time: i64,
+    /// How many times it was delivered (XPENDING, XCLAIM's RETRYCOUNT).
     pub delivery_count: u64,
 }
 
@@ -27,14 +28,18 @@ pub struct Consumer {
 /// A consumer group.
 #[derive(Debug, Clone, Default)]
 pub struct Group {
+    /// The last ID delivered to the group: XREADGROUP's `>` reads entries above it.
     pub last_id: StreamId,
     /// Entries read by the group (for the lag), -1 when unknown.
     pub entries_read: i64,
+    /// The pending entries list: entries delivered and not yet acknowledged, by ID.
     pub pel: BTreeMap<StreamId, Nack>,
+    /// The group's consumers by name.
     pub consumers: BTreeMap<Key, Consumer>,
 }
 
 impl Group {
+    /// A group with no consumers and nothing pending that delivers the entries above `last_id`.
     pub fn new(last_id: StreamId, entries_read: i64) -> Self {
         Self {
             last_id,

@@ -46,11 +46,15 @@ pub fn write_range(
 /// What an XREADGROUP asks of one stream.
 #[derive(Debug, Clone, Copy)]
 pub struct GroupRead<'a> {
+    /// The group's name.
     pub group: &'a [u8],
+    /// The reading consumer's name.
     pub consumer: &'a [u8],
+    /// NOACK: deliver without recording the entries as pending.
     pub noack: bool,
     /// At most this many entries (0: all).
     pub count: usize,
+    /// The time of the read in milliseconds since the epoch (delivery and seen times).
     pub now: i64,
 }
 

@@ -29,7 +29,9 @@ impl Ord for Score {
 /// A score bound of ZRANGEBYSCORE and friends: `(1.5` is exclusive.
 #[derive(Debug, Clone, Copy)]
 pub struct ScoreBound {
+    /// The bound's score.
     pub value: f64,
+    /// True for `(`: the score itself is outside the range.
     pub exclusive: bool,
 }
 
@@ -53,9 +55,13 @@ impl ScoreBound {
 /// A lexicographic bound of ZRANGEBYLEX: `-`, `+`, `[a` or `(a`.
 #[derive(Debug, Clone)]
 pub enum LexBound<'a> {
+    /// `-`: below every member.
     NegInf,
+    /// `+`: above every member.
     PosInf,
+    /// `[a`: the range includes `a`.
     Inclusive(&'a [u8]),
+    /// `(a`: the range stops short of `a`.
     Exclusive(&'a [u8]),
 }
 
@@ -86,14 +92,17 @@ pub struct ZSet {
 }
 
 impl ZSet {
+    /// Number of members.
     pub fn len(&self) -> usize {
         self.order.len()
     }
 
+    /// True when it has no members.
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
 
+    /// The member's score, or None when it is not a member.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         self.scores.get(member).copied()
     }
@@ -121,6 +130,7 @@ impl ZSet {
         }
     }
 
+    /// Removes a member; returns its score, or None when it was not one.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
         let score = self.scores.swap_remove(member)?;
         self.order.remove(&(Score(score), member.into()));

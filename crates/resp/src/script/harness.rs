@@ -19,6 +19,7 @@ pub struct ScriptHarness {
 }
 
 impl ScriptHarness {
+    /// A harness on a default configuration; fails when the Lua interpreters cannot be created.
     pub fn new(time_limit: Duration, memory_limit: usize) -> Result<Self, crate::Error> {
         let shared = Shared::new(&Config::default(), 0)?;
         shared.scripting.eval.lock().set_memory_limit(memory_limit);

@@ -9,18 +9,10 @@ use common::{RawClient, Sluice, have};
 use futures_util::StreamExt;
 use redis::AsyncCommands;
 
-async fn connect(server: &Sluice) -> redis::aio::MultiplexedConnection {
-    let client = redis::Client::open(server.url()).expect("client");
-    client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connect")
-}
-
 #[tokio::test]
 async fn redis_crate_strings_lists_hashes_sets_zsets() {
     let server = Sluice::start();
-    let mut c = connect(&server).await;
+    let mut c = server.redis().await;
     let _: () = c.set("greeting", "hello").await.unwrap();
     let got: String = c.get("greeting").await.unwrap();
     assert_eq!(got, "hello");
@@ -50,7 +42,7 @@ async fn redis_crate_strings_lists_hashes_sets_zsets() {
 #[tokio::test]
 async fn redis_crate_pipeline_and_big_values() {
     let server = Sluice::start();
-    let mut c = connect(&server).await;
+    let mut c = server.redis().await;
     let big = vec![b'x'; 3 * 1024 * 1024];
     let mut pipe = redis::pipe();
     for i in 0..1000 {
@@ -71,9 +63,9 @@ async fn blocking_pops_are_served_by_pushes_from_other_clients() {
         io_threads: 2,
         ..Default::default()
     });
-    let mut waiter = connect(&server).await;
-    let mut mover = connect(&server).await;
-    let mut pusher = connect(&server).await;
+    let mut waiter = server.redis().await;
+    let mut mover = server.redis().await;
+    let mut pusher = server.redis().await;
     let pop = tokio::spawn(async move {
         let got: Option<(String, String)> = waiter.blpop(&["q1", "q2"], 10.0).await.unwrap();
         got
@@ -92,17 +84,10 @@ async fn blocking_pops_are_served_by_pushes_from_other_clients() {
         got
     });
     // Push only once both clients are blocked, so the pushes have someone to serve.
-    let mut raw = RawClient::connect(server.port).unwrap();
-    for _ in 0..200 {
-        if raw
-            .call(&["INFO", "clients"])
-            .windows(17)
-            .any(|w| w == b"blocked_clients:2")
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    RawClient::connect(server.port)
+        .unwrap()
+        .wait_blocked(2)
+        .await;
     let _: () = pusher.rpush("q2", &["first", "second"]).await.unwrap();
     let _: () = pusher.rpush("src", "element").await.unwrap();
     assert_eq!(
@@ -128,7 +113,7 @@ async fn pub_sub_with_channels_and_patterns() {
     let mut sub = client.get_async_pubsub().await.unwrap();
     sub.subscribe("news").await.unwrap();
     sub.psubscribe("sport.*").await.unwrap();
-    let mut publisher = connect(&server).await;
+    let mut publisher = server.redis().await;
     let n: i64 = publisher.publish("news", "hello").await.unwrap();
     assert_eq!(n, 1);
     let n: i64 = publisher.publish("sport.tennis", "ace").await.unwrap();
@@ -452,7 +437,7 @@ async fn concurrent_clients_on_several_threads_see_atomic_commands_and_transacti
     });
     let mut tasks = Vec::new();
     for _ in 0..8 {
-        let mut c = connect(&server).await;
+        let mut c = server.redis().await;
         tasks.push(tokio::spawn(async move {
             for _ in 0..300 {
                 let _: i64 = c.incr("counter", 1).await.unwrap();
@@ -469,7 +454,7 @@ async fn concurrent_clients_on_several_threads_see_atomic_commands_and_transacti
             }
         }));
     }
-    let mut reader = connect(&server).await;
+    let mut reader = server.redis().await;
     for _ in 0..300 {
         let (a, b): (Option<i64>, Option<i64>) = redis::cmd("MGET")
             .arg("a")

@@ -147,21 +147,13 @@ fn redis_py_streams_bitmaps_hyperloglog_resp2_and_resp3() {
     }
 }
 
-async fn connect(server: &Sluice) -> redis::aio::MultiplexedConnection {
-    let client = redis::Client::open(server.url()).expect("client");
-    client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connect")
-}
-
 #[tokio::test]
 async fn redis_crate_streams_and_blocking_reads() {
     let server = Sluice::start_with(sluice_resp::Config {
         io_threads: 2,
         ..Default::default()
     });
-    let mut c = connect(&server).await;
+    let mut c = server.redis().await;
     let id: String = c.xadd("jobs", "1-0", &[("task", "a")]).await.unwrap();
     assert_eq!(id, "1-0");
     let _: String = c.xadd("jobs", "*", &[("task", "b")]).await.unwrap();
@@ -175,7 +167,7 @@ async fn redis_crate_streams_and_blocking_reads() {
     assert_eq!(acked, 1);
 
     // XREAD BLOCK on one connection, XADD on another (different connection threads).
-    let mut waiter = connect(&server).await;
+    let mut waiter = server.redis().await;
     let blocked = tokio::spawn(async move {
         let opts = StreamReadOptions::default().block(10_000);
         let reply: StreamReadReply = waiter
@@ -184,17 +176,10 @@ async fn redis_crate_streams_and_blocking_reads() {
             .unwrap();
         reply
     });
-    let mut raw = RawClient::connect(server.port).unwrap();
-    for _ in 0..500 {
-        if raw
-            .call(&["INFO", "clients"])
-            .windows(17)
-            .any(|w| w == b"blocked_clients:1")
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    RawClient::connect(server.port)
+        .unwrap()
+        .wait_blocked(1)
+        .await;
     let _: String = c.xadd("events", "7-7", &[("k", "v")]).await.unwrap();
     let reply = blocked.await.unwrap();
     assert_eq!(reply.keys[0].key, "events");
@@ -232,10 +217,7 @@ fn client_unblock_and_served_zset_pops() {
     assert_eq!(other.call(&["CLIENT", "UNBLOCK", &id]), b":0\r\n");
     let wait_blocked = |c: &mut RawClient| {
         for _ in 0..500 {
-            if c.call(&["INFO", "clients"])
-                .windows(17)
-                .any(|w| w == b"blocked_clients:1")
-            {
+            if c.blocked_clients_are(1) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -275,7 +257,7 @@ fn client_unblock_and_served_zset_pops() {
 #[tokio::test]
 async fn redis_crate_geo_sort_and_zset_algebra() {
     let server = Sluice::start();
-    let mut c = connect(&server).await;
+    let mut c = server.redis().await;
     let added: i64 = redis::cmd("GEOADD")
         .arg("Sicily")
         .arg(13.361389)

@@ -11,7 +11,9 @@ pub struct RequestContext {
     pub role: Option<String>,
     /// `search_path`: the request's schema.
     pub search_path: String,
+    /// `request.method`: the HTTP method.
     pub method: String,
+    /// `request.path`: the URL path.
     pub path: String,
     /// Request headers as a JSON object, names in lower case.
     pub headers_json: String,

@@ -80,6 +80,7 @@ pub(crate) struct Target {
 }
 
 impl RestApi {
+    /// The API over `pool`, answering from `schema` with the settings in `config`.
     pub fn new(pool: sluice_pg::Pool, config: RestConfig, schema: SchemaSource) -> RestApi {
         RestApi {
             pool,

@@ -9,7 +9,10 @@ use http::StatusCode;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arguments {
     /// A JSON object whose keys are the named arguments (POST).
-    JsonObject { keys: Vec<String> },
+    JsonObject {
+        /// The object's keys, each a parameter's name.
+        keys: Vec<String>,
+    },
     /// Query-string values by parameter name, several for a variadic parameter (GET, or a form
     /// body).
     Text(Vec<(String, Vec<String>)>),
@@ -45,8 +48,11 @@ pub enum ResultShape {
 /// The routine chosen for a call.
 #[derive(Debug, Clone)]
 pub struct CallPlan<'s> {
+    /// The overload that fits the arguments.
     pub routine: &'s Routine,
+    /// How the arguments reach it.
     pub arguments: Arguments,
+    /// What the response looks like.
     pub shape: ResultShape,
 }
 

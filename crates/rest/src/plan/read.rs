@@ -13,7 +13,9 @@ use http::StatusCode;
 /// A column of the level's relation, with an optional JSON path into it.
 #[derive(Debug, Clone)]
 pub struct ColumnRef<'s> {
+    /// The column, as the schema cache describes it.
     pub column: &'s Column,
+    /// The JSON path into it (`->a->>b`); empty for the column itself.
     pub json_path: Vec<JsonStep>,
 }
 
@@ -53,6 +55,7 @@ impl CastType {
         }
     }
 
+    /// The type name, lower-cased, as it goes into the SQL text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -63,28 +66,49 @@ impl CastType {
 pub enum Output<'s> {
     /// A column (or a path into it), possibly cast or aggregated, under `key`.
     Column {
+        /// The column and its JSON path.
         field: ColumnRef<'s>,
+        /// `::type` on the column, applied before any aggregate.
         cast: Option<CastType>,
+        /// The aggregate, with the cast of its result.
         aggregate: Option<(Aggregate, Option<CastType>)>,
+        /// The output key: the alias, else the aggregate's name, else the column's (or the JSON
+        /// path's last key).
         key: String,
     },
     /// `count()` without a column.
-    Count { key: String, cast: Option<CastType> },
+    Count {
+        /// The output key: the alias, else `count`.
+        key: String,
+        /// `::type` after `count()`, applied to the count.
+        cast: Option<CastType>,
+    },
     /// The embedded resource `embeds[index]` (its JSON, or its columns when spread).
-    Embed { index: usize },
+    Embed {
+        /// Position of the resource in the level's `embeds`.
+        index: usize,
+    },
 }
 
 /// A condition of a level's WHERE.
 #[derive(Debug, Clone)]
 pub enum Condition<'s> {
+    /// A filter on one column: `[not.]op.value`.
     Filter {
+        /// The column (and JSON path) filtered on.
         field: ColumnRef<'s>,
+        /// `not.` before the operation.
         negated: bool,
+        /// The operator and its value(s), still text: they become bind parameters.
         operation: Operation,
     },
+    /// `[not.]and(...)` or `[not.]or(...)` over child conditions.
     Tree {
+        /// `not.` before the operator.
         negated: bool,
+        /// `and` or `or`.
         op: LogicOperator,
+        /// The operands, in the order written.
         children: Vec<Condition<'s>>,
     },
 }
@@ -92,32 +116,45 @@ pub enum Condition<'s> {
 /// A term of a level's ORDER BY.
 #[derive(Debug, Clone)]
 pub struct Order<'s> {
+    /// The column (and JSON path) to sort by.
     pub field: ColumnRef<'s>,
+    /// `asc` or `desc`; ascending when absent.
     pub direction: Option<Direction>,
+    /// `nullsfirst` or `nullslast`; PostgreSQL's default for the direction when absent.
     pub nulls: Option<Nulls>,
 }
 
 /// An embedded resource: the relationship it goes through and its own plan.
 #[derive(Debug, Clone)]
 pub struct Embed<'s> {
+    /// The relationship from the parent level's relation to the embedded one.
     pub relationship: &'s Relationship,
     /// The name paths and the output use: the alias, else the relation's name.
     pub key: String,
+    /// `!inner` drops parent rows without a match; left (the default) keeps them.
     pub join: JoinType,
     /// `...relation(...)`: its columns go into the parent's.
     pub spread: bool,
+    /// The embedded level's own plan.
     pub plan: ReadPlan<'s>,
 }
 
 /// One level of a read: a relation and what is asked of it.
 #[derive(Debug, Clone)]
 pub struct ReadPlan<'s> {
+    /// The relation read.
     pub table: &'s Table,
+    /// The output columns, in select order.
     pub outputs: Vec<Output<'s>>,
+    /// The WHERE conditions, joined by AND.
     pub conditions: Vec<Condition<'s>>,
+    /// The ORDER BY terms.
     pub order: Vec<Order<'s>>,
+    /// `limit=`; at the top level also capped by the `Range` header and max-rows.
     pub limit: Option<u64>,
+    /// `offset=`; at the top level also raised by the `Range` header.
     pub offset: Option<u64>,
+    /// The embedded resources, in select order.
     pub embeds: Vec<Embed<'s>>,
 }
 
@@ -151,12 +188,19 @@ impl<'s> ReadPlan<'s> {
 /// What a read asks, besides the relation: the parts of the query string the planner needs.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadInput<'r> {
+    /// `select=` (the whole tree, embedded levels included).
     pub select: &'r [SelectItem],
+    /// The filters, each with the embed path it applies to.
     pub filters: &'r [PathFilter],
+    /// `and=`/`or=` trees, per embed path.
     pub logic: &'r [(EmbedPath, LogicTree)],
+    /// `order=`, per embed path.
     pub order: &'r [(EmbedPath, Vec<OrderTerm>)],
+    /// `limit=`, per embed path.
     pub limit: &'r [(EmbedPath, u64)],
+    /// `offset=`, per embed path.
     pub offset: &'r [(EmbedPath, u64)],
+    /// Whether the settings allow aggregates in `select` (`db-aggregates-enabled`).
     pub aggregates_enabled: bool,
 }
 

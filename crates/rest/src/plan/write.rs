@@ -14,6 +14,7 @@ use std::fmt;
 /// every object, as PostgREST requires).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PayloadShape {
+    /// An array of objects rather than one object.
     pub is_array: bool,
     /// The keys, in the order of the first object.
     pub keys: Vec<String>,
@@ -174,7 +175,9 @@ pub fn payload_columns<'s>(
 /// `ON CONFLICT`: the columns and what to do.
 #[derive(Debug, Clone)]
 pub struct OnConflict<'s> {
+    /// The conflict target: `on_conflict=`'s columns, else the primary key's.
     pub columns: Vec<&'s Column>,
+    /// Update the existing row (merge) or keep it (ignore).
     pub resolution: PreferResolution,
 }
 
@@ -183,7 +186,9 @@ pub struct OnConflict<'s> {
 pub enum Mutation<'s> {
     /// INSERT of the payload's rows.
     Insert {
+        /// The columns written: the payload's keys, or `columns=`.
         columns: Vec<&'s Column>,
+        /// `ON CONFLICT` for an upsert (`Prefer: resolution=`, PUT).
         on_conflict: Option<OnConflict<'s>>,
         /// `Prefer: missing=default`: absent keys take the column default, not NULL.
         missing_default: bool,
@@ -191,17 +196,24 @@ pub enum Mutation<'s> {
     /// UPDATE of the rows matching `conditions` with the payload's one object; or, for an
     /// array payload, each row matched by its primary key with its own values.
     Update {
+        /// The columns written: the payload's keys, or `columns=`.
         columns: Vec<&'s Column>,
+        /// The WHERE conditions (filters), joined by AND.
         conditions: Vec<Condition<'s>>,
+        /// `order=`, which with `limit` picks the rows to update.
         order: Vec<Order<'s>>,
+        /// `limit=`: at most this many rows are updated.
         limit: Option<u64>,
         /// Bulk update: an array payload, each object matched by these key columns.
         keyed_by: Option<Vec<&'s Column>>,
     },
     /// DELETE of the rows matching `conditions`.
     Delete {
+        /// The WHERE conditions (filters), joined by AND.
         conditions: Vec<Condition<'s>>,
+        /// `order=`, which with `limit` picks the rows to delete.
         order: Vec<Order<'s>>,
+        /// `limit=`: at most this many rows are deleted.
         limit: Option<u64>,
     },
 }
@@ -209,7 +221,9 @@ pub enum Mutation<'s> {
 /// A write of `table`.
 #[derive(Debug, Clone)]
 pub struct WritePlan<'s> {
+    /// The table (or updatable view) written.
     pub table: &'s Table,
+    /// The statement's kind and its parts.
     pub mutation: Mutation<'s>,
     /// The payload is an array (`json_to_recordset`) rather than one object.
     pub payload_is_array: bool,

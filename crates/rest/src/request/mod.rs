@@ -18,9 +18,13 @@ pub use select::{parse_columns, parse_order, parse_select};
 /// A request as the grammar reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiRequest {
+    /// The method.
     pub method: Method,
+    /// What the path names.
     pub resource: Resource,
+    /// The query string, split by parameter.
     pub query: QueryParams,
+    /// The `Prefer` headers.
     pub prefer: Preferences,
     /// The `Range` header (with `Range-Unit: items` or none), for GET/HEAD.
     pub range: Option<RowRange>,

@@ -8,6 +8,7 @@ use sluice_formats::encode::write_json_value;
 /// as its text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordLayout {
+    /// Each field's name and JSON kind, in the type's order.
     pub fields: Vec<(String, ColumnKind)>,
 }
 

@@ -27,6 +27,7 @@ pub enum Representation {
 }
 
 impl Representation {
+    /// The `Content-Type` header of a response in this representation.
     pub fn content_type(self) -> &'static str {
         match self {
             Representation::Array => "application/json; charset=utf-8",

@@ -19,8 +19,10 @@ const DEBOUNCE: Duration = Duration::from_millis(50);
 /// Why a reload failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadError {
+    /// No connection could be had from the pool.
     #[error("no connection to load the schema cache: {0}")]
     Pool(#[from] sluice_pg::PoolError),
+    /// The catalog queries failed.
     #[error("loading the schema cache: {0}")]
     Load(#[from] sluice_pg::Error),
 }

@@ -7,11 +7,14 @@ use std::collections::HashMap;
 /// A schema-qualified name (`public.films`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QualifiedName {
+    /// The schema (namespace).
     pub schema: String,
+    /// The relation's or function's name within the schema.
     pub name: String,
 }
 
 impl QualifiedName {
+    /// The name `schema.name`.
     pub fn new(schema: impl Into<String>, name: impl Into<String>) -> QualifiedName {
         QualifiedName {
             schema: schema.into(),
@@ -23,6 +26,7 @@ impl QualifiedName {
 /// A qualified name as two borrowed parts: maps keyed by [`QualifiedName`] are searched with
 /// `&(schema, name) as &dyn NameKey` without building the key's two strings (once per request).
 pub trait NameKey {
+    /// The schema and the name.
     fn parts(&self) -> (&str, &str);
 }
 
@@ -70,17 +74,24 @@ impl std::fmt::Display for QualifiedName {
 /// What kind of relation a [`Table`] is (`pg_class.relkind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RelationKind {
+    /// An ordinary table (`r`).
     Table,
+    /// A partitioned table (`p`).
     PartitionedTable,
+    /// A view (`v`).
     View,
+    /// A materialized view (`m`).
     MaterializedView,
+    /// A foreign table (`f`).
     ForeignTable,
 }
 
 /// A table, view, materialized view or foreign table of an exposed schema.
 #[derive(Debug, Clone)]
 pub struct Table {
+    /// The relation's qualified name.
     pub name: QualifiedName,
+    /// Table, view or other kind.
     pub kind: RelationKind,
     /// `COMMENT ON TABLE`.
     pub description: Option<String>,
@@ -92,15 +103,19 @@ pub struct Table {
     /// Whether INSERT, UPDATE and DELETE are possible at all (tables; auto-updatable views or
     /// views with INSTEAD OF triggers/rules), whatever the privileges.
     pub insertable: bool,
+    /// Whether UPDATE is possible at all (see `insertable`).
     pub updatable: bool,
+    /// Whether DELETE is possible at all (see `insertable`).
     pub deletable: bool,
 }
 
 impl Table {
+    /// The column called `name`, if the relation has one.
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
     }
 
+    /// True for views and materialized views.
     pub fn is_view(&self) -> bool {
         matches!(
             self.kind,
@@ -112,6 +127,7 @@ impl Table {
 /// A column of a [`Table`].
 #[derive(Debug, Clone)]
 pub struct Column {
+    /// The column's name.
     pub name: String,
     /// The column's type (for a domain, the domain's OID).
     pub type_oid: Oid,
@@ -120,6 +136,7 @@ pub struct Column {
     /// The base type's name when the type is a domain (PostgREST's `nominal` vs `type`), else
     /// the same as `type_name`.
     pub base_type_name: String,
+    /// False under a `NOT NULL` constraint.
     pub nullable: bool,
     /// The default expression, as `pg_get_expr` shows it.
     pub default: Option<String>,
@@ -142,7 +159,12 @@ pub enum Cardinality {
     OneToMany(ForeignKey),
     /// A many-to-one whose columns are also unique (or the reverse, `parent`): at most one row
     /// each way.
-    OneToOne { key: ForeignKey, parent: bool },
+    OneToOne {
+        /// The foreign key, its column pairs oriented from `table` to `foreign_table`.
+        key: ForeignKey,
+        /// True when the key is on `foreign_table` (the reverse direction).
+        parent: bool,
+    },
     /// Through a junction table with foreign keys to both.
     ManyToMany(Junction),
 }
@@ -159,6 +181,7 @@ pub struct ForeignKey {
 /// The junction table of a many-to-many relationship.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Junction {
+    /// The junction table.
     pub table: QualifiedName,
     /// The junction's key to `table` and its `(table column, junction column)` pairs.
     pub source: ForeignKey,
@@ -171,8 +194,11 @@ pub struct Junction {
 /// (and for views over tables with foreign keys).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Relationship {
+    /// The relation the relationship leaves from.
     pub table: QualifiedName,
+    /// The relation it leads to.
     pub foreign_table: QualifiedName,
+    /// How many rows of each side relate, and through which key.
     pub cardinality: Cardinality,
     /// `table` and `foreign_table` are the same relation.
     pub is_self: bool,
@@ -191,8 +217,11 @@ impl Relationship {
 /// How a function's body may touch the database (`provolatile`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Volatility {
+    /// `IMMUTABLE`: same result for the same arguments, reads nothing.
     Immutable,
+    /// `STABLE`: reads the database but does not change it.
     Stable,
+    /// `VOLATILE`: may change the database; called only by POST.
     Volatile,
 }
 
@@ -201,9 +230,13 @@ pub enum Volatility {
 pub struct RoutineParam {
     /// Empty for an unnamed parameter.
     pub name: String,
+    /// The parameter's type.
     pub type_oid: Oid,
+    /// The type as `format_type` writes it.
     pub type_name: String,
+    /// Whether the parameter has a default, so a call may leave it out.
     pub has_default: bool,
+    /// A `VARIADIC` parameter, which takes the repeated values of a query parameter.
     pub variadic: bool,
 }
 
@@ -211,18 +244,31 @@ pub struct RoutineParam {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReturnType {
     /// One value of this type (a scalar or a composite).
-    Single { type_oid: Oid, type_name: String },
+    Single {
+        /// The returned type.
+        type_oid: Oid,
+        /// The type as `format_type` writes it.
+        type_name: String,
+    },
     /// `SETOF` or `TABLE (...)`: rows.
-    SetOf { type_oid: Oid, type_name: String },
+    SetOf {
+        /// The type of each row.
+        type_oid: Oid,
+        /// The type as `format_type` writes it.
+        type_name: String,
+    },
 }
 
 /// A function (or procedure) of an exposed schema; overloads are separate routines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routine {
+    /// The routine's qualified name.
     pub name: QualifiedName,
+    /// `COMMENT ON FUNCTION`.
     pub description: Option<String>,
     /// The input parameters (IN, INOUT, VARIADIC), in order.
     pub params: Vec<RoutineParam>,
+    /// What a call returns.
     pub returns: ReturnType,
     /// When the return type is a table's row type (or `SETOF` it): that table, so the result
     /// can be embedded and filtered like it.
@@ -230,7 +276,9 @@ pub struct Routine {
     /// Whether the return type is a composite (a table's or `OUT` parameters'), so the result
     /// has columns.
     pub returns_composite: bool,
+    /// Whether a GET may call it (`IMMUTABLE`, `STABLE`) or only a POST.
     pub volatility: Volatility,
+    /// A procedure (`CALL`) rather than a function.
     pub is_procedure: bool,
 }
 
@@ -240,6 +288,7 @@ pub struct Routine {
 pub struct SchemaCache {
     /// The exposed schemas, in the configured order (the first is the default).
     pub schemas: Vec<String>,
+    /// The relations of the exposed schemas by name.
     pub tables: HashMap<QualifiedName, Table>,
     /// The relationships leaving each relation.
     pub relationships: HashMap<QualifiedName, Vec<Relationship>>,

@@ -12,7 +12,9 @@ use std::fmt::Write;
 /// A statement being written: its text and its parameters (text, `None` for NULL).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
+    /// The SQL text, with `$1`, `$2`, ... for the parameters.
     pub sql: String,
+    /// The parameters' values, in order, as text; `None` is NULL.
     pub params: Vec<Option<String>>,
 }
 
@@ -23,6 +25,7 @@ impl Default for Statement {
 }
 
 impl Statement {
+    /// An empty statement, with room for a point read.
     pub fn new() -> Statement {
         Statement {
             // Room for a point read's SQL and its parameter: written without regrowing.
@@ -31,6 +34,7 @@ impl Statement {
         }
     }
 
+    /// Appends SQL text; only the planner's own text, never a value from the request.
     pub fn push(&mut self, text: &str) -> &mut Statement {
         self.sql.push_str(text);
         self

@@ -13,6 +13,7 @@ const PARENT: &str = "pgrst_parent";
 
 /// The children of one relationship under a parent.
 pub struct Children<'s> {
+    /// The child table.
     pub table: &'s Table,
     /// `(parent column, child column)` pairs of the foreign key.
     pub key: &'s [(String, String)],

@@ -49,6 +49,15 @@ impl Sluice {
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
+
+    /// A connection of the `redis` crate to this server.
+    pub async fn redis(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .expect("client")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect")
+    }
 }
 
 impl Drop for Sluice {
@@ -182,6 +191,27 @@ impl RawClient {
     /// The buffered reader, for tests that drain raw bytes.
     pub fn reader_mut(&mut self) -> &mut BufReader<TcpStream> {
         &mut self.reader
+    }
+
+    /// True when INFO reports exactly `n` clients blocked.
+    pub fn blocked_clients_are(&mut self, n: usize) -> bool {
+        let want = format!("blocked_clients:{n}\r\n");
+        self.call(&["INFO", "clients"])
+            .windows(want.len())
+            .any(|w| w == want.as_bytes())
+    }
+
+    /// Waits, up to five seconds, until INFO reports `n` clients blocked, sleeping on the
+    /// test's runtime between polls so the clients it spawned get there; a test pushes only
+    /// once its blocked clients are there to be served.
+    pub async fn wait_blocked(&mut self, n: usize) {
+        for _ in 0..500 {
+            if self.blocked_clients_are(n) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{n} clients never blocked");
     }
 
     /// True when the server closed the connection (reads EOF).
