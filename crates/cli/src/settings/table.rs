@@ -135,9 +135,11 @@ settings! {
         /// database given with -d. NOTIFY pgrst, 'reload schema' and SIGUSR1 always reload, and
         /// a request for an unknown table or function reloads at most once a second.
         reload_on_ddl: Option<bool> = None, sample "true";
-        /// The HMAC secret bearer tokens (HS256/384/512) are verified with, at least 32
-        /// characters (PostgREST's jwt-secret). Not set: a request with a token is refused and
-        /// every request runs as anon_role.
+        /// The key bearer tokens are verified with (PostgREST's jwt-secret): an HMAC secret of at
+        /// least 32 characters (HS256/384/512), a PEM public key (RSA: RS256/384/512, PS256/384/512;
+        /// EC: ES256/384), or a JWK or JWKS document whose keys tokens select by kid; `@path`
+        /// reads it from a file. Not set: a request with a token is refused and every request
+        /// runs as anon_role.
         jwt_secret: Option<String> = None, sample "a-secret-of-at-least-thirty-two-characters";
         /// jwt_secret is base64 (PostgREST's jwt-secret-is-base64).
         jwt_secret_is_base64: bool = false;

@@ -5,5 +5,6 @@ mod bulk;
 mod clients;
 mod common;
 mod grammar_props;
+mod jwt_keys;
 mod overload;
 mod spec;

@@ -1,10 +1,15 @@
-//! Who a request runs as: a bearer JWT verified with the configured HMAC secret (PostgREST's
-//! `jwt-secret`), its role taken from the claim at `jwt-role-claim-key`; no token runs as the
-//! anonymous role, and without one configured is refused (PGRST302).
+//! Who a request runs as: a bearer JWT verified with the configured keys (PostgREST's
+//! `jwt-secret`: an HMAC secret, a PEM key, a JWK or JWKS), its role taken from the claim at
+//! `jwt-role-claim-key`; no token runs as the anonymous role, and without one configured is
+//! refused (PGRST302).
+
+mod keys;
 
 use crate::error::ApiError;
 use http::StatusCode;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, errors::ErrorKind};
+use jsonwebtoken::{Validation, decode, decode_header, errors::ErrorKind};
+pub use keys::JwtConfigError;
+use keys::VerifyingKey;
 use serde_json::Value;
 
 /// Clock skew allowed on `exp`, `nbf` and `iat`, as PostgREST allows.
@@ -25,7 +30,7 @@ pub enum ClaimStep {
 /// How tokens are checked.
 #[derive(Clone)]
 pub struct JwtConfig {
-    key: DecodingKey,
+    keys: Vec<VerifyingKey>,
     audience: Option<String>,
     role_claim: Vec<ClaimStep>,
 }
@@ -34,48 +39,26 @@ impl std::fmt::Debug for JwtConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the secret.
         f.debug_struct("JwtConfig")
+            .field("keys", &self.keys.len())
             .field("audience", &self.audience)
             .field("role_claim", &self.role_claim)
             .finish_non_exhaustive()
     }
 }
 
-/// Why a JWT setting is unusable.
-#[derive(Debug, thiserror::Error)]
-pub enum JwtConfigError {
-    /// `jwt_secret_is_base64` is set but the secret does not decode.
-    #[error("jwt_secret is not valid base64 (jwt_secret_is_base64 is set)")]
-    Base64,
-    /// The secret is shorter than 32 characters.
-    #[error("jwt_secret must be at least 32 characters (PostgREST's rule for HMAC secrets)")]
-    TooShort,
-    /// The role claim path does not parse: the path and what is wrong with it.
-    #[error("jwt_role_claim_key {0:?}: {1}")]
-    ClaimPath(String, &'static str),
-}
-
 impl JwtConfig {
-    /// An HMAC secret (base64 when `is_base64`), the audience tokens must name, and the role
-    /// claim path (`.role`, `.app_metadata.role`, `."https://x.io/role"`, `.roles[0]`).
+    /// The keys in `secret` (an HMAC secret, base64 when `is_base64`; a PEM public key; a JWK
+    /// or JWKS document; any of them from a file as `@path`), the audience tokens must name,
+    /// and the role claim path (`.role`, `.app_metadata.role`, `."https://x.io/role"`,
+    /// `.roles[0]`).
     pub fn new(
         secret: &str,
         is_base64: bool,
         audience: Option<String>,
         role_claim_key: &str,
     ) -> Result<JwtConfig, JwtConfigError> {
-        let secret = if is_base64 {
-            use base64::Engine;
-            base64::engine::general_purpose::STANDARD
-                .decode(secret.trim())
-                .map_err(|_| JwtConfigError::Base64)?
-        } else {
-            secret.as_bytes().to_vec()
-        };
-        if secret.len() < 32 {
-            return Err(JwtConfigError::TooShort);
-        }
         Ok(JwtConfig {
-            key: DecodingKey::from_secret(&secret),
+            keys: keys::read_keys(secret, is_base64)?,
             audience,
             role_claim: parse_claim_path(role_claim_key)?,
         })
@@ -189,33 +172,7 @@ pub fn authenticate(
             "Server lacks JWT secret",
         ));
     };
-    let mut validation = Validation::new(Algorithm::HS256);
-    // Only the HMAC family the key is for: a token signed otherwise (or `none`) is refused.
-    validation.algorithms = vec![Algorithm::HS256, Algorithm::HS384, Algorithm::HS512];
-    validation.leeway = LEEWAY_SECONDS;
-    validation.required_spec_claims.clear();
-    validation.validate_exp = true;
-    validation.validate_nbf = true;
-    match &config.audience {
-        Some(audience) => validation.set_audience(&[audience]),
-        None => validation.validate_aud = false,
-    }
-    let claims = match decode::<Value>(token, &config.key, &validation) {
-        Ok(data) => data.claims,
-        Err(error) => {
-            let (code, message) = match error.kind() {
-                ErrorKind::ExpiredSignature => ("PGRST303", "JWT expired"),
-                ErrorKind::ImmatureSignature => ("PGRST303", "JWT not yet valid"),
-                ErrorKind::InvalidAudience => ("PGRST303", "JWT not in audience"),
-                ErrorKind::InvalidSignature => ("PGRST301", "JWT cryptographic operation failed"),
-                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
-                    ("PGRST301", "JWT algorithm is not allowed")
-                }
-                _ => ("PGRST301", "JWT is malformed"),
-            };
-            return Err(unauthorized(code, message, message));
-        }
-    };
+    let claims = verify(config, token)?;
     if let Some(iat) = claims.get("iat").and_then(Value::as_u64) {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -235,6 +192,59 @@ pub fn authenticate(
         role,
         claims_json: Some(claims.to_string()),
     })
+}
+
+/// The token's claims, when one of the configured keys verifies it. The key is chosen by the
+/// token's `kid` (keys without a `kid` serve any; a token without one may be verified by any)
+/// and must be of the family the token's `alg`
+/// names: an HMAC token never meets a public key as its secret, nor `none` any key.
+fn verify(config: &JwtConfig, token: &str) -> Result<Value, ApiError> {
+    let refused = |error: &jsonwebtoken::errors::Error| {
+        let (code, message) = match error.kind() {
+            ErrorKind::ExpiredSignature => ("PGRST303", "JWT expired"),
+            ErrorKind::ImmatureSignature => ("PGRST303", "JWT not yet valid"),
+            ErrorKind::InvalidAudience => ("PGRST303", "JWT not in audience"),
+            ErrorKind::InvalidSignature => ("PGRST301", "JWT cryptographic operation failed"),
+            ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+                ("PGRST301", "JWT algorithm is not allowed")
+            }
+            _ => ("PGRST301", "JWT is malformed"),
+        };
+        unauthorized(code, message, message)
+    };
+    let header = decode_header(token).map_err(|e| refused(&e))?;
+    let mut candidates = config
+        .keys
+        .iter()
+        .filter(|k| k.kid.is_none() || header.kid.is_none() || k.kid == header.kid)
+        .filter(|k| k.algorithms.contains(&header.alg))
+        .peekable();
+    if candidates.peek().is_none() {
+        let message = "No suitable key or wrong key type";
+        return Err(unauthorized("PGRST301", message, message));
+    }
+    let mut validation = Validation::new(header.alg);
+    validation.leeway = LEEWAY_SECONDS;
+    validation.required_spec_claims.clear();
+    validation.validate_exp = true;
+    validation.validate_nbf = true;
+    match &config.audience {
+        Some(audience) => validation.set_audience(&[audience]),
+        None => validation.validate_aud = false,
+    }
+    let mut last = None;
+    for candidate in candidates {
+        match decode::<Value>(token, &candidate.key, &validation) {
+            Ok(data) => return Ok(data.claims),
+            // Another key of the same kid (or none) may be the one.
+            Err(error) if *error.kind() == ErrorKind::InvalidSignature => last = Some(error),
+            Err(error) => return Err(refused(&error)),
+        }
+    }
+    Err(last.map_or_else(
+        || unauthorized("PGRST301", "JWT is malformed", "JWT is malformed"),
+        |e| refused(&e),
+    ))
 }
 
 /// The string at `path` in the claims, if there is one.
