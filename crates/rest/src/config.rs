@@ -56,6 +56,9 @@ pub struct RestConfig {
     /// Bearer tokens are verified with this (PostgREST's `jwt-secret`); `None`: a token is
     /// refused (PGRST300) and every request runs as `anon_role`.
     pub jwt: Option<std::sync::Arc<crate::auth::JwtConfig>>,
+    /// The origins cross-origin requests may come from (PostgREST's
+    /// `server-cors-allowed-origins`); empty: any origin.
+    pub cors_allowed_origins: Vec<String>,
 }
 
 impl Default for RestConfig {
@@ -68,6 +71,7 @@ impl Default for RestConfig {
             aggregates_enabled: false,
             openapi: true,
             jwt: None,
+            cors_allowed_origins: Vec::new(),
         }
     }
 }

@@ -148,6 +148,10 @@ settings! {
         /// Where the token's role is (PostgREST's jwt-role-claim-key), e.g. `.role`,
         /// `.app.role`, `."https://example.com/role"`, `.roles[0]`.
         jwt_role_claim_key: String = ".role".to_string();
+        /// The origins browsers may call the API from (PostgREST's server-cors-allowed-origins);
+        /// empty: any origin, answered with `Access-Control-Allow-Origin: *`. Preflights are
+        /// answered before authentication and cached for a day.
+        cors_allowed_origins: Vec<String> = Vec::new();
     }
 
     [resp] RespSection {
@@ -414,6 +418,7 @@ impl Settings {
         Ok(sluice_rest::RestConfig {
             schemas: r.schemas.clone(),
             anon_role: r.anon_role.clone().filter(|role| !role.is_empty()),
+            cors_allowed_origins: r.cors_allowed_origins.clone(),
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,

@@ -5,6 +5,7 @@ mod batch;
 mod bulk;
 mod call;
 mod context;
+mod cors;
 mod nested;
 mod read;
 mod write;
@@ -106,6 +107,28 @@ impl RestApi {
     }
 
     async fn handle(self: Arc<Self>, request: Request, http: HttpContext) -> Response {
+        let origins = &self.config.cors_allowed_origins;
+        // A browser's preflight carries no credentials: it is answered before authentication.
+        if let Some(answer) = cors::preflight(request.method(), request.headers(), origins) {
+            return answer;
+        }
+        // Only a cross-origin request keeps its headers for the answer's CORS headers.
+        let cross_origin = request
+            .headers()
+            .contains_key(header::ORIGIN)
+            .then(|| request.headers().clone());
+        let mut response = self.clone().authenticate_and_respond(request, http).await;
+        if let Some(headers) = cross_origin {
+            cors::decorate(&headers, &self.config.cors_allowed_origins, &mut response);
+        }
+        response
+    }
+
+    async fn authenticate_and_respond(
+        self: Arc<Self>,
+        request: Request,
+        http: HttpContext,
+    ) -> Response {
         let identity = match crate::auth::authenticate(
             self.config.jwt.as_deref(),
             self.config.anon_role.as_deref(),
