@@ -397,6 +397,11 @@ impl Rows {
         &self.blocks
     }
 
+    /// The blocks as they arrived, owned.
+    pub fn into_blocks(self) -> Vec<RowBlock> {
+        self.blocks
+    }
+
     /// The rows in order.
     pub fn iter(&self) -> impl Iterator<Item = Row<'_>> + '_ {
         self.blocks.iter().flat_map(RowBlock::iter)

@@ -59,6 +59,10 @@ pub struct RestConfig {
     /// The origins cross-origin requests may come from (PostgREST's
     /// `server-cors-allowed-origins`); empty: any origin.
     pub cors_allowed_origins: Vec<String>,
+    /// A function called in each request's transaction after its settings and role
+    /// (PostgREST's `db-pre-request`, `name` or `schema.name`): it may raise to refuse the
+    /// request, and the `response.headers` / `response.status` it sets shape the answer.
+    pub pre_request: Option<String>,
 }
 
 impl Default for RestConfig {
@@ -72,6 +76,7 @@ impl Default for RestConfig {
             openapi: true,
             jwt: None,
             cors_allowed_origins: Vec::new(),
+            pre_request: None,
         }
     }
 }

@@ -152,6 +152,10 @@ settings! {
         /// empty: any origin, answered with `Access-Control-Allow-Origin: *`. Preflights are
         /// answered before authentication and cached for a day.
         cors_allowed_origins: Vec<String> = Vec::new();
+        /// A function called in every request's transaction after its role and settings
+        /// (PostgREST's db-pre-request), `name` or `schema.name`: it may raise to refuse the
+        /// request, and the response.headers / response.status it sets shape the answer.
+        pre_request: Option<String> = None, sample "public.check_request";
     }
 
     [resp] RespSection {
@@ -419,6 +423,7 @@ impl Settings {
             schemas: r.schemas.clone(),
             anon_role: r.anon_role.clone().filter(|role| !role.is_empty()),
             cors_allowed_origins: r.cors_allowed_origins.clone(),
+            pre_request: r.pre_request.clone().filter(|f| !f.is_empty()),
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,

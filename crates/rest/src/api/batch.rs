@@ -94,8 +94,14 @@ async fn run(
     }
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
-    let context = context.as_ref().map(RequestContext::statement);
-    let context_params = context.as_ref().map(crate::sql::Statement::driver_params);
+    let context = context
+        .as_ref()
+        .map(RequestContext::statements)
+        .unwrap_or_default();
+    let context_params: Vec<_> = context
+        .iter()
+        .map(crate::sql::Statement::driver_params)
+        .collect();
     let statements: Vec<(usize, &PreparedWrite<'_>)> = planned
         .iter()
         .enumerate()
@@ -110,7 +116,7 @@ async fn run(
         .collect();
     let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
     pipeline.query("BEGIN", &[]).map_err(pg)?;
-    if let (Some(context), Some(params)) = (&context, &context_params) {
+    for (context, params) in context.iter().zip(&context_params) {
         pipeline.query(&context.sql, params).map_err(pg)?;
     }
     let mut slots = Vec::with_capacity(statements.len());

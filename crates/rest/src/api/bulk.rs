@@ -172,7 +172,14 @@ async fn run(
     };
 
     let mut tx = conn.transaction().map_err(pg)?;
-    if let Some(context) = target.context.as_ref().map(|c| c.statement()) {
+    // The settings and the pre-request function (which may refuse the request; what it sets
+    // for the answer is not read on this path).
+    for context in target
+        .context
+        .as_ref()
+        .map(super::RequestContext::statements)
+        .unwrap_or_default()
+    {
         tx.query(&context.sql, &context.driver_params())
             .await
             .map_err(pg)?;
@@ -267,6 +274,7 @@ async fn run(
             rows: copied,
             body: None,
             location: None,
+            shaping: super::context::Shaping::default(),
         }
     };
     if api.config.tx_end.commits(prefer.tx) {

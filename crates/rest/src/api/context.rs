@@ -1,6 +1,7 @@
 //! The request's context inside its transaction: the role it runs as and PostgREST's request
-//! settings (`request.method`, `request.path`, `request.headers`, `request.cookies`), set by one
-//! statement sent in front of the request's own (the seam where JWT roles will plug in).
+//! settings (`request.method`, `request.path`, `request.headers`, `request.cookies`,
+//! `request.jwt.claims`), set by one statement sent in front of the request's own, then the
+//! pre-request function, whose `response.headers` and `response.status` shape the answer.
 
 use crate::sql::Statement;
 
@@ -21,6 +22,9 @@ pub struct RequestContext {
     pub cookies_json: String,
     /// The token's claims (`request.jwt.claims`), when the request carried one.
     pub claims_json: Option<String>,
+    /// The pre-request function, quoted (`"schema"."name"` or `"name"`), called after the
+    /// settings.
+    pub pre_request: Option<String>,
 }
 
 impl RequestContext {
@@ -56,7 +60,23 @@ impl RequestContext {
             path: path.to_string(),
             headers_json: serde_json::Value::Object(header_map).to_string(),
             cookies_json: serde_json::Value::Object(cookies).to_string(),
+            pre_request: None,
         }
+    }
+
+    /// The statements sent in front of the request's own: the settings, then the pre-request
+    /// function (see [`shaping`]).
+    pub fn statements(&self) -> Vec<Statement> {
+        let mut statements = vec![self.statement()];
+        if let Some(function) = &self.pre_request {
+            let mut call = Statement::new();
+            call.push("SELECT ").push(function).push(
+                "(), pg_catalog.current_setting('response.headers', true), \
+                     pg_catalog.current_setting('response.status', true)",
+            );
+            statements.push(call);
+        }
+        statements
     }
 
     /// The statement that sets it all, local to the transaction.
@@ -73,9 +93,16 @@ impl RequestContext {
             .push(", true), pg_catalog.set_config('request.cookies', ")
             .param(self.cookies_json.clone())
             .push(", true)");
-        if let Some(claims) = &self.claims_json {
+        // Without a token the claims are the anonymous role's, as PostgREST sets them, so
+        // `current_setting('request.jwt.claims', true)::json` always parses.
+        let claims = match (&self.claims_json, &self.role) {
+            (Some(claims), _) => Some(claims.clone()),
+            (None, Some(role)) => Some(serde_json::json!({ "role": role }).to_string()),
+            (None, None) => None,
+        };
+        if let Some(claims) = claims {
             st.push(", pg_catalog.set_config('request.jwt.claims', ")
-                .param(claims.clone())
+                .param(claims)
                 .push(", true)");
         }
         if let Some(role) = &self.role {
@@ -84,5 +111,138 @@ impl RequestContext {
                 .push(", true)");
         }
         st
+    }
+}
+
+/// The pre-request function as configured (`name` or `schema.name`), quoted for SQL.
+pub fn quote_function(name: &str) -> String {
+    match name.split_once('.') {
+        Some((schema, function)) => {
+            let mut out = String::new();
+            sluice_pg::sql::push_qualified(&mut out, schema, function);
+            out
+        }
+        None => sluice_pg::sql::quote_ident(name),
+    }
+}
+
+/// What SQL set to shape the answer (PostgREST's `response.headers` and `response.status`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shaping {
+    /// The status to answer with instead of the usual one.
+    pub status: Option<http::StatusCode>,
+    /// Headers to add to (or replace in) the answer.
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
+impl Shaping {
+    /// From the pre-request statement's row (the function's result, then the two settings);
+    /// PostgREST's PGRST111 and PGRST112 when SQL set them to something unusable.
+    pub fn from_pre_request(rows: &sluice_pg::Rows) -> Result<Shaping, crate::error::ApiError> {
+        let cell = |i: usize| {
+            rows.get(0)
+                .and_then(|row| row.raw(i))
+                .map(|raw| String::from_utf8_lossy(raw).into_owned())
+                .filter(|text| !text.is_empty())
+        };
+        Shaping::parse(cell(1).as_deref(), cell(2).as_deref())
+    }
+
+    /// From the settings' text (`None` or empty: not set).
+    pub fn parse(
+        headers: Option<&str>,
+        status: Option<&str>,
+    ) -> Result<Shaping, crate::error::ApiError> {
+        use crate::error::ApiError;
+        use http::StatusCode;
+        let bad_headers = || {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "PGRST111",
+                "response.headers guc must be a JSON array composed of objects with a single \
+                 key and a string value",
+            )
+        };
+        let mut shaping = Shaping::default();
+        if let Some(text) = headers.filter(|t| !t.is_empty()) {
+            let value: serde_json::Value = serde_json::from_str(text).map_err(|_| bad_headers())?;
+            let items = value.as_array().ok_or_else(bad_headers)?;
+            for item in items {
+                let object = item
+                    .as_object()
+                    .filter(|o| o.len() == 1)
+                    .ok_or_else(bad_headers)?;
+                for (name, value) in object {
+                    let value = value.as_str().ok_or_else(bad_headers)?;
+                    let name =
+                        http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_headers())?;
+                    let value = http::HeaderValue::from_str(value).map_err(|_| bad_headers())?;
+                    shaping.headers.push((name, value));
+                }
+            }
+        }
+        if let Some(text) = status.filter(|t| !t.is_empty()) {
+            let status = text
+                .trim()
+                .parse::<u16>()
+                .ok()
+                .and_then(|code| StatusCode::from_u16(code).ok())
+                .ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "PGRST112",
+                        "response.status guc must be a valid status code",
+                    )
+                })?;
+            shaping.status = Some(status);
+        }
+        Ok(shaping)
+    }
+
+    /// Applies the status and headers to an answer.
+    pub fn apply(&self, response: &mut sluice_http::Response) {
+        if let Some(status) = self.status {
+            *response.status_mut() = status;
+        }
+        for (name, value) in &self.headers {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shaping;
+
+    #[test]
+    fn response_settings_parse_as_postgrest_reads_them() {
+        let shaping = Shaping::parse(
+            Some(r#"[{"Cache-Control": "no-store"}, {"X-Who": "me"}]"#),
+            Some("418"),
+        )
+        .unwrap();
+        assert_eq!(shaping.status.map(|s| s.as_u16()), Some(418));
+        assert_eq!(shaping.headers.len(), 2);
+        assert_eq!(shaping.headers[0].0, "cache-control");
+        assert_eq!(Shaping::parse(None, Some("")).unwrap(), Shaping::default());
+        for bad in [
+            r#"{"a": "b"}"#,
+            r#"[{"a": 1}]"#,
+            r#"[{"a": "b", "c": "d"}]"#,
+            "nope",
+        ] {
+            assert_eq!(
+                Shaping::parse(Some(bad), None).unwrap_err().code,
+                "PGRST111",
+                "{bad}"
+            );
+        }
+        for bad in ["abc", "99", "1000"] {
+            assert_eq!(
+                Shaping::parse(None, Some(bad)).unwrap_err().code,
+                "PGRST112",
+                "{bad}"
+            );
+        }
     }
 }

@@ -167,10 +167,17 @@ impl RestApi {
         };
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
         // Only a request that runs as another role or in another schema pays for the settings.
-        let needs_context =
-            identity.role.is_some() || identity.claims_json.is_some() || schema != "public";
-        let context = needs_context
-            .then(|| RequestContext::new(identity, &schema, &parts.method, path, &parts.headers));
+        let pre_request = self.config.pre_request.as_deref();
+        let needs_context = identity.role.is_some()
+            || identity.claims_json.is_some()
+            || schema != "public"
+            || pre_request.is_some();
+        let context = needs_context.then(|| {
+            let mut context =
+                RequestContext::new(identity, &schema, &parts.method, path, &parts.headers);
+            context.pre_request = pre_request.map(context::quote_function);
+            context
+        });
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
         let length: Option<u64> = parts
             .headers

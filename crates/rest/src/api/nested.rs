@@ -188,12 +188,19 @@ async fn run(
     }
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
-    let context = target.context.as_ref().map(|c| c.statement());
-    let context_params = context.as_ref().map(crate::sql::Statement::driver_params);
+    let context = target
+        .context
+        .as_ref()
+        .map(super::RequestContext::statements)
+        .unwrap_or_default();
+    let context_params: Vec<_> = context
+        .iter()
+        .map(crate::sql::Statement::driver_params)
+        .collect();
     let params: Vec<_> = statements.iter().map(|s| s.driver_params()).collect();
     let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
     pipeline.query("BEGIN", &[]).map_err(pg)?;
-    if let (Some(context), Some(params)) = (&context, &context_params) {
+    for (context, params) in context.iter().zip(&context_params) {
         pipeline.query(&context.sql, params).map_err(pg)?;
     }
     let mut slots = Vec::with_capacity(statements.len());
@@ -277,6 +284,7 @@ async fn answer_rows(
                     rows: 0,
                     body: None,
                     location: None,
+                    shaping: super::context::Shaping::default(),
                 },
             };
             written.rows = parents;
@@ -286,6 +294,7 @@ async fn answer_rows(
             rows: parents,
             body: None,
             location: None,
+            shaping: super::context::Shaping::default(),
         }),
     }
 }

@@ -21,7 +21,8 @@ use std::sync::Arc;
 struct ReadJob {
     /// How rows become the body: a representation of rows, or a function's value(s).
     shape: Shape,
-    context: Option<Statement>,
+    /// The settings and the pre-request function, run first.
+    context: Vec<Statement>,
     /// The statements that count the rows, run before the rows (`Prefer: count=`).
     counts: Vec<Statement>,
     main: Statement,
@@ -53,6 +54,8 @@ enum Shape {
 struct ReadHead {
     status: StatusCode,
     content_range: Option<String>,
+    /// What the pre-request function set for the answer.
+    shaping: super::context::Shaping,
 }
 
 pub(super) async fn read(
@@ -88,7 +91,11 @@ pub(super) async fn stream_call(
     };
     let job = ReadJob {
         shape,
-        context: target.context.as_ref().map(|c| c.statement()),
+        context: target
+            .context
+            .as_ref()
+            .map(super::RequestContext::statements)
+            .unwrap_or_default(),
         counts: Vec::new(),
         main: call.statement,
         representation,
@@ -116,7 +123,10 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
         Shape::Rows => representation.content_type(),
         _ => "application/json; charset=utf-8",
     };
+    // At most the settings statement in front: a pre-request function's answer shaping is read
+    // on the streamed path.
     let fast = job.bounded
+        && job.context.len() <= 1
         && job.shape == Shape::Rows
         && job.counts.is_empty()
         && job.representation != Representation::Csv;
@@ -177,6 +187,7 @@ fn finish_response(
         };
         headers.insert("preference-applied", HeaderValue::from_static(applied));
     }
+    head.shaping.apply(&mut response);
     response
 }
 
@@ -204,7 +215,7 @@ async fn multiplexed(
     };
     let params = owned(&job.main);
     // The request's role and settings ride in the same implicit transaction as its statement.
-    let answer = match &job.context {
+    let answer = match job.context.first() {
         Some(context) => {
             multiplexer
                 .query_in_context(
@@ -313,7 +324,11 @@ fn plan_job(
     };
     Ok(ReadJob {
         shape: Shape::Rows,
-        context: target.context.as_ref().map(|c| c.statement()),
+        context: target
+            .context
+            .as_ref()
+            .map(super::RequestContext::statements)
+            .unwrap_or_default(),
         counts,
         max_rows: api.config.max_rows,
         main: sql::read::render(&plan),
@@ -343,6 +358,25 @@ fn keyed_by_primary_key(plan: &crate::plan::ReadPlan<'_>) -> bool {
                 } if field.column.name == *column && field.json_path.is_empty())
             })
         })
+}
+
+/// Reads the answer's settings after a call, in its transaction.
+const RESPONSE_SETTINGS: &str = "SELECT pg_catalog.current_setting('response.headers', true), \
+                                 pg_catalog.current_setting('response.status', true)";
+
+/// Where the rows come from: streamed from the connection, or collected already.
+enum Source<'c> {
+    Stream(sluice_pg::RowStream<'c>),
+    Collected(std::vec::IntoIter<sluice_pg::RowBlock>),
+}
+
+impl Source<'_> {
+    async fn next_block(&mut self) -> sluice_pg::Result<Option<sluice_pg::RowBlock>> {
+        match self {
+            Source::Stream(stream) => stream.next_block().await,
+            Source::Collected(blocks) => Ok(blocks.next()),
+        }
+    }
 }
 
 /// Runs the job on a pooled connection and streams its rows through `sender`.
@@ -399,7 +433,7 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
     let mut converted: Vec<Vec<u8>> = vec![Vec::new(); records.len()];
     let mut scratch = Vec::new();
 
-    let context_params = job.context.as_ref().map(Statement::driver_params);
+    let context_params: Vec<_> = job.context.iter().map(Statement::driver_params).collect();
     let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
     let main_params = job.main.driver_params();
     let mut batch = match conn.pipeline(SyncMode::Once).await {
@@ -409,10 +443,10 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
             return;
         }
     };
-    let mut queued = match (&job.context, &context_params) {
-        (Some(context), Some(params)) => batch.query(&context.sql, params).map(drop),
-        _ => Ok(()),
-    };
+    let mut queued = Ok(());
+    for (context, params) in job.context.iter().zip(&context_params) {
+        queued = queued.and_then(|()| batch.query(&context.sql, params).map(drop));
+    }
     for (count, params) in job.counts.iter().zip(&count_params) {
         queued = queued.and_then(|()| batch.query(&count.sql, params).map(drop));
     }
@@ -421,12 +455,82 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
         let _ = sender.fail(ApiError::from_pg(&error, false)).await;
         return;
     }
-    let (before, mut rows) = match batch.run_stream().await {
-        Ok(result) => result,
-        Err(error) => {
-            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+    // A call answering one row reads what the function set for the answer
+    // (`response.headers`, `response.status`) after it, in the same transaction; its row is
+    // collected first. Other results stream, shaped only by the pre-request function.
+    let single_row_call = matches!(job.shape, Shape::Scalar | Shape::OutObject);
+    let (before, mut rows, shaping) = if single_row_call {
+        let queued = batch.query(RESPONSE_SETTINGS, &[]);
+        let results = match queued.map(|_| batch.run()) {
+            Ok(run) => run.await,
+            Err(error) => Err(error),
+        };
+        let mut results = match results {
+            Ok(results) => results,
+            Err(error) => {
+                let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+                return;
+            }
+        };
+        if let Some(Err(error)) = super::write::failed_statement(&results).map(|i| &results[i]) {
+            let _ = sender.fail(ApiError::from_pg(error, false)).await;
             return;
         }
+        let cell = |rows: &sluice_pg::Rows, i: usize| {
+            rows.get(0)
+                .and_then(|row| row.raw(i))
+                .map(|raw| String::from_utf8_lossy(raw).into_owned())
+        };
+        let settings = results.pop().and_then(Result::ok);
+        let main = results.pop().and_then(Result::ok);
+        let before: Vec<sluice_pg::Rows> = results.into_iter().filter_map(Result::ok).collect();
+        let shaping = match &settings {
+            Some(rows) => {
+                super::context::Shaping::parse(cell(rows, 0).as_deref(), cell(rows, 1).as_deref())
+            }
+            None => Ok(super::context::Shaping::default()),
+        };
+        let shaping = match shaping {
+            Ok(shaping) => shaping,
+            Err(error) => {
+                let _ = sender.fail(error).await;
+                return;
+            }
+        };
+        let Some(main) = main else {
+            let _ = sender
+                .fail(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "PGRSTX00",
+                    "The call ended without an answer",
+                ))
+                .await;
+            return;
+        };
+        (
+            before,
+            Source::Collected(main.into_blocks().into_iter()),
+            shaping,
+        )
+    } else {
+        let (before, rows) = match batch.run_stream().await {
+            Ok(result) => result,
+            Err(error) => {
+                let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+                return;
+            }
+        };
+        let shaping = match job.context.get(1).and(before.get(1)) {
+            Some(rows) => match super::context::Shaping::from_pre_request(rows) {
+                Ok(shaping) => shaping,
+                Err(error) => {
+                    let _ = sender.fail(error).await;
+                    return;
+                }
+            },
+            None => super::context::Shaping::default(),
+        };
+        (before, Source::Stream(rows), shaping)
     };
     let total = total_of(&job, &before);
     if let Some(total) = total
@@ -510,7 +614,10 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
             }
             if buf.len() >= CHUNK {
                 if !sender.started() {
-                    sender.set_head(head(&job, None, total));
+                    sender.set_head(ReadHead {
+                        shaping: shaping.clone(),
+                        ..head(&job, None, total)
+                    });
                 }
                 let chunk = Bytes::from(std::mem::replace(
                     &mut buf,
@@ -541,7 +648,10 @@ async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<Re
         encoder.finish(&mut buf);
     }
     if !sender.started() {
-        sender.set_head(head(&job, Some(rows_sent), total));
+        sender.set_head(ReadHead {
+            shaping,
+            ..head(&job, Some(rows_sent), total)
+        });
     }
     sender.finish(Bytes::from(buf)).await;
 }
@@ -588,7 +698,7 @@ fn total_of(job: &ReadJob, before: &[sluice_pg::Rows]) -> Option<u64> {
             .map(|n| n as u64)
     };
     // The statements before the rows: the context (when sent), then the counts.
-    let counts = before.get(usize::from(job.context.is_some())..)?;
+    let counts = before.get(job.context.len()..)?;
     match (job.count_preference?, counts) {
         (PreferCount::Exact, [count]) => exact(count),
         (PreferCount::Planned, [explain]) => planned(explain),
@@ -626,6 +736,7 @@ fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
             StatusCode::OK
         },
         content_range,
+        shaping: super::context::Shaping::default(),
     }
 }
 

@@ -27,6 +27,8 @@ pub(super) struct Written {
     pub rows: u64,
     pub body: Option<Bytes>,
     pub location: Option<String>,
+    /// What the pre-request function set for the answer.
+    pub shaping: super::context::Shaping,
 }
 
 pub(super) async fn write(
@@ -239,6 +241,7 @@ pub(super) fn prepare<'c>(
             rows: 0,
             body: None,
             location: None,
+            shaping: super::context::Shaping::default(),
         }));
     }
     let plan = WritePlan {
@@ -503,19 +506,31 @@ pub(super) async fn execute(
     max_affected: Option<u64>,
 ) -> Result<Written, ApiError> {
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
-    let context = target.context.as_ref().map(|c| c.statement());
-    let context_params = context.as_ref().map(crate::sql::Statement::driver_params);
+    let context = target
+        .context
+        .as_ref()
+        .map(super::RequestContext::statements)
+        .unwrap_or_default();
+    let context_params: Vec<_> = context
+        .iter()
+        .map(crate::sql::Statement::driver_params)
+        .collect();
     let params = statement.driver_params();
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
     // One implicit transaction commits at the Sync; one that may have to roll back (tx=rollback,
-    // max-affected) is explicit and ended once the result is read.
-    let explicit = !commits || max_affected.is_some();
+    // max-affected, response settings a pre-request function may have set wrong) is explicit
+    // and ended once the result is read.
+    let explicit = !commits || max_affected.is_some() || context.len() > 1;
     let mut batch = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
     if explicit {
         batch.query("BEGIN", &[]).map_err(pg)?;
     }
-    if let (Some(context), Some(params)) = (&context, &context_params) {
-        batch.query(&context.sql, params).map_err(pg)?;
+    let mut pre_request = None;
+    for (i, (context, params)) in context.iter().zip(&context_params).enumerate() {
+        let at = batch.query(&context.sql, params).map_err(pg)?;
+        if i == 1 {
+            pre_request = Some(at);
+        }
     }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
     let results = batch.run().await.map_err(pg)?;
@@ -526,6 +541,19 @@ pub(super) async fn execute(
         }
         return Err(error);
     }
+    let shaping = match pre_request.and_then(|i| results.get(i)) {
+        Some(Ok(rows)) => super::context::Shaping::from_pre_request(rows),
+        _ => Ok(super::context::Shaping::default()),
+    };
+    let shaping = match shaping {
+        Ok(shaping) => shaping,
+        Err(error) => {
+            if explicit {
+                conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+            }
+            return Err(error);
+        }
+    };
     let rows = results
         .into_iter()
         .nth(main)
@@ -537,7 +565,9 @@ pub(super) async fn execute(
                 "The write gave no result",
             )
         })?;
-    let written = written_from(&mut conn, &rows, representation, location_of).await;
+    let written = written_from(&mut conn, &rows, representation, location_of)
+        .await
+        .map(|w| Written { shaping, ..w });
     let keep = match (&written, max_affected) {
         (Err(_), _) => false,
         (Ok(w), Some(max)) if w.rows > max => {
@@ -639,6 +669,7 @@ pub(super) async fn written_from(
         rows: affected,
         body,
         location,
+        shaping: super::context::Shaping::default(),
     })
 }
 
@@ -653,6 +684,7 @@ pub(super) fn answer(
     written: Written,
     representation: Option<Representation>,
 ) -> Response {
+    let shaping = written.shaping.clone();
     let (status, headers, body) = answer_parts(request, returns, written, representation);
     let mut response = Response::new(match body {
         Some(body) => full(body),
@@ -660,6 +692,7 @@ pub(super) fn answer(
     });
     *response.status_mut() = status;
     *response.headers_mut() = headers;
+    shaping.apply(&mut response);
     response
 }
 

@@ -26,6 +26,11 @@ pub fn read_config(suite: &Path) -> Result<RestConfig, String> {
         match key {
             "schemas" => config.schemas = value.split(',').map(|s| s.trim().to_string()).collect(),
             "anon_role" => config.anon_role = Some(value.to_string()),
+            "pre_request" => config.pre_request = Some(value.to_string()),
+            "cors_allowed_origins" => {
+                config.cors_allowed_origins =
+                    value.split(',').map(|s| s.trim().to_string()).collect()
+            }
             "max_rows" => config.max_rows = value.parse().ok(),
             "aggregates_enabled" => config.aggregates_enabled = value == "true",
             "jwt_secret" => {
