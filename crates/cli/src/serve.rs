@@ -164,12 +164,21 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         describe(pool).await?;
         let mut router = Router::new();
         router.database(pool.clone());
+        let jwt = settings.jwt_config()?;
         for LoadedView { prefix, view } in views {
-            let mount: Arc<dyn Mount> = Arc::new(ViewMount::new(view, pool.clone()));
+            let mount = ViewMount::new(view, pool.clone())
+                .with_jwt(jwt.clone())
+                .map_err(anyhow::Error::msg)?;
+            let mount: Arc<dyn Mount> = Arc::new(mount);
             router.mount(&prefix, mount);
         }
         if settings.influx.enabled {
-            let config = settings.influx_config();
+            let mut config = settings.influx_config();
+            if settings.influx.jwt {
+                config.jwt = Some(jwt.clone().ok_or_else(|| {
+                    anyhow::anyhow!("[influx] jwt is set but [rest] jwt_secret is not")
+                })?);
+            }
             let retains = config.retention.is_some()
                 || config.database_retention.values().any(Option::is_some);
             let api = sluice_influx::InfluxApi::new(pool.clone(), config);

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 pub mod body;
 pub mod budget;
+pub mod jwt;
 pub mod mount;
 pub mod ops;
 pub mod server;

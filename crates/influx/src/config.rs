@@ -22,6 +22,10 @@ pub struct InfluxConfig {
     /// `/health` must present one, as `Authorization: Token <t>` (or `Bearer`), as the
     /// password of Basic auth, or as v1's `p` query parameter; 401 without.
     pub tokens: Vec<String>,
+    /// Keys a bearer JWT is verified with: a valid token (`Authorization: Bearer <jwt>`) is
+    /// accepted in place of one of `tokens`, and with keys set every request except `/ping` and
+    /// `/health` must present one or the other.
+    pub jwt: Option<std::sync::Arc<sluice_http::jwt::JwtConfig>>,
     /// The databases (schemas) clients may write into. Empty: any name but PostgreSQL's
     /// (`public`, `information_schema`, `pg_*`), into schemas the API creates for it. A name
     /// listed here may also be a schema that exists already (`public` included); either way
@@ -65,6 +69,7 @@ impl Default for InfluxConfig {
         InfluxConfig {
             tags_as_jsonb: false,
             tokens: Vec::new(),
+            jwt: None,
             databases: Vec::new(),
             max_columns_per_table: DEFAULT_MAX_COLUMNS_PER_TABLE,
             accept_partial: true,

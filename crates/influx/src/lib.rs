@@ -194,11 +194,17 @@ impl InfluxApi {
     }
 
     fn authorize(&self, request: &Request, params: &QueryParams) -> Result<(), ApiError> {
-        if self.config.tokens.is_empty() {
+        if self.config.tokens.is_empty() && self.config.jwt.is_none() {
             return Ok(());
         }
-        match request::presented_secret(request, params) {
-            Some(secret) if request::token_matches(&self.config.tokens, &secret) => Ok(()),
+        let Some(secret) = request::presented_secret(request, params) else {
+            return Err(ApiError::Unauthorized);
+        };
+        if request::token_matches(&self.config.tokens, &secret) {
+            return Ok(());
+        }
+        match &self.config.jwt {
+            Some(jwt) if jwt.verify(&secret).is_ok() => Ok(()),
             _ => Err(ApiError::Unauthorized),
         }
     }

@@ -180,6 +180,9 @@ settings! {
         enabled: bool = true;
         /// Tokens clients may send (Authorization: Token ...), comma-separated; empty: none.
         token: Vec<String> = Vec::new();
+        /// Also accept a bearer JWT verified with [rest] jwt_secret in place of a token; requests
+        /// then need one or the other.
+        jwt: bool = false;
         /// Store a measurement's tags in one jsonb column instead of a column per tag.
         tags_as_jsonb: bool = false;
         /// Databases (schemas) clients may write into, comma-separated. Empty: any name except
@@ -407,18 +410,27 @@ impl Settings {
         }
     }
 
-    /// The REST API's configuration.
-    pub fn rest_config(&self) -> anyhow::Result<sluice_rest::RestConfig> {
+    /// The keys bearer tokens are verified with (`[rest] jwt_secret` and its companions), for
+    /// the REST API, views that require roles and the Influx write API.
+    pub fn jwt_config(
+        &self,
+    ) -> anyhow::Result<Option<std::sync::Arc<sluice_http::jwt::JwtConfig>>> {
         let r = &self.rest;
-        let jwt = match r.jwt_secret.as_deref().filter(|s| !s.is_empty()) {
-            Some(secret) => Some(std::sync::Arc::new(sluice_rest::auth::JwtConfig::new(
+        Ok(match r.jwt_secret.as_deref().filter(|s| !s.is_empty()) {
+            Some(secret) => Some(std::sync::Arc::new(sluice_http::jwt::JwtConfig::new(
                 secret,
                 r.jwt_secret_is_base64,
                 r.jwt_aud.clone().filter(|a| !a.is_empty()),
                 &r.jwt_role_claim_key,
             )?)),
             None => None,
-        };
+        })
+    }
+
+    /// The REST API's configuration.
+    pub fn rest_config(&self) -> anyhow::Result<sluice_rest::RestConfig> {
+        let r = &self.rest;
+        let jwt = self.jwt_config()?;
         Ok(sluice_rest::RestConfig {
             schemas: r.schemas.clone(),
             anon_role: r.anon_role.clone().filter(|role| !role.is_empty()),
@@ -437,6 +449,7 @@ impl Settings {
         sluice_influx::InfluxConfig {
             tags_as_jsonb: self.influx.tags_as_jsonb,
             tokens: self.influx.token.clone(),
+            jwt: None,
             databases: self.influx.databases.clone(),
             max_columns_per_table: self.influx.max_columns_per_table,
             accept_partial: self.influx.accept_partial,

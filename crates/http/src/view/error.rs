@@ -18,6 +18,8 @@ pub struct ApiError {
     pub details: Option<serde_json::Value>,
     /// What to do about it.
     pub hint: Option<String>,
+    /// The `WWW-Authenticate` challenge of a 401.
+    pub www_authenticate: Option<Box<str>>,
 }
 
 impl ApiError {
@@ -29,7 +31,14 @@ impl ApiError {
             message: message.into(),
             details: None,
             hint: None,
+            www_authenticate: None,
         }
+    }
+
+    /// The same with a `WWW-Authenticate` challenge.
+    pub fn authenticate(mut self, challenge: String) -> ApiError {
+        self.www_authenticate = Some(challenge.into_boxed_str());
+        self
     }
 
     /// The same with details.
@@ -100,6 +109,12 @@ impl ApiError {
         );
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if let Some(value) = self
+            .www_authenticate
+            .and_then(|c| HeaderValue::from_str(&c).ok())
+        {
+            headers.insert(header::WWW_AUTHENTICATE, value);
         }
         response
     }

@@ -161,16 +161,21 @@ pub fn load_slice(file: impl AsRef<Path>, text: &[u8]) -> Result<View, ViewError
         column: e.column(),
         message: e.to_string(),
     })?;
-    let mut endpoints = parse_view(&value).map_err(|(path, problem)| ViewError::Invalid {
-        file: file.clone(),
-        path: path.text(),
-        problem,
-    })?;
+    let (mut endpoints, roles) =
+        parse_view(&value).map_err(|(path, problem)| ViewError::Invalid {
+            file: file.clone(),
+            path: path.text(),
+            problem,
+        })?;
     let order = KeyOrder::of(text);
     for endpoint in &mut endpoints {
         keep_column_order(endpoint, &order);
     }
-    Ok(View { file, endpoints })
+    Ok(View {
+        file,
+        endpoints,
+        roles,
+    })
 }
 
 /// Puts method objects' columns back in file order (`serde_json::Value` sorts object keys).
@@ -315,12 +320,31 @@ fn only_keys(at: &At<'_>, map: &Map<String, Value>, allowed: &'static str) -> Ch
     Ok(())
 }
 
-fn parse_view(value: &Value) -> Checked<Vec<Endpoint>> {
+fn parse_view(value: &Value) -> Checked<(Vec<Endpoint>, Vec<String>)> {
     let root = At::Root;
     let map = object(&root, value)?;
-    only_keys(&root, map, "sql")?;
+    only_keys(&root, map, "sql, roles")?;
+    let roles = match map.get("roles") {
+        None => Vec::new(),
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let at = root.key("roles");
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(role) if !role.is_empty() => Ok(role.clone()),
+                    other => wrong(&at.index(i), "a role name", other),
+                })
+                .collect::<Checked<Vec<String>>>()?
+        }
+        Some(other) => return wrong(&root.key("roles"), "a non-empty array of role names", other),
+    };
+    Ok((parse_endpoints(&root, map)?, roles))
+}
+
+fn parse_endpoints(root: &At<'_>, map: &Map<String, Value>) -> Checked<Vec<Endpoint>> {
     let Some(sql) = map.get("sql") else {
-        return fault(&root, Problem::MissingKey("sql"));
+        return fault(root, Problem::MissingKey("sql"));
     };
     let at = root.key("sql");
     match sql {

@@ -10,6 +10,8 @@ pub struct View {
     pub file: PathBuf,
     /// The endpoints, in file order.
     pub endpoints: Vec<Endpoint>,
+    /// The roles a request's JWT must name for any endpoint to answer (`roles`); empty: open.
+    pub roles: Vec<String>,
 }
 
 /// One entry of the view's `sql` key.

@@ -19,6 +19,8 @@ pub struct ViewMount {
     view: View,
     pool: sluice_pg::Pool,
     objects: ObjectGets,
+    /// Verifies the tokens of a view that requires roles.
+    jwt: Option<Arc<crate::jwt::JwtConfig>>,
 }
 
 impl ViewMount {
@@ -28,6 +30,68 @@ impl ViewMount {
             view,
             pool,
             objects: ObjectGets::new(),
+            jwt: None,
+        }
+    }
+
+    /// Verifies bearer tokens with `jwt` (`[rest] jwt_secret`): a view whose file lists
+    /// `roles` answers only requests whose token names one of them. Refused for such a view
+    /// without keys, naming the file.
+    pub fn with_jwt(mut self, jwt: Option<Arc<crate::jwt::JwtConfig>>) -> Result<Self, String> {
+        if !self.view.roles.is_empty() && jwt.is_none() {
+            return Err(format!(
+                "{}: the view requires roles ({}) but no jwt_secret is set to verify tokens with",
+                self.view.file.display(),
+                self.view.roles.join(", ")
+            ));
+        }
+        self.jwt = jwt;
+        Ok(self)
+    }
+
+    /// For a view with `roles`, why the request may not use it: its bearer token must verify
+    /// and name one of them.
+    fn refusal(&self, headers: &http::HeaderMap) -> Option<ApiError> {
+        if self.view.roles.is_empty() {
+            return None;
+        }
+        let unauthorized = |message: &str| {
+            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).authenticate(format!(
+                "Bearer error=\"invalid_token\", error_description=\"{message}\""
+            ))
+        };
+        let Some(jwt) = &self.jwt else {
+            return Some(unauthorized(
+                "this view requires a token and none can be verified",
+            ));
+        };
+        let Some(token) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+        else {
+            return Some(
+                ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "this view requires a bearer token",
+                )
+                .authenticate("Bearer".to_string()),
+            );
+        };
+        let claims = match jwt.verify(token) {
+            Ok(claims) => claims,
+            Err(error) => return Some(unauthorized(error.message)),
+        };
+        match jwt.role_of(&claims) {
+            Some(role) if self.view.roles.iter().any(|r| r == role) => None,
+            _ => Some(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "the token's role may not use this view",
+            )),
         }
     }
 
@@ -46,6 +110,9 @@ impl ViewMount {
 
     async fn answer(self: Arc<Self>, request: Request, context: RequestContext) -> Response {
         let (parts, body) = request.into_parts();
+        if let Some(error) = self.refusal(&parts.headers) {
+            return error.into_response();
+        }
         let rest = context.rest(parts.uri.path());
         let segments: Vec<&str> = segments(rest).collect();
         let mut captures: Vec<String> = Vec::new();

@@ -195,3 +195,41 @@ async fn bodies_over_the_limit_answer_413() {
     assert_eq!(answer.status, 413, "{}", answer.body);
     assert_eq!(count(&db, "cpu").await, None);
 }
+
+/// An HS256 token for secret `reallyreallyreallyreallyverysafe` (role rest_web_user, sub alice).
+const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoicmVzdF93ZWJfdXNlciIsInN1YiI6ImFsaWNlIn0.eQzLzo6JL9eGBSsRwpQt_xmn-bZcrpoFkxa5ZMbcLY8";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_valid_jwt_is_accepted_in_place_of_a_token() {
+    let jwt =
+        sluice_http::jwt::JwtConfig::new("reallyreallyreallyreallyverysafe", false, None, ".role")
+            .unwrap();
+    let server = start(InfluxConfig {
+        tokens: vec!["s3cret".into()],
+        jwt: Some(std::sync::Arc::new(jwt)),
+        ..InfluxConfig::default()
+    })
+    .await;
+    let db = unique("influx_jwt");
+    let line = "cpu v=1 1\n";
+    let write = format!("/write?db={db}");
+    let bearer = format!("Bearer {JWT}");
+    let answer = server
+        .send("POST", &write, &[("Authorization", &bearer)], line)
+        .await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    // A token whose signature does not verify, and none at all: refused, nothing written.
+    let refused = "cpu v=2 2\n";
+    let forged = format!("Bearer {}x", &JWT[..JWT.len() - 1]);
+    let answer = server
+        .send("POST", &write, &[("Authorization", &forged)], refused)
+        .await;
+    assert_eq!(answer.status, 401);
+    assert_eq!(server.post(&write, refused).await.status, 401);
+    // The plain token still works.
+    let token = server
+        .send("POST", &write, &[("Authorization", "Token s3cret")], line)
+        .await;
+    assert_eq!(token.status, 204, "{}", token.body);
+    assert_eq!(count(&db, "cpu").await, Some(1));
+}
