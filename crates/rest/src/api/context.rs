@@ -25,6 +25,8 @@ pub struct RequestContext {
     /// The pre-request function, quoted (`"schema"."name"` or `"name"`), called after the
     /// settings.
     pub pre_request: Option<String>,
+    /// `timezone` for the transaction (`Prefer: timezone`, checked against the server's names).
+    pub timezone: Option<String>,
 }
 
 impl RequestContext {
@@ -61,6 +63,7 @@ impl RequestContext {
             headers_json: serde_json::Value::Object(header_map).to_string(),
             cookies_json: serde_json::Value::Object(cookies).to_string(),
             pre_request: None,
+            timezone: None,
         }
     }
 
@@ -103,6 +106,11 @@ impl RequestContext {
         if let Some(claims) = claims {
             st.push(", pg_catalog.set_config('request.jwt.claims', ")
                 .param(claims)
+                .push(", true)");
+        }
+        if let Some(timezone) = &self.timezone {
+            st.push(", pg_catalog.set_config('timezone', ")
+                .param(timezone.clone())
                 .push(", true)");
         }
         if let Some(role) = &self.role {

@@ -69,6 +69,9 @@ pub struct RestApi {
     multiplexer: std::sync::OnceLock<Option<sluice_pg::pool::Multiplexer>>,
     /// Statements whose columns need the catalog for their JSON: they are streamed instead.
     pub(crate) needs_catalog: parking_lot::RwLock<std::collections::HashSet<String>>,
+    /// The server's time zone names (`pg_timezone_names`), read when a request first asks for
+    /// one with `Prefer: timezone`.
+    timezones: tokio::sync::OnceCell<std::collections::HashSet<String>>,
 }
 
 /// The relation or routine a request is for, in its schema, with the context it runs in.
@@ -89,7 +92,44 @@ impl RestApi {
             schema,
             multiplexer: std::sync::OnceLock::new(),
             needs_catalog: Default::default(),
+            timezones: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The time zone `Prefer: timezone` asks for, when the server knows it (PostgREST's rule:
+    /// an unknown one is ignored, or refused with PGRST122 under `handling=strict`).
+    async fn requested_timezone(&self, request: &ApiRequest) -> Result<Option<String>, ApiError> {
+        let Some(asked) = &request.prefer.timezone else {
+            return Ok(None);
+        };
+        let known = self
+            .timezones
+            .get_or_try_init(|| async {
+                let mut conn = self.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
+                let rows = conn
+                    .query("SELECT name FROM pg_catalog.pg_timezone_names", &[])
+                    .await
+                    .map_err(|e| ApiError::from_pg(&e, false))?;
+                Ok::<_, ApiError>(
+                    rows.iter()
+                        .filter_map(|row| row.raw(0))
+                        .map(|name| String::from_utf8_lossy(name).into_owned())
+                        .collect(),
+                )
+            })
+            .await?;
+        if known.contains(asked) {
+            return Ok(Some(asked.clone()));
+        }
+        if request.prefer.handling == Some(request::PreferHandling::Strict) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "PGRST122",
+                "Invalid preferences given with handling=strict",
+            )
+            .details(format!("Invalid preferences: timezone={asked}")));
+        }
+        Ok(None)
     }
 
     /// The pipelining mode over the pool (it needs the runtime, so it starts on first use).
@@ -168,14 +208,20 @@ impl RestApi {
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
         // Only a request that runs as another role or in another schema pays for the settings.
         let pre_request = self.config.pre_request.as_deref();
+        let timezone = match self.requested_timezone(&parsed).await {
+            Ok(timezone) => timezone,
+            Err(error) => return error_response(&error),
+        };
         let needs_context = identity.role.is_some()
             || identity.claims_json.is_some()
             || schema != "public"
-            || pre_request.is_some();
+            || pre_request.is_some()
+            || timezone.is_some();
         let context = needs_context.then(|| {
             let mut context =
                 RequestContext::new(identity, &schema, &parts.method, path, &parts.headers);
             context.pre_request = pre_request.map(context::quote_function);
+            context.timezone = timezone;
             context
         });
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);
