@@ -98,10 +98,6 @@ async fn run(
         .as_ref()
         .map(RequestContext::statements)
         .unwrap_or_default();
-    let context_params: Vec<_> = context
-        .iter()
-        .map(crate::sql::Statement::driver_params)
-        .collect();
     let statements: Vec<(usize, &PreparedWrite<'_>)> = planned
         .iter()
         .enumerate()
@@ -116,8 +112,10 @@ async fn run(
         .collect();
     let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
     pipeline.query("BEGIN", &[]).map_err(pg)?;
-    for (context, params) in context.iter().zip(&context_params) {
-        pipeline.query(&context.sql, params).map_err(pg)?;
+    for context in &context {
+        pipeline
+            .query(&context.sql, &context.driver_params())
+            .map_err(pg)?;
     }
     let mut slots = Vec::with_capacity(statements.len());
     for ((_, prepared), params) in statements.iter().zip(&params) {

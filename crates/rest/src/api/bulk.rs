@@ -174,12 +174,7 @@ async fn run(
     let mut tx = conn.transaction().map_err(pg)?;
     // The settings and the pre-request function (which may refuse the request; what it sets
     // for the answer is not read on this path).
-    for context in target
-        .context
-        .as_ref()
-        .map(super::RequestContext::statements)
-        .unwrap_or_default()
-    {
+    for context in target.context_statements() {
         tx.query(&context.sql, &context.driver_params())
             .await
             .map_err(pg)?;

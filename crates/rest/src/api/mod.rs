@@ -83,6 +83,17 @@ pub(crate) struct Target {
     pub context: Option<RequestContext>,
 }
 
+impl Target {
+    /// The statements the request's transaction starts with: its settings, then the
+    /// pre-request function; none when it needs no context.
+    pub(crate) fn context_statements(&self) -> Vec<crate::sql::Statement> {
+        self.context
+            .as_ref()
+            .map(RequestContext::statements)
+            .unwrap_or_default()
+    }
+}
+
 impl RestApi {
     /// The API over `pool`, answering from `schema` with the settings in `config`.
     pub fn new(pool: sluice_pg::Pool, config: RestConfig, schema: SchemaSource) -> RestApi {

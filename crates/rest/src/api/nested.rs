@@ -188,20 +188,14 @@ async fn run(
     }
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
-    let context = target
-        .context
-        .as_ref()
-        .map(super::RequestContext::statements)
-        .unwrap_or_default();
-    let context_params: Vec<_> = context
-        .iter()
-        .map(crate::sql::Statement::driver_params)
-        .collect();
+    let context = target.context_statements();
     let params: Vec<_> = statements.iter().map(|s| s.driver_params()).collect();
     let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
     pipeline.query("BEGIN", &[]).map_err(pg)?;
-    for (context, params) in context.iter().zip(&context_params) {
-        pipeline.query(&context.sql, params).map_err(pg)?;
+    for context in &context {
+        pipeline
+            .query(&context.sql, &context.driver_params())
+            .map_err(pg)?;
     }
     let mut slots = Vec::with_capacity(statements.len());
     for (statement, params) in statements.iter().zip(&params) {

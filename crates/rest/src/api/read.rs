@@ -91,11 +91,7 @@ pub(super) async fn stream_call(
     };
     let job = ReadJob {
         shape,
-        context: target
-            .context
-            .as_ref()
-            .map(super::RequestContext::statements)
-            .unwrap_or_default(),
+        context: target.context_statements(),
         counts: Vec::new(),
         main: call.statement,
         representation,
@@ -324,11 +320,7 @@ fn plan_job(
     };
     Ok(ReadJob {
         shape: Shape::Rows,
-        context: target
-            .context
-            .as_ref()
-            .map(super::RequestContext::statements)
-            .unwrap_or_default(),
+        context: target.context_statements(),
         counts,
         max_rows: api.config.max_rows,
         main: sql::read::render(&plan),

@@ -506,15 +506,7 @@ pub(super) async fn execute(
     max_affected: Option<u64>,
 ) -> Result<Written, ApiError> {
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
-    let context = target
-        .context
-        .as_ref()
-        .map(super::RequestContext::statements)
-        .unwrap_or_default();
-    let context_params: Vec<_> = context
-        .iter()
-        .map(crate::sql::Statement::driver_params)
-        .collect();
+    let context = target.context_statements();
     let params = statement.driver_params();
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
     // One implicit transaction commits at the Sync; one that may have to roll back (tx=rollback,
@@ -526,8 +518,10 @@ pub(super) async fn execute(
         batch.query("BEGIN", &[]).map_err(pg)?;
     }
     let mut pre_request = None;
-    for (i, (context, params)) in context.iter().zip(&context_params).enumerate() {
-        let at = batch.query(&context.sql, params).map_err(pg)?;
+    for (i, context) in context.iter().enumerate() {
+        let at = batch
+            .query(&context.sql, &context.driver_params())
+            .map_err(pg)?;
         if i == 1 {
             pre_request = Some(at);
         }
