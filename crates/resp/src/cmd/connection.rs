@@ -245,14 +245,27 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             client_line(cx.shared, &cx.session.info, &mut text);
             cx.out.verbatim(text.as_bytes());
         }
-        (b"no-evict" | b"no-touch", 3) => cx.out.ok(),
+        (b"kill", _) => super::client_admin::kill(cx, args),
+        (b"pause", 3 | 4) => super::client_admin::pause(cx, args),
+        (b"unpause", 2) => super::client_admin::unpause(cx, args),
+        (b"reply", 3) => super::client_admin::reply(cx, args),
+        (b"no-evict", 3) => super::client_admin::no_evict(cx, args),
+        (b"no-touch", 3) => cx.out.ok(),
         (b"help", 2) => {
             let lines = [
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "GETNAME",
                 "ID",
                 "INFO",
+                "KILL <ip:port>",
+                "KILL <option> <value> [<option> <value> [...]]",
+                "    Kill connections; options: ID <client-id>, TYPE <normal|pubsub>, USER <username>,",
+                "    ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
                 "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+                "NO-EVICT (ON|OFF)",
+                "PAUSE <timeout> [WRITE|ALL]",
+                "REPLY (ON|OFF|SKIP)",
+                "UNPAUSE",
                 "SETNAME <name>",
                 "SETINFO <LIB-NAME|LIB-VER> <value>",
                 "HELP",
@@ -264,7 +277,7 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
         (
             b"id" | b"getname" | b"setname" | b"setinfo" | b"info" | b"no-evict" | b"no-touch"
-            | b"help",
+            | b"help" | b"pause" | b"unpause" | b"reply",
             _,
         ) => {
             subcommand_arity(

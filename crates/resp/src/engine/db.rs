@@ -101,6 +101,11 @@ impl Db {
         self.map.is_empty()
     }
 
+    /// Every key and its entry, expired ones not yet removed included (MEMORY STATS).
+    pub fn entries(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter()
+    }
+
     /// Number of keys with a TTL.
     pub fn expiring_len(&self) -> usize {
         self.expiring.len()

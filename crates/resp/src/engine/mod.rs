@@ -17,6 +17,7 @@ pub mod stream;
 mod stream_group;
 mod stream_node;
 pub mod stream_read;
+pub mod usage;
 mod zset;
 
 use std::collections::HashMap;
