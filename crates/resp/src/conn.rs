@@ -260,8 +260,8 @@ impl Conn {
 /// mode it ran under says so, and moves SKIP along.
 fn apply_reply_mode(before: ReplyMode, session: &mut Session, out: &mut Out, mark: usize) {
     match (before, session.reply_mode) {
-        // CLIENT REPLY ON while off: its OK is sent.
-        (ReplyMode::Off, ReplyMode::On) => {}
+        // CLIENT REPLY ON while off or skipping: its OK is sent.
+        (ReplyMode::Off | ReplyMode::Skip, ReplyMode::On) => {}
         (ReplyMode::Off, _) => out.buf.truncate(mark),
         (ReplyMode::Skip, after) => {
             out.buf.truncate(mark);

@@ -182,6 +182,7 @@ async fn expiry_loop(shared: Arc<shared::Shared>, mut stop: watch::Receiver<bool
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {
+                engine::tick_access_clock();
                 // A script holding the store must not stall this runtime (it also accepts
                 // connections, including the one bringing SCRIPT KILL): skip the cycle.
                 let active = shared.active_expire.load(std::sync::atomic::Ordering::Relaxed);

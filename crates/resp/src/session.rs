@@ -33,6 +33,9 @@ pub struct ClientInfo {
     pub psubs: AtomicUsize,
     /// Commands queued in MULTI, -1 outside MULTI.
     pub multi: AtomicI64,
+    /// The subcommand of the last command, when it has subcommands (CLIENT LIST's
+    /// `cmd=client|list`).
+    pub last_subcommand: Mutex<Vec<u8>>,
     /// CLIENT KILL asked this connection to close.
     pub killed: AtomicBool,
     /// Wakes the connection when it is killed.
@@ -56,6 +59,7 @@ impl ClientInfo {
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
             multi: AtomicI64::new(-1),
+            last_subcommand: Mutex::new(Vec::new()),
             killed: AtomicBool::new(false),
             kill_notify: tokio::sync::Notify::new(),
         }

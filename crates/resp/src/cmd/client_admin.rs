@@ -27,6 +27,10 @@ struct Filter<'a> {
 }
 
 pub fn kill(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    if args.len() == 2 {
+        super::subcommand_arity(cx.out, "client|kill");
+        return;
+    }
     let old_form = args.len() == 3;
     let mut filter = Filter {
         skipme: true,

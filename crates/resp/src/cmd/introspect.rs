@@ -61,7 +61,7 @@ fn shared_integer(value: &Value, policy: &str) -> bool {
 /// The entry at `key` in the client's database, or the null reply.
 fn with_entry<T>(cx: &mut Cx<'_, '_>, key: &[u8], f: impl FnOnce(&Entry) -> T) -> Option<T> {
     let db = cx.db();
-    let found = cx.store.get().db(db).get(key).map(|e| f(e));
+    let found = cx.store.get().db(db).peek(key).map(f);
     if found.is_none() {
         cx.out.null();
     }
@@ -89,10 +89,9 @@ pub fn object(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 cx.out.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
                 return;
             }
-            if with_entry(cx, key, |_| ()).is_some() {
-                cx.out.error(
-                    "ERR OBJECT IDLETIME is not available: Sluice keeps no access time per key",
-                );
+            let now = crate::engine::access_clock();
+            if let Some(idle) = with_entry(cx, key, |e| now.saturating_sub(e.accessed)) {
+                cx.out.int(i64::from(idle));
             }
         }
         (b"freq", 3) => {
@@ -100,6 +99,7 @@ pub fn object(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 cx.out.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
                 return;
             }
+            // Under an LFU policy Redis counts accesses; Sluice keeps only the last one.
             if with_entry(cx, key, |_| ()).is_some() {
                 cx.out.error(
                     "ERR OBJECT FREQ is not available: Sluice keeps no access frequency per key",
@@ -335,7 +335,8 @@ fn debug_object(cx: &mut Cx<'_, '_>, key: &[u8]) {
     let limits = encoding_limits(cx);
     let policy = policy(cx);
     let db = cx.db();
-    let line = cx.store.get().db(db).get(key).map(|e| {
+    let now = crate::engine::access_clock();
+    let line = cx.store.get().db(db).peek(key).map(|e| {
         let encoding = usage::encoding(&e.value, &limits);
         let refcount = if shared_integer(&e.value, &policy) {
             SHARED_REFCOUNT
@@ -348,6 +349,7 @@ fn debug_object(cx: &mut Cx<'_, '_>, key: &[u8]) {
             &Entry {
                 value: Value::Str(crate::engine::CompactBytes::new()),
                 expire_at: 0,
+                accessed: 0,
             },
             0,
         ));
@@ -356,8 +358,10 @@ fn debug_object(cx: &mut Cx<'_, '_>, key: &[u8]) {
             _ => serialized,
         };
         let mut line = format!(
-            "Value at:0x{:x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:0 lru_seconds_idle:0",
-            std::ptr::from_ref(e) as usize
+            "Value at:0x{:x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{} lru_seconds_idle:{}",
+            std::ptr::from_ref(e) as usize,
+            e.accessed,
+            now.saturating_sub(e.accessed)
         );
         if let Value::List(list) = &e.value {
             // One quicklist node per 128 elements, the size Redis's 8 KiB nodes hold for

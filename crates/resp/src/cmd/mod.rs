@@ -277,6 +277,11 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
         .last_command
         .store(cmd.index, Ordering::Relaxed);
     cx.session.commands_run += 1;
+    if HAS_SUBCOMMANDS.contains(&cmd.name) {
+        let mut sub = cx.session.info.last_subcommand.lock();
+        sub.clear();
+        sub.extend(args.get(1).iter().map(u8::to_ascii_lowercase));
+    }
     let mark = cx.out.buf.len();
     let monitored = cx.shared.observe.has_monitors() && cmd.flags & flags::ADMIN == 0;
     // Scripts show before the commands they run; the rest once they ran (so EXEC follows its
@@ -307,6 +312,12 @@ fn feed_monitors(cx: &Cx<'_, '_>, args: &Args<'_>) {
     let from = (!cx.session.script_client).then_some(cx.session.info.addr.as_str());
     cx.shared.observe.feed_monitors(cx.session.db, from, args);
 }
+
+/// Commands CLIENT LIST names with their subcommand (`cmd=config|get`).
+pub const HAS_SUBCOMMANDS: &[&str] = &[
+    "client", "config", "object", "memory", "script", "function", "command", "xinfo", "xgroup",
+    "slowlog", "latency", "pubsub",
+];
 
 /// Counts a command that ran (INFO commandstats, errorstats) and logs it if it was slow.
 fn record(

@@ -106,7 +106,7 @@ const ROWS: &[Row] = &[
     ("del", -2, WRITE, 1, -1, 1, "generic", keys::del),
     ("unlink", -2, WRITE | FAST, 1, -1, 1, "generic", keys::del),
     ("exists", -2, RF, 1, -1, 1, "generic", keys::exists),
-    ("touch", -2, RF, 1, -1, 1, "generic", keys::exists),
+    ("touch", -2, RF, 1, -1, 1, "generic", keys::touch),
     ("type", 2, RF, 1, 1, 1, "generic", keys::type_),
     ("keys", 2, R, 0, 0, 0, "generic", keys::keys),
     ("scan", -2, R, 0, 0, 0, "generic", keys::scan),

@@ -196,6 +196,7 @@ mod tests {
         let entry = |value| Entry {
             value,
             expire_at: 0,
+            accessed: 0,
         };
         let small = entry_bytes(b"k", &entry(string(b"v")), 5);
         let big = entry_bytes(b"k", &entry(string(&[b'x'; 1000])), 5);

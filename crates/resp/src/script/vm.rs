@@ -34,8 +34,9 @@ pub struct Vm {
     pub error_table: Function,
     /// The prelude's helpers (FUNCTION builds its environment from them).
     pub prims: Table,
-    /// Scripts run on this interpreter (paces the explicit GC steps).
-    pub runs: std::cell::Cell<u32>,
+    /// EVAL's KEYS and ARGV, refilled for each run.
+    pub eval_keys: Table,
+    pub eval_argv: Table,
     /// The running script's clock, read by the time-limit hook.
     pub clock: std::sync::Arc<RunClock>,
     /// Whether the time-limit hook is installed (it stays between runs; FUNCTION LOAD swaps
@@ -157,8 +158,9 @@ pub fn new_vm() -> mlua::Result<Vm> {
             keys: lua.create_string("KEYS")?,
             argv: lua.create_string("ARGV")?,
         },
+        eval_keys: lua.create_table()?,
+        eval_argv: lua.create_table()?,
         lua,
-        runs: std::cell::Cell::new(0),
         clock: std::sync::Arc::new(RunClock::new()),
         hooked: std::cell::Cell::new(false),
     })

@@ -292,3 +292,24 @@ fn monitor_streams_commands_in_redis_format() {
     assert!(lines[5].contains("\"incr\" \"n\""), "{lines:?}");
     assert!(lines[6].contains("\"exec\""), "{lines:?}");
 }
+
+#[test]
+fn object_idletime_counts_from_the_last_access() {
+    let server = Sluice::start();
+    let mut c = RawClient::connect(server.port).expect("connect");
+    assert_eq!(c.call(&["SET", "foo", "bar"]), b"+OK\r\n");
+    assert_eq!(c.call(&["SET", "other", "x"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(2300));
+    // TTL, TYPE, EXISTS and OBJECT itself do not count as accesses; GET and TOUCH do.
+    c.call(&["TTL", "foo"]);
+    c.call(&["TYPE", "foo"]);
+    c.call(&["EXISTS", "foo"]);
+    // The clock counts whole seconds, so 2.3 s reads as 2 or 3.
+    let idle = c.call(&["OBJECT", "IDLETIME", "foo"]);
+    assert!(idle == b":2\r\n" || idle == b":3\r\n", "{idle:?}");
+    assert_eq!(c.call(&["TOUCH", "foo", "missing"]), b":1\r\n");
+    assert_eq!(c.call(&["OBJECT", "IDLETIME", "foo"]), b":0\r\n");
+    c.call(&["GET", "other"]);
+    assert_eq!(c.call(&["OBJECT", "IDLETIME", "other"]), b":0\r\n");
+    assert_eq!(c.call(&["OBJECT", "IDLETIME", "missing"]), b"$-1\r\n");
+}
