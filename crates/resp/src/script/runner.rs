@@ -207,15 +207,6 @@ fn error_text(err: &Table, name: &str) -> String {
     }
 }
 
-/// Empties `t` and fills it with `items` as a sequence.
-fn refill(lua: &Lua, t: &Table, items: &[&[u8]]) -> mlua::Result<()> {
-    t.clear()?;
-    for (i, item) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(item)?)?;
-    }
-    Ok(())
-}
-
 fn lua_table_of(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
     let t = lua.create_table_with_capacity(items.len(), 0)?;
     for (i, item) in items.iter().enumerate() {
@@ -232,16 +223,8 @@ fn run_lua(
     run_flags: &Arc<super::RunFlags>,
 ) -> mlua::Result<(bool, Value)> {
     let lua = &vm.lua;
-    // EVAL's KEYS and ARGV are refilled in place: a script cannot keep them past its run (its
-    // chunk's locals end with it, globals are read-only). A function can keep its parameters
-    // in its library's upvalues, so FCALL gets fresh tables.
-    let (keys, args) = if inv.eval {
-        refill(lua, &vm.eval_keys, &inv.keys)?;
-        refill(lua, &vm.eval_argv, &inv.args)?;
-        (vm.eval_keys.clone(), vm.eval_argv.clone())
-    } else {
-        (lua_table_of(lua, &inv.keys)?, lua_table_of(lua, &inv.args)?)
-    };
+    let keys = lua_table_of(lua, &inv.keys)?;
+    let args = lua_table_of(lua, &inv.args)?;
     if inv.eval {
         vm.globals_raw.raw_set(&vm.names.keys, keys.clone())?;
         vm.globals_raw.raw_set(&vm.names.argv, args.clone())?;

@@ -34,9 +34,6 @@ pub struct Vm {
     pub error_table: Function,
     /// The prelude's helpers (FUNCTION builds its environment from them).
     pub prims: Table,
-    /// EVAL's KEYS and ARGV, refilled for each run.
-    pub eval_keys: Table,
-    pub eval_argv: Table,
     /// The running script's clock, read by the time-limit hook.
     pub clock: std::sync::Arc<RunClock>,
     /// Whether the time-limit hook is installed (it stays between runs; FUNCTION LOAD swaps
@@ -158,8 +155,6 @@ pub fn new_vm() -> mlua::Result<Vm> {
             keys: lua.create_string("KEYS")?,
             argv: lua.create_string("ARGV")?,
         },
-        eval_keys: lua.create_table()?,
-        eval_argv: lua.create_table()?,
         lua,
         clock: std::sync::Arc::new(RunClock::new()),
         hooked: std::cell::Cell::new(false),
