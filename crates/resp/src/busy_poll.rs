@@ -31,7 +31,7 @@ pub(crate) fn note_activity() {
     }
 }
 
-/// Runs for the life of a connection thread's runtime (a current-thread runtime): after any
+/// Runs for the life of a connection thread's runtime (one worker): after any
 /// connection's work it yields back to the runtime again and again for up to `window` without new
 /// work. Each yield makes the runtime poll its sockets without blocking (tokio defers a yielded
 /// task until after that poll), so a request that lands meanwhile runs at once.

@@ -15,7 +15,7 @@ use crate::engine::BlockedReply;
 use crate::frame::{Parsed, RequestParser};
 use crate::hub::{PushMsg, PushQueue};
 use crate::reply::Out;
-use crate::session::{Action, BlockKind, BlockWait, ClientInfo, Session};
+use crate::session::{Action, BlockKind, BlockWait, ClientInfo, ReplyMode, Session};
 use crate::shared::Shared;
 
 /// Initial read buffer; grows for big arguments.
@@ -58,6 +58,10 @@ pub async fn serve(
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     let (push_tx, push_rx) = PushQueue::new();
     let mut session = Session::new(info, shared.password().is_none(), push_tx);
+    // On a multi-thread runtime a script runs here, inline: if it runs long, its thread hands
+    // the other connections to another (see `script::runner`). Elsewhere scripts are deferred
+    // to the blocking pool, which costs a hand-off per script.
+    session.inline_scripts = crate::script::can_hand_off();
     let result = drive(&mut stream, &shared, &mut session, push_rx, stop).await;
     cleanup(&shared, &mut session).await;
     result
@@ -70,6 +74,7 @@ async fn drive(
     mut push_rx: mpsc::UnboundedReceiver<PushMsg>,
     mut stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
+    let info = session.info.clone();
     let mut conn = Conn {
         rbuf: BytesMut::with_capacity(READ_CHUNK),
         out: Out::new(),
@@ -94,10 +99,22 @@ async fn drive(
             }
             conn.out.buf.clear();
         }
+        if info.is_killed() {
+            return Ok(());
+        }
         match std::mem::take(&mut session.action) {
             Action::Close => return Ok(()),
+            Action::Paused(until) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(until.into()) => {}
+                    () = shared.pause.lifted.notified() => {}
+                    () = info.kill_notify.notified() => return Ok(()),
+                    _ = stop.changed() => return Ok(()),
+                }
+                continue;
+            }
             Action::Block(wait) => {
-                if !wait_blocked(stream, &mut conn, shared, wait, &mut stop).await? {
+                if !wait_blocked(stream, &mut conn, shared, &info, wait, &mut stop).await? {
                     return Ok(());
                 }
                 continue;
@@ -143,8 +160,27 @@ async fn drive(
                     return Ok(());
                 }
             }
+            Some(line) = monitor_line(&mut session.monitor_rx) => {
+                conn.out.buf.extend_from_slice(&line);
+                if let Some(rx) = session.monitor_rx.as_mut() {
+                    while conn.out.buf.len() < OUT_FLUSH && let Ok(line) = rx.try_recv() {
+                        conn.out.buf.extend_from_slice(&line);
+                    }
+                }
+            }
+            () = info.kill_notify.notified() => return Ok(()),
             _ = stop.changed() => return Ok(()),
         }
+    }
+}
+
+/// The next MONITOR line for a monitoring client; never resolves for the others.
+async fn monitor_line(
+    rx: &mut Option<mpsc::UnboundedReceiver<bytes::Bytes>>,
+) -> Option<bytes::Bytes> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -185,6 +221,13 @@ impl Conn {
                 Ok(Parsed::Command { consumed, inline }) => {
                     let buf: &[u8] = if inline { &self.scratch } else { &self.rbuf };
                     let args = Args::new(buf, self.parser.spans());
+                    if let Some(until) = cmd::held_by_pause(shared, session, &args) {
+                        // Left in the buffer: it runs when the pause ends.
+                        session.action = Action::Paused(until);
+                        return Batch::Drained;
+                    }
+                    let replies = session.reply_mode;
+                    let mark = self.out.buf.len();
                     let mut cx = Cx {
                         shared,
                         session,
@@ -192,6 +235,9 @@ impl Conn {
                         store: &mut slot,
                     };
                     cmd::dispatch(&mut cx, &args);
+                    if replies != ReplyMode::On || session.reply_mode != ReplyMode::On {
+                        apply_reply_mode(replies, session, &mut self.out, mark);
+                    }
                     self.rbuf.advance(consumed);
                     self.want = 0;
                 }
@@ -210,12 +256,35 @@ impl Conn {
     }
 }
 
+/// CLIENT REPLY OFF|SKIP: drops the reply of the command just run (from `mark` on) when the
+/// mode it ran under says so, and moves SKIP along.
+fn apply_reply_mode(before: ReplyMode, session: &mut Session, out: &mut Out, mark: usize) {
+    match (before, session.reply_mode) {
+        // CLIENT REPLY ON while off or skipping: its OK is sent.
+        (ReplyMode::Off | ReplyMode::Skip, ReplyMode::On) => {}
+        (ReplyMode::Off, _) => out.buf.truncate(mark),
+        (ReplyMode::Skip, after) => {
+            out.buf.truncate(mark);
+            if after == ReplyMode::Skip {
+                session.reply_mode = ReplyMode::On;
+            }
+        }
+        // CLIENT REPLY SKIP itself: no reply, and the next command's is dropped.
+        (_, ReplyMode::SkipNext) => {
+            out.buf.truncate(mark);
+            session.reply_mode = ReplyMode::Skip;
+        }
+        _ => {}
+    }
+}
+
 /// Waits for a blocked command's element, its timeout, the client leaving or shutdown. Returns
 /// false when the connection should close.
 async fn wait_blocked(
     stream: &mut TcpStream,
     conn: &mut Conn,
     shared: &Shared,
+    info: &ClientInfo,
     wait: BlockWait,
     stop: &mut watch::Receiver<bool>,
 ) -> io::Result<bool> {
@@ -246,6 +315,10 @@ async fn wait_blocked(
                     return Ok(false);
                 }
             }
+            () = conn_killed(info) => {
+                store_async(shared).await.blocking.unblock(id);
+                return Ok(false);
+            }
             _ = stop.changed() => return Ok(false),
         }
     };
@@ -267,6 +340,13 @@ async fn wait_blocked(
     stream.write_all(&conn.out.buf).await?;
     conn.out.buf.clear();
     Ok(true)
+}
+
+/// Resolves when CLIENT KILL closes this client (a blocked one included).
+async fn conn_killed(info: &ClientInfo) {
+    if !info.is_killed() {
+        info.kill_notify.notified().await;
+    }
 }
 
 /// The store, awaited without blocking the connection's thread (a long script may hold it, and
@@ -299,6 +379,9 @@ fn encode_push(out: &mut Out, msg: &PushMsg) {
 /// Drops everything the client left behind: registry entry, subscriptions, WATCHes.
 async fn cleanup(shared: &Shared, session: &mut Session) {
     shared.clients.lock().remove(&session.id);
+    if session.monitor_rx.is_some() {
+        shared.observe.remove_monitor(session.id);
+    }
     if session.subscriptions() > 0 {
         shared
             .hub

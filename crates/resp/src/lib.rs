@@ -13,7 +13,9 @@ pub mod frame;
 pub mod glob;
 mod hub;
 pub mod num;
+mod observe;
 mod params;
+mod pause;
 pub mod reply;
 mod script;
 mod session;
@@ -37,8 +39,8 @@ pub struct Config {
     pub password: Option<String>,
     /// Number of databases (SELECT 0..n-1); Redis's default is 16.
     pub databases: usize,
-    /// Connection threads, each running a single-threaded runtime that owns its connections
-    /// (no cross-thread wake-ups); 0 runs connections as tasks on the caller's runtime.
+    /// Connection threads, each a one-worker runtime that owns its connections (no cross-thread
+    /// wake-ups); 0 runs connections as tasks on the caller's runtime.
     pub io_threads: usize,
     /// How long a connection thread keeps polling its sockets after its last request before it
     /// sleeps (see `busy_poll.rs`); zero sleeps at once. Only for connection threads
@@ -132,7 +134,12 @@ async fn serve_logged(
 
 type Handoff = tokio::sync::mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>;
 
-/// Starts a connection thread: a single-threaded runtime serving the connections handed to it.
+/// Starts a connection thread: a runtime with one worker serving the connections handed to it.
+///
+/// One worker, so a connection's wake-ups stay on its thread; a multi-thread runtime rather than
+/// a current-thread one, so a script that runs long can hand the worker's other connections to
+/// a fresh thread (`tokio::task::block_in_place`, see `script::runner`) while it goes on running
+/// where it started: short scripts run inline, with no hand-off at all.
 fn io_thread(
     index: usize,
     busy_poll: Duration,
@@ -140,12 +147,14 @@ fn io_thread(
     mut stop: watch::Receiver<bool>,
 ) -> Result<Handoff, Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(format!("sluice-resp-{index}"))
         .enable_all()
         .build()
         .map_err(Error::Runtime)?;
     std::thread::Builder::new()
-        .name(format!("sluice-resp-{index}"))
+        .name(format!("sluice-resp-accept-{index}"))
         .spawn(move || {
             runtime.block_on(async move {
                 if !busy_poll.is_zero() {
@@ -178,9 +187,11 @@ async fn expiry_loop(shared: Arc<shared::Shared>, mut stop: watch::Receiver<bool
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {
+                engine::tick_access_clock();
                 // A script holding the store must not stall this runtime (it also accepts
                 // connections, including the one bringing SCRIPT KILL): skip the cycle.
-                if let Some(mut store) = shared.store.try_lock() {
+                let active = shared.active_expire.load(std::sync::atomic::Ordering::Relaxed);
+                if let Some(mut store) = shared.store.try_lock().filter(|_| active) {
                     let removed = store.expire_cycle(Duration::from_millis(2));
                     shared.stats.expired_active.fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
                 }

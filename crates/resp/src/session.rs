@@ -33,6 +33,13 @@ pub struct ClientInfo {
     pub psubs: AtomicUsize,
     /// Commands queued in MULTI, -1 outside MULTI.
     pub multi: AtomicI64,
+    /// The subcommand of the last command, when it has subcommands (CLIENT LIST's
+    /// `cmd=client|list`).
+    pub last_subcommand: Mutex<Vec<u8>>,
+    /// CLIENT KILL asked this connection to close.
+    pub killed: AtomicBool,
+    /// Wakes the connection when it is killed.
+    pub kill_notify: tokio::sync::Notify,
 }
 
 impl ClientInfo {
@@ -52,8 +59,34 @@ impl ClientInfo {
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
             multi: AtomicI64::new(-1),
+            last_subcommand: Mutex::new(Vec::new()),
+            killed: AtomicBool::new(false),
+            kill_notify: tokio::sync::Notify::new(),
         }
     }
+
+    /// CLIENT KILL: the connection closes once its current batch is answered.
+    pub fn kill(&self) {
+        self.killed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.kill_notify.notify_one();
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// CLIENT REPLY: whether the client's commands are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    Off,
+    /// The next command is not answered, then On again.
+    SkipNext,
+    /// Set by CLIENT REPLY SKIP while its own reply is dropped; the next command is skipped.
+    Skip,
 }
 
 /// A command queued between MULTI and EXEC, with its own copy of the arguments.
@@ -101,6 +134,8 @@ pub enum Action {
     Block(BlockWait),
     /// Run a script off the connection's thread, then reply (see `script::runner`).
     Script(Box<crate::script::ScriptJob>),
+    /// CLIENT PAUSE holds the next command back until this instant (or until it is lifted).
+    Paused(std::time::Instant),
 }
 
 /// The state of one client connection.
@@ -124,10 +159,15 @@ pub struct Session {
     /// Commands run in the current read batch; added to the server total once per batch so
     /// connections on different cores do not fight over one counter per command.
     pub commands_run: u64,
-    /// Scripts run here and now (the script thread's own session, EXEC), not deferred.
+    /// Scripts run here and now (connections on a multi-thread runtime, the script thread's own
+    /// session, EXEC), not deferred.
     pub inline_scripts: bool,
     /// The client a script's redis.call runs as (Redis's CLIENT_SCRIPT).
     pub script_client: bool,
+    /// CLIENT REPLY ON|OFF|SKIP.
+    pub reply_mode: ReplyMode,
+    /// MONITOR lines for this client to write out, once it ran MONITOR.
+    pub monitor_rx: Option<tokio::sync::mpsc::UnboundedReceiver<bytes::Bytes>>,
 }
 
 impl Session {
@@ -149,6 +189,8 @@ impl Session {
             commands_run: 0,
             inline_scripts: false,
             script_client: false,
+            reply_mode: ReplyMode::On,
+            monitor_rx: None,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
@@ -10,7 +10,9 @@ use parking_lot::{Mutex, RwLock};
 use crate::Config;
 use crate::engine::Store;
 use crate::hub::Hub;
+use crate::observe::Observe;
 use crate::params::Params;
+use crate::pause::Pause;
 use crate::script::{Scripting, StartError};
 use crate::session::ClientInfo;
 
@@ -39,6 +41,12 @@ pub struct Shared {
     pub databases: usize,
     /// Lua interpreters, the script cache and function libraries.
     pub scripting: Scripting,
+    /// Command and error counters, the slow log.
+    pub observe: Observe,
+    /// CLIENT PAUSE.
+    pub pause: Pause,
+    /// The active expiry cycle runs (DEBUG SET-ACTIVE-EXPIRE turns it off).
+    pub active_expire: AtomicBool,
 }
 
 impl Shared {
@@ -59,6 +67,9 @@ impl Shared {
             port,
             databases: config.databases.max(1),
             scripting: Scripting::new()?,
+            observe: Observe::default(),
+            pause: Pause::default(),
+            active_expire: AtomicBool::new(true),
         })
     }
 

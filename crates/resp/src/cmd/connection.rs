@@ -236,23 +236,41 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                         continue;
                     }
                 }
-                client_line(cx.shared, &info, &mut text);
+                let qbuf = if info.id == cx.session.id {
+                    request_len(args)
+                } else {
+                    0
+                };
+                client_line(cx.shared, &info, qbuf, &mut text);
             }
             cx.out.verbatim(text.as_bytes());
         }
         (b"info", 2) => {
             let mut text = String::new();
-            client_line(cx.shared, &cx.session.info, &mut text);
+            client_line(cx.shared, &cx.session.info, request_len(args), &mut text);
             cx.out.verbatim(text.as_bytes());
         }
-        (b"no-evict" | b"no-touch", 3) => cx.out.ok(),
+        (b"kill", _) => super::client_admin::kill(cx, args),
+        (b"pause", 3 | 4) => super::client_admin::pause(cx, args),
+        (b"unpause", 2) => super::client_admin::unpause(cx, args),
+        (b"reply", 3) => super::client_admin::reply(cx, args),
+        (b"no-evict", 3) => super::client_admin::no_evict(cx, args),
+        (b"no-touch", 3) => cx.out.ok(),
         (b"help", 2) => {
             let lines = [
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "GETNAME",
                 "ID",
                 "INFO",
+                "KILL <ip:port>",
+                "KILL <option> <value> [<option> <value> [...]]",
+                "    Kill connections; options: ID <client-id>, TYPE <normal|pubsub>, USER <username>,",
+                "    ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
                 "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+                "NO-EVICT (ON|OFF)",
+                "PAUSE <timeout> [WRITE|ALL]",
+                "REPLY (ON|OFF|SKIP)",
+                "UNPAUSE",
                 "SETNAME <name>",
                 "SETINFO <LIB-NAME|LIB-VER> <value>",
                 "HELP",
@@ -264,7 +282,7 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
         (
             b"id" | b"getname" | b"setname" | b"setinfo" | b"info" | b"no-evict" | b"no-touch"
-            | b"help",
+            | b"help" | b"pause" | b"unpause" | b"reply",
             _,
         ) => {
             subcommand_arity(
@@ -276,17 +294,37 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
 }
 
-/// One CLIENT LIST line in Redis's field order.
-fn client_line(shared: &Shared, info: &ClientInfo, text: &mut String) {
+/// The bytes of the request being answered, as it sat in the query buffer (CLIENT LIST's
+/// `qbuf` for the caller: the command is still there while it runs).
+fn request_len(args: &Args<'_>) -> usize {
+    let digits = |n: usize| n.to_string().len();
+    3 + digits(args.len())
+        + args
+            .from(0)
+            .map(|a| 1 + digits(a.len()) + 2 + a.len() + 2)
+            .sum::<usize>()
+}
+
+/// One CLIENT LIST line in Redis's field order; `qbuf` is the client's unread request bytes.
+fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text: &mut String) {
     let now = shared.uptime_ms();
     let age = info.created.elapsed().as_secs();
     let idle = now.saturating_sub(info.last_active_ms.load(Ordering::Relaxed)) / 1000;
     let name = info.name.lock().clone().unwrap_or_default();
     let lib_name = info.lib_name.lock().clone().unwrap_or_default();
     let lib_ver = info.lib_ver.lock().clone().unwrap_or_default();
-    let cmd = COMMANDS
-        .get(info.last_command.load(Ordering::Relaxed))
-        .map_or("NULL", |c| c.name);
+    let cmd = match COMMANDS.get(info.last_command.load(Ordering::Relaxed)) {
+        Some(c) if super::HAS_SUBCOMMANDS.contains(&c.name) => {
+            let sub = info.last_subcommand.lock();
+            if sub.is_empty() {
+                c.name.to_owned()
+            } else {
+                format!("{}|{}", c.name, String::from_utf8_lossy(&sub))
+            }
+        }
+        Some(c) => c.name.to_owned(),
+        None => "NULL".to_owned(),
+    };
     let subs = info.subs.load(Ordering::Relaxed);
     let psubs = info.psubs.load(Ordering::Relaxed);
     let flags = if subs + psubs > 0 {
@@ -299,7 +337,7 @@ fn client_line(shared: &Shared, info: &ClientInfo, text: &mut String) {
     let _ = writeln!(
         text,
         "id={} addr={} laddr={} fd=0 name={} age={age} idle={idle} flags={flags} db={} sub={subs} psub={psubs} \
-         ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
+         ssub=0 multi={} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
          tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         info.id,
         info.addr,

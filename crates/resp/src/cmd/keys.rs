@@ -25,13 +25,21 @@ pub fn exists(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     cx.out.int(n as i64);
 }
 
+/// TOUCH: counts the keys that exist and marks them accessed.
+pub fn touch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let db = cx.db();
+    let d = cx.store.get().db(db);
+    let n = args.from(1).filter(|k| d.get(k).is_some()).count();
+    cx.out.int(n as i64);
+}
+
 pub fn type_(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let db = cx.db();
     let name = cx
         .store
         .get()
         .db(db)
-        .get(args.get(1))
+        .peek(args.get(1))
         .map_or("none", |e| e.value.type_name());
     cx.out.simple(name);
 }
@@ -369,11 +377,7 @@ pub fn pexpireat(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 /// The expiry of a key: None when missing, Some(0) when it has none.
 fn expiry_of(cx: &mut Cx<'_, '_>, key: &[u8]) -> Option<i64> {
     let db = cx.db();
-    cx.store
-        .get()
-        .db(db)
-        .get(key)
-        .map(|e: &mut Entry| e.expire_at)
+    cx.store.get().db(db).peek(key).map(|e: &Entry| e.expire_at)
 }
 
 fn ttl_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, ms: bool, absolute: bool) {

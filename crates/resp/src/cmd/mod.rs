@@ -1,15 +1,18 @@
 //! Command dispatch: lookup without allocating, arity/auth/pub-sub/MULTI checks, then the handler.
 
 mod bitmaps;
+mod client_admin;
 mod common;
 mod connection;
 mod geo;
 mod getkeys;
 mod hashes;
 mod hyperloglog;
+mod introspect;
 mod keys;
 mod lcs;
 mod lists;
+mod monitoring;
 mod pops;
 mod pubsub;
 mod scripting;
@@ -209,12 +212,29 @@ fn lowercase<'b>(name: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b [u8]> {
 
 /// Runs one command: lookup, checks, MULTI queueing, handler.
 pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let mark = cx.out.buf.len();
     let name = args.get(0);
     let mut lower = [0u8; 32];
     let Some(cmd) = lowercase(name, &mut lower).and_then(lookup) else {
         unknown_command(cx, args);
+        cx.shared.observe.error_reply(b"ERR");
         return;
     };
+    if !checked(cx, cmd, args) {
+        if let Some(reply) = cx.out.buf.get(mark + 1..) {
+            cx.shared.observe.rejected(cmd, reply);
+        }
+        return;
+    }
+    if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {
+        tx::queue(cx, cmd, args);
+        return;
+    }
+    run(cx, cmd, args);
+}
+
+/// The checks before a command runs or is queued; false once the error is written.
+fn checked(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> bool {
     let argc = args.len() as i64;
     let arity = i64::from(cmd.arity);
     if (arity > 0 && argc != arity) || argc < -arity {
@@ -223,33 +243,29 @@ pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             "ERR wrong number of arguments for '{}' command",
             cmd.name
         ));
-        return;
+        return false;
     }
     if !cx.session.authenticated && cmd.flags & flags::NO_AUTH == 0 {
         cx.flag_multi_error();
         cx.out.error("NOAUTH Authentication required.");
-        return;
+        return false;
     }
     if cx.session.subscriptions() > 0 && !cx.out.resp3 && cmd.flags & flags::SUBSCRIBED_OK == 0 {
         cx.out.error(&format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             cmd.name
         ));
-        return;
+        return false;
     }
     if !cx.store.held() && !scripting::allowed_while_busy(cmd, args) {
         let run = &cx.shared.scripting.flags;
         if !cx.store.acquire_unless(|| run.busy.load(Ordering::SeqCst)) {
             cx.flag_multi_error();
             cx.out.error(run.busy_error());
-            return;
+            return false;
         }
     }
-    if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {
-        tx::queue(cx, cmd, args);
-        return;
-    }
-    run(cx, cmd, args);
+    true
 }
 
 /// Runs a command that passed the checks (also used by EXEC for queued commands).
@@ -259,10 +275,84 @@ pub(crate) fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
         .last_command
         .store(cmd.index, Ordering::Relaxed);
     cx.session.commands_run += 1;
+    if HAS_SUBCOMMANDS.contains(&cmd.name) {
+        let mut sub = cx.session.info.last_subcommand.lock();
+        sub.clear();
+        sub.extend(args.get(1).iter().map(u8::to_ascii_lowercase));
+    }
+    let mark = cx.out.buf.len();
+    let monitored = cx.shared.observe.has_monitors() && cmd.flags & flags::ADMIN == 0;
+    // Scripts show before the commands they run; the rest once they ran (so EXEC follows its
+    // queue). A script about to be deferred shows when it runs.
+    let script = matches!(
+        cmd.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    );
+    if monitored && script && (cx.session.inline_scripts || cx.session.in_exec) {
+        feed_monitors(cx, args);
+    }
+    let began = std::time::Instant::now();
     (cmd.handler)(cx, args);
+    let took = began.elapsed();
+    if monitored && !script {
+        feed_monitors(cx, args);
+    }
+    // A script handed to the blocking pool is counted when it runs there.
+    if !matches!(cx.session.action, crate::session::Action::Script(_)) {
+        record(cx, cmd, args, mark, took);
+    }
     if cx.session.multi.is_none() && !cx.session.in_exec {
         cx.store.after_command();
     }
+}
+
+fn feed_monitors(cx: &Cx<'_, '_>, args: &Args<'_>) {
+    let from = (!cx.session.script_client).then_some(cx.session.info.addr.as_str());
+    cx.shared.observe.feed_monitors(cx.session.db, from, args);
+}
+
+/// Commands CLIENT LIST names with their subcommand (`cmd=config|get`).
+pub const HAS_SUBCOMMANDS: &[&str] = &[
+    "client", "config", "object", "memory", "script", "function", "command", "xinfo", "xgroup",
+    "slowlog", "latency", "pubsub",
+];
+
+/// Counts a command that ran (INFO commandstats, errorstats) and logs it if it was slow.
+fn record(
+    cx: &mut Cx<'_, '_>,
+    cmd: &'static Command,
+    args: &Args<'_>,
+    mark: usize,
+    took: std::time::Duration,
+) {
+    let observe = &cx.shared.observe;
+    let failed = match cx.out.buf.get(mark) {
+        Some(b'-') => cx.out.buf.get(mark + 1..),
+        _ => None,
+    };
+    observe.ran(cmd, took, failed);
+    if observe.is_slow(took) && cmd.name != "exec" {
+        let name = cx.session.info.name.lock().clone().unwrap_or_default();
+        observe.log_slow(args, took, &cx.session.info.addr, name);
+    }
+}
+
+/// When CLIENT PAUSE holds back the command in `args` now: the instant the pause ends.
+pub(crate) fn held_by_pause(
+    shared: &Shared,
+    session: &Session,
+    args: &Args<'_>,
+) -> Option<std::time::Instant> {
+    if !shared.pause.is_on() || session.script_client {
+        return None;
+    }
+    let mut lower = [0u8; 32];
+    let cmd = lowercase(args.get(0), &mut lower).and_then(lookup)?;
+    // Inside MULTI commands are only queued; EXEC is what waits.
+    if session.multi.is_some() && cmd.name != "exec" {
+        return None;
+    }
+    shared.pause.holds(cmd, args)
 }
 
 impl Cx<'_, '_> {

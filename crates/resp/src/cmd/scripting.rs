@@ -1,5 +1,5 @@
-//! EVAL, FCALL and friends, SCRIPT and FUNCTION: deferred to a script thread unless already on
-//! one (or inside EXEC), then run by `crate::script`.
+//! EVAL, FCALL and friends, SCRIPT and FUNCTION: run inline on a multi-thread runtime (or inside
+//! EXEC, or on the script thread), else deferred to the blocking pool; run by `crate::script`.
 
 use super::{Args, Command, Cx};
 use crate::script::{self, ScriptJob};

@@ -106,12 +106,16 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                     {
                         cx.shared.bulk_max.store(n, Ordering::Relaxed);
                     }
+                    cx.shared.observe.refresh(&params);
                     cx.out.ok();
                 }
                 Err(e) => cx.out.error(&e.to_string()),
             }
         }
-        b"resetstat" => cx.out.ok(),
+        b"resetstat" => {
+            cx.shared.observe.reset_stats();
+            cx.out.ok();
+        }
         b"rewrite" => cx
             .out
             .error("ERR The server is running without a config file"),
@@ -285,11 +289,12 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             text,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              expired_keys:{expired}\r\nevicted_keys:0\r\nkeyspace_hits:{hits}\r\nkeyspace_misses:{misses}\r\n\
-             pubsub_channels:{}\r\npubsub_patterns:{}\r\n\r\n",
+             pubsub_channels:{}\r\npubsub_patterns:{}\r\ntotal_error_replies:{}\r\n\r\n",
             shared.stats.connections.load(Ordering::Relaxed),
             shared.stats.commands.load(Ordering::Relaxed),
             channels,
             patterns,
+            shared.observe.error_replies.load(Ordering::Relaxed),
         );
     }
     if want("replication") {
@@ -299,6 +304,22 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
     if want("cpu") {
         text.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n\r\n");
+    }
+    // Neither is in the default set of sections: only asked for, or with "all"/"everything".
+    let asked = |s: &str| {
+        wanted
+            .iter()
+            .any(|w| w == s || w == "all" || w == "everything")
+    };
+    if asked("commandstats") {
+        text.push_str("# Commandstats\r\n");
+        shared.observe.write_commandstats(&mut text);
+        text.push_str("\r\n");
+    }
+    if want("errorstats") {
+        text.push_str("# Errorstats\r\n");
+        shared.observe.write_errorstats(&mut text);
+        text.push_str("\r\n");
     }
     if want("keyspace") {
         text.push_str("# Keyspace\r\n");
@@ -319,7 +340,7 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 /// The process's resident memory from /proc (0 where unavailable).
-fn resident_bytes() -> u64 {
+pub(super) fn resident_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: u64 = statm
         .split_whitespace()

@@ -32,6 +32,7 @@ fn store_string(cx: &mut Cx<'_, '_>, key: &[u8], value: &[u8], expire_at: Option
         Some(Entry {
             value: Value::Str(old),
             expire_at: current,
+            ..
         }) => {
             old.assign(value);
             let current = *current;

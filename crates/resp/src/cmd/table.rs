@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub,
-    scripting, server, sets, sort, stream_groups, stream_info, streams, strings, tx, zsets,
-    zsets_multi,
+    Handler, bitmaps, connection, geo, hashes, hyperloglog, introspect, keys, lcs, lists,
+    monitoring, pops, pubsub, scripting, server, sets, sort, stream_groups, stream_info, streams,
+    strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -120,7 +120,7 @@ const ROWS: &[Row] = &[
     ("del", -2, WRITE, 1, -1, 1, "generic", keys::del),
     ("unlink", -2, WRITE | FAST, 1, -1, 1, "generic", keys::del),
     ("exists", -2, RF, 1, -1, 1, "generic", keys::exists),
-    ("touch", -2, RF, 1, -1, 1, "generic", keys::exists),
+    ("touch", -2, RF, 1, -1, 1, "generic", keys::touch),
     ("type", 2, RF, 1, 1, 1, "generic", keys::type_),
     ("keys", 2, R, 0, 0, 0, "generic", keys::keys),
     ("scan", -2, R, 0, 0, 0, "generic", keys::scan),
@@ -310,6 +310,14 @@ const ROWS: &[Row] = &[
     ("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 0, 0, 0, "pubsub", pubsub::psubscribe),
     ("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 0, 0, 0, "pubsub", pubsub::punsubscribe),
     ("publish", 3, PUBSUB | LOADING | STALE | FAST, 0, 0, 0, "pubsub", pubsub::publish),
+    // introspection
+    ("object", -2, R, 2, 2, 1, "generic", introspect::object),
+    ("memory", -2, R, 2, 2, 1, "server", introspect::memory),
+    ("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", introspect::debug),
+    ("slowlog", -2, ADMIN | LOADING | STALE, 0, 0, 0, "server", monitoring::slowlog),
+    ("latency", -2, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", monitoring::latency),
+    ("wait", 3, NOSCRIPT, 0, 0, 0, "generic", monitoring::wait),
+    ("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", monitoring::monitor),
     ("pubsub", -2, PUBSUB | LOADING | STALE, 0, 0, 0, "pubsub", pubsub::pubsub),
 ];
 

@@ -1,6 +1,9 @@
 //! One database of the in-memory engine: the keyspace, typed access and lazy/active expiry.
 
 use std::collections::VecDeque;
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
 
 use super::stream::Stream;
 use super::zset::ZSet;
@@ -50,13 +53,31 @@ impl Value {
     }
 }
 
-/// A key's value and its expiry time (milliseconds since the epoch, 0 for none).
+/// A key's value, its expiry time (milliseconds since the epoch, 0 for none) and when it was
+/// last accessed ([`access_clock`] seconds: OBJECT IDLETIME, as Redis's LRU clock).
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// What the key holds.
     pub value: Value,
     /// When the key expires, in milliseconds since the epoch; 0 when it has no TTL.
     pub expire_at: i64,
+    /// The last access, in seconds of the engine's coarse clock (OBJECT IDLETIME).
+    pub accessed: u32,
+}
+
+static ACCESS_CLOCK: AtomicU32 = AtomicU32::new(0);
+static CLOCK_START: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+/// Seconds since the clock started, as last ticked: what key accesses are stamped with (one
+/// atomic load, no clock read, per access).
+pub fn access_clock() -> u32 {
+    ACCESS_CLOCK.load(Ordering::Relaxed)
+}
+
+/// Advances the access clock (the server ticks it ten times a second, as Redis its LRU clock).
+pub fn tick_access_clock() {
+    let secs = u32::try_from(CLOCK_START.elapsed().as_secs()).unwrap_or(u32::MAX);
+    ACCESS_CLOCK.store(secs, Ordering::Relaxed);
 }
 
 /// The key holds a value of another type than the command works on.
@@ -110,6 +131,11 @@ impl Db {
         self.map.is_empty()
     }
 
+    /// Every key and its entry, expired ones not yet removed included (MEMORY STATS).
+    pub fn entries(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter()
+    }
+
     /// Number of keys with a TTL.
     pub fn expiring_len(&self) -> usize {
         self.expiring.len()
@@ -134,10 +160,20 @@ impl Db {
         Some((key, entry))
     }
 
-    /// The live entry at `key`; an expired one is removed on the way (lazy expiry).
+    /// The live entry at `key`, stamped as accessed now; an expired one is removed on the way
+    /// (lazy expiry).
     pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
         let idx = self.index_live(key)?;
-        self.map.get_index_mut(idx).map(|(_, e)| e)
+        let entry = self.map.get_index_mut(idx).map(|(_, e)| e)?;
+        entry.accessed = access_clock();
+        Some(entry)
+    }
+
+    /// The live entry at `key` without counting as an access (TYPE, TTL, OBJECT: Redis's
+    /// LOOKUP_NOTOUCH).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
+        let idx = self.index_live(key)?;
+        self.map.get_index(idx).map(|(_, e)| e)
     }
 
     /// Whether a live key exists.
@@ -179,7 +215,14 @@ impl Db {
                 if expire_at != 0 {
                     self.expiring.insert(k.clone());
                 }
-                self.map.insert(k, Entry { value, expire_at });
+                self.map.insert(
+                    k,
+                    Entry {
+                        value,
+                        expire_at,
+                        accessed: access_clock(),
+                    },
+                );
             }
         }
     }
@@ -203,6 +246,7 @@ impl Db {
                         Entry {
                             value: make(),
                             expire_at: 0,
+                            accessed: access_clock(),
                         },
                     )
                     .0

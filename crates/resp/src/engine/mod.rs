@@ -17,6 +17,7 @@ pub mod stream;
 mod stream_group;
 mod stream_node;
 pub mod stream_read;
+pub mod usage;
 mod zset;
 
 use std::collections::HashMap;
@@ -25,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
-pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use db::{Db, Entry, Value, WrongType, access_clock, scan_indexed, tick_access_clock};
 pub use stream::{Stream, StreamId};
 pub use zset::{LexBound, ScoreBound, ZSet};
 

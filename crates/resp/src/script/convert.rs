@@ -40,14 +40,16 @@ fn trim_zeros(s: &str) -> &str {
     }
 }
 
-/// A redis.call argument: strings as they are, numbers as Lua prints them.
-pub fn arg_bytes(v: &Value) -> Option<Vec<u8>> {
+/// Appends a redis.call argument to `out`: strings as they are, numbers as Lua prints them;
+/// false for any other type.
+pub fn arg_into(v: &Value, out: &mut Vec<u8>) -> bool {
     match v {
-        Value::String(s) => Some(s.as_bytes().to_vec()),
-        Value::Integer(n) => Some(n.to_string().into_bytes()),
-        Value::Number(n) => Some(lua_number_text(*n).into_bytes()),
-        _ => None,
+        Value::String(s) => out.extend_from_slice(&s.as_bytes()),
+        Value::Integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::Number(n) => out.extend_from_slice(lua_number_text(*n).as_bytes()),
+        _ => return false,
     }
+    true
 }
 
 /// Converts one encoded reply (as a command wrote it) into the Lua value Redis gives scripts.

@@ -121,8 +121,8 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     let Some(numkeys) = super::key_count(cx, numkeys, args) else {
         return;
     };
-    let keys: Vec<Vec<u8>> = args.from(3).take(numkeys).map(<[u8]>::to_vec).collect();
-    let argv: Vec<Vec<u8>> = args.from(3 + numkeys).map(<[u8]>::to_vec).collect();
+    let keys: Vec<&[u8]> = args.from(3).take(numkeys).collect();
+    let argv: Vec<&[u8]> = args.from(3 + numkeys).collect();
     let scripting = &cx.shared.scripting;
     let mut engine = scripting.eval.lock();
     let sha = if by_sha {
@@ -159,7 +159,8 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
         eval: true,
         read_only: read_only || script.writes == Some(false),
         name: format!("f_{sha}"),
-        command: args.from(0).map(<[u8]>::to_vec).collect(),
+        // FUNCTION STATS shows only a running function's command line.
+        command: Vec::new(),
     };
     execute(cx, &engine.vm, inv);
 }

@@ -241,6 +241,7 @@ impl FunctionEngine {
         let _ = self.vm.run.raw_set("register", Value::Nil);
         let _ = self.loading.raw_set("on", false);
         self.vm.lua.remove_hook();
+        self.vm.hooked.set(false);
         match ran {
             Ok((true, _)) => {}
             Ok((false, Value::Table(err))) => {
@@ -371,8 +372,8 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
     }
     let inv = Invocation {
         func: func.callback.clone(),
-        keys: args.from(3).take(numkeys).map(<[u8]>::to_vec).collect(),
-        args: args.from(3 + numkeys).map(<[u8]>::to_vec).collect(),
+        keys: args.from(3).take(numkeys).collect(),
+        args: args.from(3 + numkeys).collect(),
         eval: false,
         read_only: read_only || no_writes,
         name,

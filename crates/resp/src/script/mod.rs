@@ -120,6 +120,15 @@ impl Scripting {
     }
 }
 
+/// True on a worker of a multi-thread tokio runtime, where a long script can hand the worker's
+/// other tasks to a new thread (`tokio::task::block_in_place`) and so may run inline.
+pub fn can_hand_off() -> bool {
+    matches!(
+        tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread)
+    )
+}
+
 /// SHA-1 of `data` in lower-case hex (script ids, redis.sha1hex).
 pub fn sha1_hex(data: &[u8]) -> String {
     use sha1::{Digest, Sha1};

@@ -4,12 +4,12 @@
 use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
 
-use super::convert::{arg_bytes, lua_to_reply, reply_to_lua};
+use super::convert::{arg_into, lua_to_reply, reply_to_lua};
 use super::vm::Vm;
 use crate::cmd::{self, Args, Command, Cx, StoreSlot, flags};
 use crate::hub::PushQueue;
@@ -32,7 +32,7 @@ pub struct ScriptJob {
 }
 
 impl ScriptJob {
-    pub fn new(cx: &Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> Self {
+    pub(crate) fn new(cx: &Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> Self {
         let (data, spans) = args.to_owned_parts();
         Self {
             cmd,
@@ -70,10 +70,10 @@ pub fn run_job(shared: &Shared, job: ScriptJob) -> Vec<u8> {
 }
 
 /// One invocation: what runs, with which keys and arguments.
-pub struct Invocation {
+pub struct Invocation<'a> {
     pub func: Function,
-    pub keys: Vec<Vec<u8>>,
-    pub args: Vec<Vec<u8>>,
+    pub keys: Vec<&'a [u8]>,
+    pub args: Vec<&'a [u8]>,
     /// EVAL (KEYS/ARGV globals) rather than FCALL (keys and args as parameters).
     pub eval: bool,
     /// Write commands are refused (EVAL_RO, FCALL_RO, `no-writes`).
@@ -90,10 +90,14 @@ struct CallContext<'c, 's> {
     store: &'c mut StoreSlot<'s>,
     session: Session,
     read_only: bool,
+    /// Buffers reused by every call of the run: the arguments and the reply.
+    data: Vec<u8>,
+    spans: Vec<Range<usize>>,
+    reply: Vec<u8>,
 }
 
 /// Runs `inv` on `vm`, holding the store for the whole run, and writes the reply to `cx.out`.
-pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
+pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
     let shared = cx.shared;
     let run_flags = shared.scripting.flags.clone();
     cx.store.get();
@@ -101,7 +105,11 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
     run_flags.wrote.store(false, Ordering::SeqCst);
     run_flags.busy.store(false, Ordering::SeqCst);
     run_flags.is_eval.store(inv.eval, Ordering::SeqCst);
-    *run_flags.current.lock() = Some((inv.name.clone(), inv.command.clone(), Instant::now()));
+    // Only FUNCTION STATS reads it, and only for functions.
+    if !inv.eval {
+        let command = std::mem::take(&mut inv.command);
+        *run_flags.current.lock() = Some((inv.name.clone(), command, Instant::now()));
+    }
     run_flags.running.store(true, Ordering::SeqCst);
     let threshold = {
         let params = shared.params.read();
@@ -124,11 +132,13 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
         store: &mut *cx.store,
         session: script_session,
         read_only: inv.read_only,
+        data: Vec::new(),
+        spans: Vec::new(),
+        reply: Vec::new(),
     });
     let outcome = run_lua(vm, &context, &inv, threshold, &run_flags);
     drop(context);
-    let resp3 = matches!(vm.run.raw_get::<Value>("resp"), Ok(Value::Integer(3)))
-        || matches!(vm.run.raw_get::<Value>("resp"), Ok(Value::Number(n)) if n == 3.0);
+    let resp3 = script_resp3(vm);
     match outcome {
         Ok((true, value)) => lua_to_reply(cx.out, &value, resp3),
         Ok((false, Value::Table(err))) => cx.out.error(&error_text(&err, &inv.name)),
@@ -143,20 +153,34 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, inv: Invocation) {
             super::vm::error_message(&e)
         )),
     }
-    vm.lua.remove_hook();
-    for field in ["active", "call", "resp", "killed"] {
+    for field in [&vm.names.active, &vm.names.call, &vm.names.resp] {
         let _ = vm.run.raw_set(field, Value::Nil);
     }
-    if inv.eval {
-        let _ = vm.globals_raw.raw_set("KEYS", Value::Nil);
-        let _ = vm.globals_raw.raw_set("ARGV", Value::Nil);
+    if run_flags.killed.load(Ordering::SeqCst) {
+        let _ = vm.run.raw_set("killed", Value::Nil);
     }
-    // A small GC step per run keeps Lua from pausing for a full cycle later, as Redis does.
-    let _ = vm.lua.gc_step_kbytes(16);
+    if inv.eval {
+        let _ = vm.globals_raw.raw_set(&vm.names.keys, Value::Nil);
+        let _ = vm.globals_raw.raw_set(&vm.names.argv, Value::Nil);
+    }
+    // No explicit GC step per run: Lua 5.1's collector is incremental and already paced by
+    // allocation; a 16 KB step per run was 40 % of a short script's cost under perf, and Redis's
+    // 50 KB every 50 runs still 9 %.
     run_flags.running.store(false, Ordering::SeqCst);
     run_flags.busy.store(false, Ordering::SeqCst);
-    *run_flags.current.lock() = None;
+    if !inv.eval {
+        *run_flags.current.lock() = None;
+    }
     cx.store.after_command();
+}
+
+/// Whether the script asked for RESP3 replies (redis.setresp(3)).
+fn script_resp3(vm: &Vm) -> bool {
+    match vm.run.raw_get::<Value>(&vm.names.resp) {
+        Ok(Value::Integer(n)) => n == 3,
+        Ok(Value::Number(n)) => n == 3.0,
+        _ => false,
+    }
 }
 
 /// The client's error text: the error, then where the script failed, as Redis 7.0 adds it.
@@ -183,7 +207,7 @@ fn error_text(err: &Table, name: &str) -> String {
     }
 }
 
-fn lua_table_of(lua: &Lua, items: &[Vec<u8>]) -> mlua::Result<Table> {
+fn lua_table_of(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
     let t = lua.create_table_with_capacity(items.len(), 0)?;
     for (i, item) in items.iter().enumerate() {
         t.raw_set(i + 1, lua.create_string(item)?)?;
@@ -194,7 +218,7 @@ fn lua_table_of(lua: &Lua, items: &[Vec<u8>]) -> mlua::Result<Table> {
 fn run_lua(
     vm: &Vm,
     context: &RefCell<CallContext<'_, '_>>,
-    inv: &Invocation,
+    inv: &Invocation<'_>,
     threshold: u64,
     run_flags: &Arc<super::RunFlags>,
 ) -> mlua::Result<(bool, Value)> {
@@ -202,19 +226,26 @@ fn run_lua(
     let keys = lua_table_of(lua, &inv.keys)?;
     let args = lua_table_of(lua, &inv.args)?;
     if inv.eval {
-        vm.globals_raw.raw_set("KEYS", keys.clone())?;
-        vm.globals_raw.raw_set("ARGV", args.clone())?;
+        vm.globals_raw.raw_set(&vm.names.keys, keys.clone())?;
+        vm.globals_raw.raw_set(&vm.names.argv, args.clone())?;
     }
-    if threshold > 0 {
-        let started = Instant::now();
-        let limit = Duration::from_millis(threshold);
+    vm.clock.start(threshold);
+    // The hook stays installed between runs and reads the run's clock: installing one per
+    // run cost an allocation and a C call each time.
+    if !vm.hooked.get() {
+        let clock = vm.clock.clone();
         let hook_flags = run_flags.clone();
         let run = vm.run.clone();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(100_000),
             move |_, _| {
-                if started.elapsed() >= limit {
+                let elapsed = clock.elapsed();
+                let busy_after = clock.busy_after_ms.load(Ordering::Relaxed);
+                if busy_after > 0 && elapsed >= Duration::from_millis(busy_after) {
                     hook_flags.busy.store(true, Ordering::SeqCst);
+                }
+                if elapsed >= HAND_OFF_AFTER && !clock.handed_off.swap(true, Ordering::Relaxed) {
+                    hand_off_worker();
                 }
                 if hook_flags.killed.load(Ordering::SeqCst) {
                     let _ = run.raw_set("killed", true);
@@ -225,15 +256,16 @@ fn run_lua(
                 Ok(VmState::Continue)
             },
         )?;
+        vm.hooked.set(true);
     }
     lua.scope(|scope| {
         let call = scope.create_function(|lua, (n, argv): (usize, Table)| {
             let mut ctx = context.borrow_mut();
             redis_call(lua, vm, &mut ctx, n, &argv)
         })?;
-        vm.run.raw_set("call", call)?;
-        vm.run.raw_set("active", true)?;
-        vm.run.raw_set("resp", 2)?;
+        vm.run.raw_set(&vm.names.call, call)?;
+        vm.run.raw_set(&vm.names.active, true)?;
+        vm.run.raw_set(&vm.names.resp, 2)?;
         vm.invoke.call::<(bool, Value)>((
             inv.func.clone(),
             vm.handler.clone(),
@@ -242,6 +274,37 @@ fn run_lua(
             args,
         ))
     })
+}
+
+/// How long a script runs on its connection's thread before that thread's other connections
+/// move to another thread. Scripts run inline (no hand-off per script, the fast path); one that
+/// runs longer than this frees the others, who then see BUSY past busy-reply-threshold and can
+/// send SCRIPT KILL. Redis serves nobody before busy-reply-threshold; this is shorter so that
+/// connections that do not touch the store wait less.
+const HAND_OFF_AFTER: Duration = Duration::from_millis(10);
+
+/// On a worker of a multi-thread runtime (connection threads, `sluice serve`): moves the
+/// worker's other tasks to a new thread and returns once that thread runs them, so the script
+/// goes on here without stalling them. Elsewhere (the blocking pool, a current-thread runtime)
+/// it does nothing: those never had the script's neighbours waiting.
+fn hand_off_worker() {
+    if !super::can_hand_off() {
+        return;
+    }
+    let taken_over = Arc::new(AtomicBool::new(false));
+    let flag = taken_over.clone();
+    // Runs once the new thread has the worker: then the hand-off cannot be undone when
+    // block_in_place returns (it takes the worker back only if nobody took it).
+    tokio::spawn(async move { flag.store(true, Ordering::SeqCst) });
+    tokio::task::block_in_place(|| {
+        let give_up = Instant::now() + Duration::from_millis(200);
+        while !taken_over.load(Ordering::SeqCst) && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    });
+    // The busy-poller may be parked with its waker in this thread's locals: wake it so it
+    // moves along with the others.
+    crate::busy_poll::note_activity();
 }
 
 /// redis.call / redis.pcall: runs one command as the script's client. Returns the reply and
@@ -259,19 +322,49 @@ fn redis_call(
     if argc == 0 {
         return fail("Please specify at least one argument for this redis lib call");
     }
-    let mut data = Vec::new();
-    let mut spans = Vec::with_capacity(argc);
+    let mut data = std::mem::take(&mut ctx.data);
+    let mut spans = std::mem::take(&mut ctx.spans);
+    data.clear();
+    spans.clear();
     for i in 1..=argc {
-        let Some(bytes) = arg_bytes(&argv.raw_get::<Value>(i)?) else {
-            return fail("Lua redis lib command arguments must be strings or integers");
-        };
         let start = data.len();
-        data.extend_from_slice(&bytes);
+        if !arg_into(&argv.raw_get::<Value>(i)?, &mut data) {
+            ctx.data = data;
+            ctx.spans = spans;
+            return fail("Lua redis lib command arguments must be strings or integers");
+        }
         spans.push(start..data.len());
     }
-    let args = Args::new(&data, &spans);
-    let name = args.get(0).to_ascii_lowercase();
-    let Some(command) = cmd::lookup(&name) else {
+    let result = call_with(lua, vm, ctx, &data, &spans);
+    ctx.data = data;
+    ctx.spans = spans;
+    result
+}
+
+/// The rest of redis.call once the arguments are in `data` / `spans`.
+fn call_with(
+    lua: &Lua,
+    vm: &Vm,
+    ctx: &mut CallContext<'_, '_>,
+    data: &[u8],
+    spans: &[Range<usize>],
+) -> mlua::Result<(Value, bool)> {
+    let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
+        Ok((vm.error_table.call::<Value>(msg)?, true))
+    };
+    let args = Args::new(data, spans);
+    let mut lower = [0u8; 32];
+    let first = args.get(0);
+    let name: &[u8] = match lower.get_mut(..first.len()) {
+        Some(dst) => {
+            for (d, s) in dst.iter_mut().zip(first) {
+                *d = s.to_ascii_lowercase();
+            }
+            dst
+        }
+        None => b"",
+    };
+    let Some(command) = cmd::lookup(name) else {
         // Redis's commands that scripts may never run, though Sluice lacks them.
         const NOSCRIPT_ELSEWHERE: &[&[u8]] = &[
             b"cluster",
@@ -287,7 +380,7 @@ fn redis_call(
             b"bgsave",
             b"bgrewriteaof",
         ];
-        if NOSCRIPT_ELSEWHERE.contains(&name.as_slice()) {
+        if NOSCRIPT_ELSEWHERE.contains(&name) {
             return fail("This Redis command is not allowed from script");
         }
         return fail("Unknown Redis command called from script");
@@ -321,12 +414,10 @@ fn redis_call(
         t.raw_set("err", msg)?;
         return Ok((Value::Table(t), true));
     }
-    let resp3 = matches!(vm.run.raw_get::<Value>("resp")?, Value::Integer(3))
-        || matches!(vm.run.raw_get::<Value>("resp")?, Value::Number(n) if n == 3.0);
-    let mut out = Out {
-        buf: Vec::with_capacity(64),
-        resp3,
-    };
+    let resp3 = script_resp3(vm);
+    let mut reply = std::mem::take(&mut ctx.reply);
+    reply.clear();
+    let mut out = Out { buf: reply, resp3 };
     let mut cx = Cx {
         shared: ctx.shared,
         session: &mut ctx.session,
@@ -334,14 +425,18 @@ fn redis_call(
         store: &mut *ctx.store,
     };
     cmd::run(&mut cx, command, &args);
-    if out.buf.first() == Some(&b'-') {
-        let text = out
-            .buf
-            .get(1..out.buf.len().saturating_sub(2))
-            .unwrap_or(&[]);
+    let result = reply_value(lua, &out.buf);
+    ctx.reply = out.buf;
+    result
+}
+
+/// A command's encoded reply as what redis.call returns, and whether it is an error to raise.
+fn reply_value(lua: &Lua, reply: &[u8]) -> mlua::Result<(Value, bool)> {
+    if reply.first() == Some(&b'-') {
+        let text = reply.get(1..reply.len().saturating_sub(2)).unwrap_or(&[]);
         let t = lua.create_table()?;
         t.raw_set("err", lua.create_string(text)?)?;
         return Ok((Value::Table(t), true));
     }
-    Ok((reply_to_lua(lua, &out.buf)?, false))
+    Ok((reply_to_lua(lua, reply)?, false))
 }

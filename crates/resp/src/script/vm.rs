@@ -34,6 +34,61 @@ pub struct Vm {
     pub error_table: Function,
     /// The prelude's helpers (FUNCTION builds its environment from them).
     pub prims: Table,
+    /// The running script's clock, read by the time-limit hook.
+    pub clock: std::sync::Arc<RunClock>,
+    /// Whether the time-limit hook is installed (it stays between runs; FUNCTION LOAD swaps
+    /// in its own and clears this).
+    pub hooked: std::cell::Cell<bool>,
+    /// The per-run field names, interned once rather than on every run.
+    pub names: RunNames,
+}
+
+/// Lua strings for the fields set on every run.
+pub struct RunNames {
+    pub active: mlua::String,
+    pub call: mlua::String,
+    pub resp: mlua::String,
+    pub keys: mlua::String,
+    pub argv: mlua::String,
+}
+
+/// When the running script started and when it turns busy, for the hook installed once.
+#[derive(Debug)]
+pub struct RunClock {
+    base: std::time::Instant,
+    /// Nanoseconds from `base` to the start of the running script.
+    started: std::sync::atomic::AtomicU64,
+    /// busy-reply-threshold in milliseconds; 0 never turns busy.
+    pub busy_after_ms: std::sync::atomic::AtomicU64,
+    /// The connection thread's other connections were handed off during this run.
+    pub handed_off: std::sync::atomic::AtomicBool,
+}
+
+impl RunClock {
+    fn new() -> Self {
+        Self {
+            base: std::time::Instant::now(),
+            started: std::sync::atomic::AtomicU64::new(0),
+            busy_after_ms: std::sync::atomic::AtomicU64::new(0),
+            handed_off: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Marks the start of a run.
+    pub fn start(&self, busy_after_ms: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.started.store(now, Relaxed);
+        self.busy_after_ms.store(busy_after_ms, Relaxed);
+        self.handed_off.store(false, Relaxed);
+    }
+
+    /// How long the running script has run.
+    pub fn elapsed(&self) -> std::time::Duration {
+        let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let started = self.started.load(std::sync::atomic::Ordering::Relaxed);
+        std::time::Duration::from_nanos(now.saturating_sub(started))
+    }
 }
 
 /// Builds an interpreter; fails only if Lua cannot allocate.
@@ -93,7 +148,16 @@ pub fn new_vm() -> mlua::Result<Vm> {
         handler,
         prims,
         globals_raw,
+        names: RunNames {
+            active: lua.create_string("active")?,
+            call: lua.create_string("call")?,
+            resp: lua.create_string("resp")?,
+            keys: lua.create_string("KEYS")?,
+            argv: lua.create_string("ARGV")?,
+        },
         lua,
+        clock: std::sync::Arc::new(RunClock::new()),
+        hooked: std::cell::Cell::new(false),
     })
 }
 

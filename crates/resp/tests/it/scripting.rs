@@ -417,6 +417,69 @@ fn slow_script_gets_busy_then_script_kill() {
     assert!(text(&c.read_reply()).contains("Script killed by user"));
 }
 
+/// With one connection thread (as `sluice serve` runs) the script runs inline on the thread
+/// that also serves the other clients: once it runs long, they move to another thread, get
+/// BUSY and can kill it, including a client connected before the script started.
+#[test]
+fn a_long_script_frees_its_connection_thread() {
+    let server = Sluice::start_with(sluice_resp::Config {
+        io_threads: 1,
+        ..sluice_resp::Config::default()
+    });
+    let mut c = client(&server);
+    let mut other = client(&server);
+    assert_eq!(text(&other.call(&["PING"])), "+PONG\r\n");
+    assert_eq!(
+        text(&c.call(&["CONFIG", "SET", "busy-reply-threshold", "100"])),
+        "+OK\r\n"
+    );
+    for _ in 0..2 {
+        c.send_raw(&RawClient::encode(&["EVAL", "while true do end", "0"]));
+        std::thread::sleep(Duration::from_millis(150));
+        let started = Instant::now();
+        assert_eq!(
+            text(&other.call(&["GET", "x"])),
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(text(&other.call(&["SCRIPT", "KILL"])), "+OK\r\n");
+        let reply = text(&c.read_reply());
+        assert!(reply.contains("Script killed by user"), "{reply}");
+        // Both connections go on being served (the second round runs on the new thread).
+        assert_eq!(text(&c.call(&["PING"])), "+PONG\r\n");
+        assert_eq!(text(&other.call(&["PING"])), "+PONG\r\n");
+    }
+    // Short scripts keep running inline.
+    for i in 0..100 {
+        let reply = text(&c.call(&["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"]));
+        assert_eq!(reply, format!(":{}\r\n", i + 1));
+    }
+}
+
+/// Tens of thousands of runs in a row leave nothing behind on the interpreter (a slot leaked
+/// per run overflows Lua's stack after about 8,000).
+#[test]
+fn many_runs_keep_the_interpreter_balanced() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    let sha = text(&c.call(&[
+        "SCRIPT",
+        "LOAD",
+        "redis.call('INCRBY', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])",
+    ]));
+    let sha = sha.trim_start_matches("$40\r\n").trim_end();
+    let one = RawClient::encode(&["EVALSHA", sha, "1", "counter", "1"]);
+    for round in 0..4 {
+        let batch: Vec<u8> = one.repeat(5000);
+        c.send_raw(&batch);
+        for i in 0..5000 {
+            let reply = text(&c.read_reply());
+            let n = (round * 5000 + i + 1).to_string();
+            assert_eq!(reply, format!("${}\r\n{n}\r\n", n.len()));
+        }
+    }
+}
+
 #[test]
 fn harness_stops_endless_and_hungry_scripts() {
     let harness =
