@@ -36,6 +36,10 @@ pub struct RestArgs {
     /// The sluice binary (default: the one next to this benchmark).
     #[arg(long)]
     sluice: Option<PathBuf>,
+    /// `jwt_cache_max_lifetime` of the authenticating server in the auth case (0: each
+    /// request verifies its token).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) jwt_cache: u64,
     /// Connections of the serve pool.
     #[arg(long, default_value_t = 8)]
     pub(crate) pool_size: usize,

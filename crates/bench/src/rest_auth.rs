@@ -79,11 +79,12 @@ pub(crate) fn run(
 ) -> Result<()> {
     let title = format!(
         "GET by key with an HS256 token and an RLS policy on its claims, 64 HTTP connections \
-         (wrk -t2 -c64), serve pools of {}",
-        args.pool_size
+         (wrk -t2 -c64), serve pools of {}, jwt_cache_max_lifetime {}",
+        args.pool_size, args.jwt_cache
     );
     prepare(target)?;
     let token = token(args.scale)?;
+    let cache_lifetime = args.jwt_cache.to_string();
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -97,6 +98,7 @@ pub(crate) fn run(
         &[
             ("SLUICE_REST_JWT_SECRET", SECRET),
             ("SLUICE_REST_ANON_ROLE", ANON_ROLE),
+            ("SLUICE_REST_JWT_CACHE_MAX_LIFETIME", &cache_lifetime),
         ],
     )?;
     let bearer = format!("Bearer {token}");

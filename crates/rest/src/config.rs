@@ -63,6 +63,9 @@ pub struct RestConfig {
     /// (PostgREST's `db-pre-request`, `name` or `schema.name`): it may raise to refuse the
     /// request, and the `response.headers` / `response.status` it sets shape the answer.
     pub pre_request: Option<String>,
+    /// Seconds a verified token's identity is kept (PostgREST's `jwt-cache-max-lifetime`); 0:
+    /// every token is verified each time.
+    pub jwt_cache_max_lifetime: u64,
 }
 
 impl Default for RestConfig {
@@ -77,6 +80,7 @@ impl Default for RestConfig {
             jwt: None,
             cors_allowed_origins: Vec::new(),
             pre_request: None,
+            jwt_cache_max_lifetime: 0,
         }
     }
 }

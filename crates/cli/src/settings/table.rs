@@ -156,6 +156,10 @@ settings! {
         /// (PostgREST's db-pre-request), `name` or `schema.name`: it may raise to refuse the
         /// request, and the response.headers / response.status it sets shape the answer.
         pre_request: Option<String> = None, sample "public.check_request";
+        /// Seconds a verified token's role and claims are kept, so the same token skips its
+        /// signature check (PostgREST's jwt-cache-max-lifetime); never past the token's exp.
+        /// 0: every request verifies its token.
+        jwt_cache_max_lifetime: u64 = 0;
     }
 
     [resp] RespSection {
@@ -436,6 +440,7 @@ impl Settings {
             anon_role: r.anon_role.clone().filter(|role| !role.is_empty()),
             cors_allowed_origins: r.cors_allowed_origins.clone(),
             pre_request: r.pre_request.clone().filter(|f| !f.is_empty()),
+            jwt_cache_max_lifetime: r.jwt_cache_max_lifetime,
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,

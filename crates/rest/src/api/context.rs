@@ -38,30 +38,48 @@ impl RequestContext {
         path: &str,
         headers: &http::HeaderMap,
     ) -> RequestContext {
-        let mut header_map = serde_json::Map::new();
-        let mut cookies = serde_json::Map::new();
-        for (name, value) in headers {
+        // JSON objects written straight out (one buffer each): this runs on every request with
+        // a context. A header given twice counts with its last value, as a map would keep it.
+        use sluice_formats::encode::write_json_str;
+        let mut headers_json = Vec::with_capacity(256);
+        let mut cookies_json = Vec::with_capacity(16);
+        headers_json.push(b'{');
+        cookies_json.push(b'{');
+        for name in headers.keys() {
+            let Some(value) = headers.get_all(name).iter().next_back() else {
+                continue;
+            };
             let Ok(value) = value.to_str() else { continue };
             if name == http::header::COOKIE {
                 for pair in value.split(';') {
                     if let Some((k, v)) = pair.trim().split_once('=') {
-                        cookies.insert(k.to_string(), serde_json::Value::String(v.to_string()));
+                        if cookies_json.len() > 1 {
+                            cookies_json.push(b',');
+                        }
+                        write_json_str(&mut cookies_json, k);
+                        cookies_json.push(b':');
+                        write_json_str(&mut cookies_json, v);
                     }
                 }
             }
-            header_map.insert(
-                name.as_str().to_string(),
-                serde_json::Value::String(value.to_string()),
-            );
+            if headers_json.len() > 1 {
+                headers_json.push(b',');
+            }
+            write_json_str(&mut headers_json, name.as_str());
+            headers_json.push(b':');
+            write_json_str(&mut headers_json, value);
         }
+        headers_json.push(b'}');
+        cookies_json.push(b'}');
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap_or_else(|_| "{}".to_string());
         RequestContext {
             role: identity.role,
             claims_json: identity.claims_json,
             search_path: sluice_pg::sql::quote_ident(schema),
             method: method.as_str().to_string(),
             path: path.to_string(),
-            headers_json: serde_json::Value::Object(header_map).to_string(),
-            cookies_json: serde_json::Value::Object(cookies).to_string(),
+            headers_json: text(headers_json),
+            cookies_json: text(cookies_json),
             pre_request: None,
             timezone: None,
         }
@@ -220,7 +238,47 @@ impl Shaping {
 
 #[cfg(test)]
 mod tests {
-    use super::Shaping;
+    use super::{RequestContext, Shaping};
+
+    #[test]
+    fn headers_and_cookies_become_json_objects() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "x-quote",
+            http::HeaderValue::from_static(r#"say "hi" \ there"#),
+        );
+        headers.append("accept", http::HeaderValue::from_static("text/csv"));
+        headers.append("accept", http::HeaderValue::from_static("application/json"));
+        headers.insert("cookie", http::HeaderValue::from_static("a=1; b=two"));
+        let identity = crate::auth::Identity {
+            role: None,
+            claims_json: None,
+        };
+        let context = RequestContext::new(identity, "public", &http::Method::GET, "/x", &headers);
+        let parsed: serde_json::Value = serde_json::from_str(&context.headers_json).unwrap();
+        assert_eq!(parsed["x-quote"], r#"say "hi" \ there"#);
+        assert_eq!(
+            parsed["accept"], "application/json",
+            "the last of a repeated header"
+        );
+        assert_eq!(parsed["cookie"], "a=1; b=two");
+        let cookies: serde_json::Value = serde_json::from_str(&context.cookies_json).unwrap();
+        assert_eq!(cookies, serde_json::json!({"a": "1", "b": "two"}));
+        let empty = RequestContext::new(
+            crate::auth::Identity {
+                role: None,
+                claims_json: None,
+            },
+            "public",
+            &http::Method::GET,
+            "/x",
+            &http::HeaderMap::new(),
+        );
+        assert_eq!(
+            (empty.headers_json.as_str(), empty.cookies_json.as_str()),
+            ("{}", "{}")
+        );
+    }
 
     #[test]
     fn response_settings_parse_as_postgrest_reads_them() {

@@ -72,6 +72,8 @@ pub struct RestApi {
     /// The server's time zone names (`pg_timezone_names`), read when a request first asks for
     /// one with `Prefer: timezone`.
     timezones: tokio::sync::OnceCell<std::collections::HashSet<String>>,
+    /// Identities of verified tokens, when `jwt_cache_max_lifetime` is set.
+    jwt_cache: Option<crate::auth::JwtCache>,
 }
 
 /// The relation or routine a request is for, in its schema, with the context it runs in.
@@ -97,6 +99,11 @@ impl Target {
 impl RestApi {
     /// The API over `pool`, answering from `schema` with the settings in `config`.
     pub fn new(pool: sluice_pg::Pool, config: RestConfig, schema: SchemaSource) -> RestApi {
+        let jwt_cache = (config.jwt_cache_max_lifetime > 0).then(|| {
+            crate::auth::JwtCache::new(std::time::Duration::from_secs(
+                config.jwt_cache_max_lifetime,
+            ))
+        });
         RestApi {
             pool,
             config,
@@ -104,6 +111,7 @@ impl RestApi {
             multiplexer: std::sync::OnceLock::new(),
             needs_catalog: Default::default(),
             timezones: tokio::sync::OnceCell::new(),
+            jwt_cache,
         }
     }
 
@@ -180,11 +188,13 @@ impl RestApi {
         request: Request,
         http: HttpContext,
     ) -> Response {
-        let identity = match crate::auth::authenticate(
-            self.config.jwt.as_deref(),
-            self.config.anon_role.as_deref(),
-            request.headers().get(header::AUTHORIZATION),
-        ) {
+        let (jwt, anon_role) = (self.config.jwt.as_deref(), self.config.anon_role.as_deref());
+        let authorization = request.headers().get(header::AUTHORIZATION);
+        let identity = match &self.jwt_cache {
+            Some(cache) => cache.authenticate(jwt, anon_role, authorization),
+            None => crate::auth::authenticate(jwt, anon_role, authorization),
+        };
+        let identity = match identity {
             Ok(identity) => identity,
             Err(error) => return error_response(&error),
         };

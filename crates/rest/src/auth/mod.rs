@@ -93,6 +93,67 @@ pub fn authenticate(
     })
 }
 
+/// Identities of tokens verified recently (PostgREST's `jwt-cache-max-lifetime`): a token seen
+/// again skips the signature check and the claims' parsing until its `exp` or the cache's
+/// lifetime, whichever comes first. Bounded: when full, it starts over.
+#[derive(Debug)]
+pub struct JwtCache {
+    max_lifetime: std::time::Duration,
+    entries:
+        parking_lot::Mutex<std::collections::HashMap<Box<str>, (Identity, std::time::Instant)>>,
+}
+
+/// The most tokens a cache holds.
+const CACHE_CAPACITY: usize = 65_536;
+
+impl JwtCache {
+    /// A cache keeping entries at most `max_lifetime`.
+    pub fn new(max_lifetime: std::time::Duration) -> JwtCache {
+        JwtCache {
+            max_lifetime,
+            entries: parking_lot::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// As [`authenticate`], answering a token verified before from the cache.
+    pub fn authenticate(
+        &self,
+        config: Option<&JwtConfig>,
+        anon_role: Option<&str>,
+        authorization: Option<&http::HeaderValue>,
+    ) -> Result<Identity, ApiError> {
+        let token = authorization.and_then(|h| h.to_str().ok());
+        let now = std::time::Instant::now();
+        if let Some(token) = token
+            && let Some((identity, until)) = self.entries.lock().get(token)
+            && now < *until
+        {
+            return Ok(identity.clone());
+        }
+        let identity = authenticate(config, anon_role, authorization)?;
+        if let (Some(token), Some(claims)) = (token, &identity.claims_json) {
+            let mut until = now + self.max_lifetime;
+            // Never past the token's own expiry.
+            if let Some(exp) = serde_json::from_str::<serde_json::Value>(claims)
+                .ok()
+                .and_then(|c| c.get("exp").and_then(serde_json::Value::as_u64))
+            {
+                let unix_now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                until =
+                    until.min(now + std::time::Duration::from_secs(exp.saturating_sub(unix_now)));
+            }
+            let mut entries = self.entries.lock();
+            if entries.len() >= CACHE_CAPACITY {
+                entries.clear();
+            }
+            entries.insert(token.into(), (identity.clone(), until));
+        }
+        Ok(identity)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +185,41 @@ mod tests {
             prop_assert_eq!(error.status, StatusCode::UNAUTHORIZED);
             prop_assert!(error.www_authenticate.is_some());
         }
+    }
+
+    #[test]
+    fn the_cache_answers_a_token_seen_before_and_never_an_expired_one() {
+        let config = config();
+        let cache = JwtCache::new(std::time::Duration::from_secs(60));
+        // {"role": "rest_web_user", "sub": "alice"}
+        let alice = http::HeaderValue::from_static(
+            "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoicmVzdF93ZWJfdXNlciIsInN1YiI6ImFsaWNlIn0.eQzLzo6JL9eGBSsRwpQt_xmn-bZcrpoFkxa5ZMbcLY8",
+        );
+        let first = cache
+            .authenticate(Some(&config), Some("anon"), Some(&alice))
+            .unwrap();
+        let again = cache
+            .authenticate(Some(&config), Some("anon"), Some(&alice))
+            .unwrap();
+        assert_eq!(first, again);
+        assert_eq!(first.role.as_deref(), Some("rest_web_user"));
+        assert_eq!(cache.entries.lock().len(), 1);
+        // A refused token is not kept, and is refused again.
+        let forged = http::HeaderValue::from_static("Bearer a.b.c");
+        for _ in 0..2 {
+            assert!(
+                cache
+                    .authenticate(Some(&config), Some("anon"), Some(&forged))
+                    .is_err()
+            );
+        }
+        assert_eq!(cache.entries.lock().len(), 1);
+        // No token: the anonymous role, nothing cached.
+        let anonymous = cache
+            .authenticate(Some(&config), Some("anon"), None)
+            .unwrap();
+        assert_eq!(anonymous.role.as_deref(), Some("anon"));
+        assert_eq!(cache.entries.lock().len(), 1);
     }
 
     #[test]
