@@ -10,6 +10,8 @@ mod hyperloglog;
 mod keys;
 mod lcs;
 mod lists;
+pub mod maxmemory;
+pub mod notify;
 mod pops;
 mod pubsub;
 mod scripting;
@@ -247,6 +249,12 @@ pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             return;
         }
     }
+    if cx.store.held()
+        && cx.shared.maxmemory.load(Ordering::Relaxed) != 0
+        && !maxmemory::admit(cx, cmd)
+    {
+        return;
+    }
     if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {
         tx::queue(cx, cmd, args);
         return;
@@ -262,6 +270,14 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
         .store(cmd.index, Ordering::Relaxed);
     cx.session.commands_run += 1;
     (cmd.handler)(cx, args);
+    if cx.store.held() {
+        let flags = cx.store.get().notify_flags();
+        if flags != 0 {
+            notify::command_events(cx, cmd.name, args);
+            let events = cx.store.get().take_events();
+            notify::publish_events(cx, events, flags);
+        }
+    }
     if cx.session.multi.is_none() && !cx.session.in_exec {
         cx.store.after_command();
     }

@@ -18,6 +18,7 @@ pub fn get(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         Ok(None) => {
             cx.out.null();
             store.misses += 1;
+            store.key_event(db, crate::engine::notify::KEY_MISS, b"keymiss", args.get(1));
         }
         Err(WrongType) => cx.out.error(WRONGTYPE),
     }
@@ -32,6 +33,7 @@ fn store_string(cx: &mut Cx<'_, '_>, key: &[u8], value: &[u8], expire_at: Option
         Some(Entry {
             value: Value::Str(old),
             expire_at: current,
+            ..
         }) => {
             old.assign(value);
             let current = *current;

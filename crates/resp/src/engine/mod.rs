@@ -12,6 +12,8 @@ mod compact;
 mod db;
 pub mod geohash;
 pub mod hll;
+pub mod memory;
+pub mod notify;
 mod ordered;
 pub mod stream;
 mod stream_group;
@@ -26,6 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use memory::{AccessMode, Eviction, Policy};
+pub use notify::KeyEvent;
 pub use stream::{Stream, StreamId};
 pub use zset::{LexBound, ScoreBound, ZSet};
 
@@ -68,6 +72,14 @@ pub struct Store {
     pub hits: u64,
     /// Lookups that found none (INFO keyspace_misses).
     pub misses: u64,
+    /// The maxmemory policy, its eviction pool and counter (`memory`).
+    pub eviction: Eviction,
+    /// Keyspace notification classes published (`notify`); 0 when off.
+    notify: u32,
+    /// Keyspace events waiting to be published (`notify`).
+    events: Vec<KeyEvent>,
+    /// Keys changed by the running command, while notifications are on.
+    touched: Vec<(usize, Key)>,
 }
 
 impl Store {
@@ -80,6 +92,10 @@ impl Store {
             blocking: Blocking::default(),
             hits: 0,
             misses: 0,
+            eviction: Eviction::default(),
+            notify: 0,
+            events: Vec::new(),
+            touched: Vec::new(),
         }
     }
 
@@ -102,6 +118,10 @@ impl Store {
     /// Records that `key` changed: counts a change and fails the EXEC of clients watching it.
     pub fn touch(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
+        self.db(db).remeasure(key);
+        if self.notify != 0 {
+            self.touched.push((db, key.into()));
+        }
         // Blocked clients may care: a stream that got entries, a deleted stream that a group
         // reader waits on.
         if !self.blocking.is_empty() {

@@ -310,6 +310,11 @@ fn redis_call(
             .wrote
             .store(true, Ordering::SeqCst);
     }
+    if cmd::maxmemory::refused_in_script(ctx.shared, ctx.store.get(), command) {
+        let t = lua.create_table()?;
+        t.raw_set("err", cmd::maxmemory::OOM)?;
+        return Ok((Value::Table(t), true));
+    }
     if matches!(command.name, "xread" | "xreadgroup")
         && args.from(1).any(|a| a.eq_ignore_ascii_case(b"block"))
     {
