@@ -289,7 +289,7 @@ fn encode_push(out: &mut Out, msg: &PushMsg) {
         }
         None => {
             out.push(3);
-            out.bulk(b"message");
+            out.bulk(if msg.shard { b"smessage" } else { b"message" });
         }
     }
     out.bulk(&msg.channel);
@@ -303,7 +303,12 @@ async fn cleanup(shared: &Shared, session: &mut Session) {
         shared
             .hub
             .lock()
-            .leave(session.id, &mut session.channels, &mut session.patterns);
+            .leave(
+                session.id,
+                &mut session.channels,
+                &mut session.patterns,
+                &mut session.shard_channels,
+            );
     }
     if !session.watched.is_empty() {
         store_async(shared)

@@ -1,4 +1,4 @@
-//! Pub/sub hub: channel and pattern subscribers, message fan-out to connection queues.
+//! Pub/sub hub: channel, pattern and shard-channel subscribers, message fan-out to connection queues.
 
 use std::collections::{HashMap, HashSet};
 
@@ -15,6 +15,8 @@ use crate::engine::Key;
 pub struct PushMsg {
     /// The pattern that matched, for `pmessage`.
     pub pattern: Option<Bytes>,
+    /// Published with SPUBLISH to a shard channel (`smessage`).
+    pub shard: bool,
     pub channel: Bytes,
     pub payload: Bytes,
 }
@@ -80,6 +82,9 @@ type Subscribers = HashMap<u64, PushQueue>;
 pub struct Hub {
     channels: HashMap<Key, Subscribers>,
     patterns: HashMap<Key, Subscribers>,
+    /// Shard channels (SSUBSCRIBE): a namespace of their own, without patterns. A single
+    /// node owns every slot, so all of them live here.
+    shards: HashMap<Key, Subscribers>,
 }
 
 impl Hub {
@@ -111,14 +116,76 @@ impl Hub {
         }
     }
 
-    /// Removes `client` from all its `channels` and `patterns`, emptying both (RESET, disconnect).
-    pub fn leave(&mut self, client: u64, channels: &mut HashSet<Key>, patterns: &mut HashSet<Key>) {
+    /// Removes `client` from all its `channels`, `patterns` and `shards`, emptying them
+    /// (RESET, disconnect).
+    pub fn leave(
+        &mut self,
+        client: u64,
+        channels: &mut HashSet<Key>,
+        patterns: &mut HashSet<Key>,
+        shards: &mut HashSet<Key>,
+    ) {
         for name in channels.drain() {
             self.unsubscribe(false, &name, client);
         }
         for name in patterns.drain() {
             self.unsubscribe(true, &name, client);
         }
+        for name in shards.drain() {
+            self.shard_unsubscribe(&name, client);
+        }
+    }
+
+    /// Adds `client` to the subscribers of a shard channel (SSUBSCRIBE).
+    pub fn shard_subscribe(&mut self, name: &[u8], client: u64, tx: &PushQueue) {
+        self.shards
+            .entry(name.into())
+            .or_default()
+            .insert(client, tx.clone());
+    }
+
+    /// Removes `client` from a shard channel, and the channel once unused.
+    pub fn shard_unsubscribe(&mut self, name: &[u8], client: u64) {
+        if let Some(subs) = self.shards.get_mut(name) {
+            subs.remove(&client);
+            if subs.is_empty() {
+                self.shards.remove(name);
+            }
+        }
+    }
+
+    /// Sends `payload` to the subscribers of shard channel `channel` (SPUBLISH); returns how
+    /// many received it.
+    pub fn shard_publish(&self, channel: &[u8], payload: &[u8]) -> usize {
+        let Some(subs) = self.shards.get(channel) else {
+            return 0;
+        };
+        let channel = Bytes::copy_from_slice(channel);
+        let payload = Bytes::copy_from_slice(payload);
+        subs.values()
+            .filter(|tx| {
+                tx.send(PushMsg {
+                    pattern: None,
+                    shard: true,
+                    channel: channel.clone(),
+                    payload: payload.clone(),
+                })
+            })
+            .count()
+    }
+
+    /// Shard channels with a subscriber matching `pattern` (PUBSUB SHARDCHANNELS).
+    pub fn shard_channels(&self, pattern: Option<&[u8]>) -> Vec<Key> {
+        self.shards
+            .keys()
+            .filter(|c| pattern.is_none_or(|p| crate::glob::matches(p, c, false)))
+            .cloned()
+            .collect()
+    }
+
+    /// Subscribers of one shard channel (PUBSUB SHARDNUMSUB).
+    pub fn shard_numsub(&self, channel: &[u8]) -> usize {
+        self.shards.get(channel).map_or(0, HashMap::len)
     }
 
     /// Sends `payload` to the subscribers of `channel` and of matching patterns; returns how many
@@ -131,6 +198,7 @@ impl Hub {
             for tx in subs.values() {
                 let msg = PushMsg {
                     pattern: None,
+                    shard: false,
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };
@@ -147,6 +215,7 @@ impl Hub {
             for tx in subs.values() {
                 let msg = PushMsg {
                     pattern: Some(pattern.clone()),
+                    shard: false,
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };

@@ -116,6 +116,8 @@ pub struct Session {
     pub watched_volatile: Vec<(usize, Key)>,
     pub channels: HashSet<Key>,
     pub patterns: HashSet<Key>,
+    /// Shard channels subscribed with SSUBSCRIBE.
+    pub shard_channels: HashSet<Key>,
     pub push_tx: PushQueue,
     pub info: Arc<ClientInfo>,
     pub action: Action,
@@ -142,6 +144,7 @@ impl Session {
             watched_volatile: Vec::new(),
             channels: HashSet::new(),
             patterns: HashSet::new(),
+            shard_channels: HashSet::new(),
             push_tx,
             info,
             action: Action::Continue,
@@ -161,8 +164,9 @@ impl Session {
         }
     }
 
-    /// Channels plus patterns subscribed.
+    /// Channels, patterns and shard channels subscribed (a RESP2 client with any is in
+    /// pub/sub mode).
     pub fn subscriptions(&self) -> usize {
-        self.channels.len() + self.patterns.len()
+        self.channels.len() + self.patterns.len() + self.shard_channels.len()
     }
 }

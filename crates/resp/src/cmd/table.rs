@@ -297,6 +297,9 @@ const ROWS: &[Row] = &[
     ("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 0, 0, 0, "pubsub", pubsub::punsubscribe),
     ("publish", 3, PUBSUB | LOADING | STALE | FAST, 0, 0, 0, "pubsub", pubsub::publish),
     ("pubsub", -2, PUBSUB | LOADING | STALE, 0, 0, 0, "pubsub", pubsub::pubsub),
+    ("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 1, -1, 1, "pubsub", pubsub::ssubscribe),
+    ("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 1, -1, 1, "pubsub", pubsub::sunsubscribe),
+    ("spublish", 3, PUBSUB | LOADING | STALE | FAST, 1, 1, 1, "pubsub", pubsub::spublish),
 ];
 
 /// Every command, in table order.

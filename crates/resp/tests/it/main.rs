@@ -6,6 +6,7 @@ mod compat;
 mod config_set;
 mod differential;
 mod frame_props;
+mod memory_clients;
 mod script_clients;
 mod scripting;
 mod types_clients;
