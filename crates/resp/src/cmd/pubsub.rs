@@ -8,7 +8,7 @@ use crate::engine::Key;
 /// Replies one (un)subscribe confirmation: `[kind, name, count]` as a push. The count is of
 /// shard channels for the sharded kinds, else of channels and patterns (as Redis counts).
 fn confirm(cx: &mut Cx<'_, '_>, kind: &[u8], name: Option<&[u8]>) {
-    let count = if kind.starts_with(b"s") {
+    let count = if kind == b"ssubscribe" || kind == b"sunsubscribe" {
         cx.session.shard_channels.len()
     } else {
         cx.session.channels.len() + cx.session.patterns.len()

@@ -270,3 +270,105 @@ print("notifications ok")
 fn redis_py_keyspace_notifications() {
     run_python(NOTIFY_SCRIPT, "keyspace notifications");
 }
+
+const SHARDED_SCRIPT: &str = r##"
+import sys, time, redis
+port, proto = int(sys.argv[1]), int(sys.argv[2])
+r = redis.Redis(port=port, protocol=proto, decode_responses=True)
+
+def next_message(p):
+    deadline = time.time() + 2
+    while time.time() < deadline:
+        m = p.get_message(timeout=0.1)
+        if m and m["type"] in ("message", "smessage", "pmessage"):
+            return m
+    return None
+
+p = r.pubsub()
+p.ssubscribe("orders", "users")
+p.subscribe("orders")
+for _ in range(3):
+    p.get_message(timeout=1)
+assert r.pubsub_shardchannels() == ["orders", "users"] or sorted(r.pubsub_shardchannels()) == ["orders", "users"]
+assert r.pubsub_shardchannels("u*") == ["users"]
+assert r.pubsub_shardnumsub("orders", "none") == [("orders", 1), ("none", 0)]
+# Shard channels are a namespace of their own.
+assert r.pubsub_numsub("users") == [("users", 0)]
+assert r.spublish("users", "hi") == 1
+m = next_message(p)
+assert m["type"] == "smessage" and m["channel"] == "users" and m["data"] == "hi", m
+assert r.publish("users", "nobody") == 0
+assert r.spublish("orders", "o1") == 1
+m = next_message(p)
+assert m["type"] == "smessage" and m["data"] == "o1", m
+assert r.publish("orders", "o2") == 1
+m = next_message(p)
+assert m["type"] == "message" and m["data"] == "o2", m
+p.sunsubscribe("users")
+deadline = time.time() + 2
+while r.pubsub_shardnumsub("users") != [("users", 0)] and time.time() < deadline:
+    p.get_message(timeout=0.1)
+assert r.spublish("users", "gone") == 0
+p.close()
+time.sleep(0.1)
+assert r.pubsub_shardchannels() == []
+print("sharded ok", proto)
+"##;
+
+#[test]
+fn redis_py_sharded_pubsub_resp2_and_resp3() {
+    let Some(python) = clients::require(clients::python(), "redis-py") else {
+        return;
+    };
+    let server = Sluice::start();
+    for proto in ["2", "3"] {
+        let out = Command::new(&python)
+            .args(["-c", SHARDED_SCRIPT, &server.port.to_string(), proto])
+            .output()
+            .expect("run python");
+        assert!(
+            out.status.success(),
+            "redis-py sharded pub/sub (RESP{proto}) failed:\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// The exact frames: confirmations count shard channels apart from the others, and a RESP3
+/// client gets `smessage` as a push.
+#[test]
+fn sharded_pubsub_frames() {
+    let server = Sluice::start();
+    let mut sub = common::RawClient::connect(server.port).expect("connect");
+    let mut publisher = common::RawClient::connect(server.port).expect("connect");
+    assert!(sub.call(&["HELLO", "3"]).starts_with(b"%"));
+    assert_eq!(
+        sub.call(&["SUBSCRIBE", "a"]),
+        b">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        sub.call(&["SSUBSCRIBE", "a"]),
+        b">3\r\n$10\r\nssubscribe\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(publisher.call(&["SPUBLISH", "a", "x"]), b":1\r\n");
+    assert_eq!(
+        sub.read_reply(),
+        b">3\r\n$8\r\nsmessage\r\n$1\r\na\r\n$1\r\nx\r\n"
+    );
+    assert_eq!(
+        sub.call(&["SUNSUBSCRIBE"]),
+        b">3\r\n$12\r\nsunsubscribe\r\n$1\r\na\r\n:0\r\n"
+    );
+    assert_eq!(
+        sub.call(&["SUNSUBSCRIBE"]),
+        b">3\r\n$12\r\nsunsubscribe\r\n_\r\n:0\r\n"
+    );
+    // RESP2: a client with only shard subscriptions is in pub/sub mode too.
+    let mut resp2 = common::RawClient::connect(server.port).expect("connect");
+    assert_eq!(
+        resp2.call(&["SSUBSCRIBE", "b"]),
+        b"*3\r\n$10\r\nssubscribe\r\n$1\r\nb\r\n:1\r\n"
+    );
+    assert!(resp2.call(&["GET", "k"]).starts_with(b"-ERR Can't execute 'get'"));
+}
