@@ -14,6 +14,7 @@ pub mod geohash;
 pub mod hll;
 pub mod memory;
 pub mod notify;
+pub mod rdb;
 mod ordered;
 pub mod stream;
 mod stream_group;
