@@ -3,6 +3,7 @@
 mod bitmaps;
 mod common;
 mod connection;
+mod dump;
 mod geo;
 mod getkeys;
 mod hashes;

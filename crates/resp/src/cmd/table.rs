@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub,
+    Handler, bitmaps, connection, dump, geo, hashes, hyperloglog, keys, lcs, lists, pops, pubsub,
     scripting, server, sets, sort, stream_groups, stream_info, streams, strings, tx, zsets,
     zsets_multi,
 };
@@ -124,6 +124,8 @@ const ROWS: &[Row] = &[
     ("pexpiretime", 2, RF, 1, 1, 1, "generic", keys::pexpiretime),
     ("persist", 2, WRITE | FAST, 1, 1, 1, "generic", keys::persist),
     ("randomkey", 1, R, 0, 0, 0, "generic", keys::randomkey),
+    ("dump", 2, R, 1, 1, 1, "generic", dump::dump),
+    ("restore", -4, W, 1, 1, 1, "generic", dump::restore),
     // strings
     ("get", 2, RF, 1, 1, 1, "string", strings::get),
     ("set", -3, W, 1, 1, 1, "string", strings::set),

@@ -5,6 +5,7 @@ mod common;
 mod compat;
 mod config_set;
 mod differential;
+mod dump_restore;
 mod frame_props;
 mod memory_clients;
 mod script_clients;

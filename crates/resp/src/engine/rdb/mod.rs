@@ -97,10 +97,17 @@ pub fn dump(value: &Value) -> Option<Vec<u8>> {
         }
         Value::Stream(_) => return None,
     }
+    Some(with_footer(&out))
+}
+
+/// `body` followed by the version and checksum footer (DUMP's payload shape).
+pub fn with_footer(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 10);
+    out.extend_from_slice(body);
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    Some(out)
+    out
 }
 
 fn write_len(out: &mut Vec<u8>, len: u64) {
