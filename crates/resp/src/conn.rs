@@ -300,15 +300,12 @@ fn encode_push(out: &mut Out, msg: &PushMsg) {
 async fn cleanup(shared: &Shared, session: &mut Session) {
     shared.clients.lock().remove(&session.id);
     if session.subscriptions() > 0 {
-        shared
-            .hub
-            .lock()
-            .leave(
-                session.id,
-                &mut session.channels,
-                &mut session.patterns,
-                &mut session.shard_channels,
-            );
+        shared.hub.lock().leave(
+            session.id,
+            &mut session.channels,
+            &mut session.patterns,
+            &mut session.shard_channels,
+        );
     }
     if !session.watched.is_empty() {
         store_async(shared)

@@ -7,8 +7,7 @@
 
 use super::{Args, Cx};
 use crate::engine::notify::{
-    self, GENERIC, HASH, KEYEVENT, KEYSPACE, KeyEvent, LIST, SET, STREAM,
-    STRING, ZSET,
+    self, GENERIC, HASH, KEYEVENT, KEYSPACE, KeyEvent, LIST, SET, STREAM, STRING, ZSET,
 };
 
 type Events = Vec<(u32, &'static [u8])>;
@@ -234,7 +233,11 @@ pub fn publish_events(cx: &Cx<'_, '_>, events: Vec<KeyEvent>, flags: u32) {
 }
 
 /// Publishes `events` (also used by the expiry cron, which has no client).
-pub(crate) fn publish(hub: &parking_lot::Mutex<crate::hub::Hub>, events: Vec<KeyEvent>, flags: u32) {
+pub(crate) fn publish(
+    hub: &parking_lot::Mutex<crate::hub::Hub>,
+    events: Vec<KeyEvent>,
+    flags: u32,
+) {
     if events.is_empty() || flags & (KEYSPACE | KEYEVENT) == 0 {
         return;
     }

@@ -95,15 +95,12 @@ pub fn punsubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 /// Drops every subscription without replying (RESET).
 pub fn unsubscribe_all(cx: &mut Cx<'_, '_>) {
     let session = &mut *cx.session;
-    cx.shared
-        .hub
-        .lock()
-        .leave(
-            session.id,
-            &mut session.channels,
-            &mut session.patterns,
-            &mut session.shard_channels,
-        );
+    cx.shared.hub.lock().leave(
+        session.id,
+        &mut session.channels,
+        &mut session.patterns,
+        &mut session.shard_channels,
+    );
     publish_counts(cx);
 }
 
@@ -135,10 +132,7 @@ pub fn sunsubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
     for name in names {
         if cx.session.shard_channels.remove(&name) {
-            cx.shared
-                .hub
-                .lock()
-                .shard_unsubscribe(&name, cx.session.id);
+            cx.shared.hub.lock().shard_unsubscribe(&name, cx.session.id);
         }
         confirm(cx, b"sunsubscribe", Some(&name));
     }

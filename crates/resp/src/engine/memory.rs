@@ -216,7 +216,10 @@ impl Policy {
     pub fn volatile_only(self) -> bool {
         matches!(
             self,
-            Policy::VolatileLru | Policy::VolatileLfu | Policy::VolatileRandom | Policy::VolatileTtl
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
         )
     }
 
@@ -440,7 +443,9 @@ mod tests {
         let before = store.used_memory();
         assert!(!store.evict_to(before - 1000));
         assert_eq!(store.db(0).len(), 200);
-        store.db(0).set_expire(b"key:7", super::super::now_ms() + 60_000);
+        store
+            .db(0)
+            .set_expire(b"key:7", super::super::now_ms() + 60_000);
         assert!(!store.evict_to(before - 100_000));
         assert!(!store.db(0).contains(b"key:7"));
         assert_eq!(store.db(0).len(), 199);
@@ -449,7 +454,11 @@ mod tests {
 
     #[test]
     fn allkeys_policies_get_under_the_limit() {
-        for policy in [Policy::AllKeysLru, Policy::AllKeysLfu, Policy::AllKeysRandom] {
+        for policy in [
+            Policy::AllKeysLru,
+            Policy::AllKeysLfu,
+            Policy::AllKeysRandom,
+        ] {
             let mut store = Store::new(1);
             fill(&mut store, 500, false);
             let mode = if policy.is_lfu() {

@@ -21,7 +21,8 @@ pub const KEY_MISS: u32 = 1 << 11;
 pub const MODULE: u32 = 1 << 13;
 pub const NEW: u32 = 1 << 14;
 /// The `A` alias: every class but key misses and new keys.
-pub const ALL: u32 = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+pub const ALL: u32 =
+    GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
 
 /// The class letters in the order CONFIG GET shows them.
 const LETTERS: [(u32, char); 10] = [

@@ -8,9 +8,15 @@ use common::{RawClient, RedisServer, Sluice};
 
 /// The bytes of a bulk reply.
 fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert!(reply.starts_with(b"$"), "expected a bulk reply, got {reply:?}");
+    assert!(
+        reply.starts_with(b"$"),
+        "expected a bulk reply, got {reply:?}"
+    );
     let end = reply.iter().position(|b| *b == b'\r').expect("header end");
-    let len: usize = std::str::from_utf8(&reply[1..end]).unwrap().parse().unwrap();
+    let len: usize = std::str::from_utf8(&reply[1..end])
+        .unwrap()
+        .parse()
+        .unwrap();
     reply[end + 2..end + 2 + len].to_vec()
 }
 
@@ -25,11 +31,47 @@ fn fill(c: &mut RawClient) {
         vec!["SET".into(), "str".into(), "hello".into()],
         vec!["SET".into(), "int".into(), "-12345".into()],
         vec!["SET".into(), "lzf".into(), long.clone()],
-        vec!["RPUSH".into(), "list".into(), "a".into(), "7".into(), "-300".into(), long.clone()],
-        vec!["SADD".into(), "intset".into(), "1".into(), "-2".into(), "70000".into(), "5000000000".into()],
-        vec!["SADD".into(), "set".into(), "x".into(), "y".into(), "z".into()],
-        vec!["HSET".into(), "hash".into(), "f".into(), "v".into(), "n".into(), "12".into()],
-        vec!["ZADD".into(), "zset".into(), "1.5".into(), "a".into(), "-2".into(), "b".into(), "inf".into(), "c".into()],
+        vec![
+            "RPUSH".into(),
+            "list".into(),
+            "a".into(),
+            "7".into(),
+            "-300".into(),
+            long.clone(),
+        ],
+        vec![
+            "SADD".into(),
+            "intset".into(),
+            "1".into(),
+            "-2".into(),
+            "70000".into(),
+            "5000000000".into(),
+        ],
+        vec![
+            "SADD".into(),
+            "set".into(),
+            "x".into(),
+            "y".into(),
+            "z".into(),
+        ],
+        vec![
+            "HSET".into(),
+            "hash".into(),
+            "f".into(),
+            "v".into(),
+            "n".into(),
+            "12".into(),
+        ],
+        vec![
+            "ZADD".into(),
+            "zset".into(),
+            "1.5".into(),
+            "a".into(),
+            "-2".into(),
+            "b".into(),
+            "inf".into(),
+            "c".into(),
+        ],
     ];
     let mut big_list = vec!["RPUSH".to_owned(), "biglist".to_owned()];
     let mut big_set = vec!["SADD".to_owned(), "bigset".to_owned()];
@@ -52,8 +94,8 @@ fn fill(c: &mut RawClient) {
 }
 
 const KEYS: [&str; 12] = [
-    "str", "int", "lzf", "list", "intset", "set", "hash", "zset", "biglist", "bigset",
-    "bighash", "bigzset",
+    "str", "int", "lzf", "list", "intset", "set", "hash", "zset", "biglist", "bigset", "bighash",
+    "bigzset",
 ];
 
 /// A reply that shows the whole value the same way on both servers (sets and hashes sorted
@@ -99,7 +141,11 @@ fn keys_copy_between_redis_server_and_sluice_both_ways() {
             b"+OK\r\n",
             "Sluice refused redis-server's dump of {key}"
         );
-        assert_eq!(read_back(&mut s, key), read_back(&mut r, key), "{key} after RESTORE in Sluice");
+        assert_eq!(
+            read_back(&mut s, key),
+            read_back(&mut r, key),
+            "{key} after RESTORE in Sluice"
+        );
         // And back: Sluice's dump restores in redis-server under another name.
         let back = bulk(&call(&mut s, &[b"DUMP", key.as_bytes()]));
         let copy = format!("{key}:copy");
@@ -108,12 +154,25 @@ fn keys_copy_between_redis_server_and_sluice_both_ways() {
             b"+OK\r\n",
             "redis-server refused Sluice's dump of {key}"
         );
-        assert_eq!(read_back(&mut r, &copy), read_back(&mut r, key), "{key} back in redis-server");
+        assert_eq!(
+            read_back(&mut r, &copy),
+            read_back(&mut r, key),
+            "{key} back in redis-server"
+        );
     }
     // Sluice's lists are listpack quicklists redis-server can keep working on.
-    assert_eq!(call(&mut r, &[b"LPUSH", b"biglist:copy", b"new"]), b":1001\r\n");
-    assert_eq!(call(&mut r, &[b"LINDEX", b"biglist:copy", b"-1"]), b"$8\r\nitem-999\r\n");
-    assert_eq!(call(&mut r, &[b"LINDEX", b"biglist:copy", b"500"]), b"$8\r\nitem-499\r\n");
+    assert_eq!(
+        call(&mut r, &[b"LPUSH", b"biglist:copy", b"new"]),
+        b":1001\r\n"
+    );
+    assert_eq!(
+        call(&mut r, &[b"LINDEX", b"biglist:copy", b"-1"]),
+        b"$8\r\nitem-999\r\n"
+    );
+    assert_eq!(
+        call(&mut r, &[b"LINDEX", b"biglist:copy", b"500"]),
+        b"$8\r\nitem-499\r\n"
+    );
 }
 
 #[test]
@@ -140,7 +199,16 @@ fn restore_options_and_errors_match_redis() {
         vec![b"RESTORE", b"new", b"x", &payload],
         vec![b"RESTORE", b"new", b"0", &payload, b"IDLETIME", b"-1"],
         vec![b"RESTORE", b"new", b"0", &payload, b"FREQ", b"256"],
-        vec![b"RESTORE", b"new", b"0", &payload, b"IDLETIME", b"1", b"FREQ", b"1"],
+        vec![
+            b"RESTORE",
+            b"new",
+            b"0",
+            &payload,
+            b"IDLETIME",
+            b"1",
+            b"FREQ",
+            b"1",
+        ],
         vec![b"RESTORE", b"new", b"0", &payload, b"BOGUS"],
         vec![b"RESTORE", b"k", b"0", &payload, b"REPLACE"],
         vec![b"RESTORE", b"t1", b"100000", &payload],
@@ -152,9 +220,17 @@ fn restore_options_and_errors_match_redis() {
     ];
     call(&mut r, &[b"SET", b"k", b"v"]);
     for args in cases {
-        assert_eq!(call(&mut s, &args), call(&mut r, &args), "{:?}", String::from_utf8_lossy(&args.concat()));
+        assert_eq!(
+            call(&mut s, &args),
+            call(&mut r, &args),
+            "{:?}",
+            String::from_utf8_lossy(&args.concat())
+        );
     }
-    for (key, low, high) in [("t1", 99_000, 100_000), ("t2", 4_102_444_800_000 - 1, 4_102_444_800_001)] {
+    for (key, low, high) in [
+        ("t1", 99_000, 100_000),
+        ("t2", 4_102_444_800_000 - 1, 4_102_444_800_001),
+    ] {
         let query: &[u8] = if key == "t2" { b"PEXPIRETIME" } else { b"PTTL" };
         let reply = call(&mut s, &[query, key.as_bytes()]);
         let text = String::from_utf8_lossy(&reply[1..reply.len() - 2]).into_owned();

@@ -370,5 +370,9 @@ fn sharded_pubsub_frames() {
         resp2.call(&["SSUBSCRIBE", "b"]),
         b"*3\r\n$10\r\nssubscribe\r\n$1\r\nb\r\n:1\r\n"
     );
-    assert!(resp2.call(&["GET", "k"]).starts_with(b"-ERR Can't execute 'get'"));
+    assert!(
+        resp2
+            .call(&["GET", "k"])
+            .starts_with(b"-ERR Can't execute 'get'")
+    );
 }

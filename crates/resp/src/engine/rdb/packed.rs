@@ -83,9 +83,15 @@ pub fn listpack(blob: &[u8]) -> Result<Vec<Vec<u8>>> {
                     let len = c.le(4, "listpack string")? as usize;
                     c.take(len, "listpack string")?.to_vec()
                 }
-                0xF1 => signed(c.le(2, "listpack int")?, 16).to_string().into_bytes(),
-                0xF2 => signed(c.le(3, "listpack int")?, 24).to_string().into_bytes(),
-                0xF3 => signed(c.le(4, "listpack int")?, 32).to_string().into_bytes(),
+                0xF1 => signed(c.le(2, "listpack int")?, 16)
+                    .to_string()
+                    .into_bytes(),
+                0xF2 => signed(c.le(3, "listpack int")?, 24)
+                    .to_string()
+                    .into_bytes(),
+                0xF3 => signed(c.le(4, "listpack int")?, 32)
+                    .to_string()
+                    .into_bytes(),
                 0xF4 => (c.le(8, "listpack int")? as i64).to_string().into_bytes(),
                 _ => return Err(bad("listpack encoding")),
             }

@@ -56,7 +56,10 @@ fn reads_what_redis_7_0_dumps() {
             "0b0e02000000030000000100020003000a00a5025ce26d6e4d1b",
             texts(&["1", "2", "3"]),
         ),
-        ("02030162016101630a0099cc80dd5982d255", texts(&["a", "b", "c"])),
+        (
+            "02030162016101630a0099cc80dd5982d255",
+            texts(&["a", "b", "c"]),
+        ),
         (
             "1012120000000400816602817602816e020701ff0a00b82adea8407ffaa8",
             texts(&["f", "v", "n", "7"]),
@@ -85,7 +88,10 @@ fn bad_footers_and_bodies_are_refused() {
     let mut flipped = good.clone();
     flipped[3] ^= 1;
     assert!(matches!(restore(&flipped), Err(RdbError::Footer)));
-    assert!(matches!(restore(&good[..good.len() - 1]), Err(RdbError::Footer)));
+    assert!(matches!(
+        restore(&good[..good.len() - 1]),
+        Err(RdbError::Footer)
+    ));
     assert!(matches!(restore(&good[..5]), Err(RdbError::Footer)));
     assert!(matches!(restore(b""), Err(RdbError::Footer)));
     // A newer format version.
@@ -122,13 +128,11 @@ fn arb_bytes() -> impl Strategy<Value = Vec<u8>> {
 fn arb_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         arb_bytes().prop_map(|b| Value::Str(b.into())),
-        prop::collection::vec(arb_bytes(), 1..200)
-            .prop_map(|items| list(items)),
+        prop::collection::vec(arb_bytes(), 1..200).prop_map(|items| list(items)),
         prop::collection::hash_set(arb_bytes(), 1..200)
             .prop_map(|items| set(items.into_iter().collect()).unwrap()),
-        prop::collection::hash_map(arb_bytes(), arb_bytes(), 1..100).prop_map(|m| {
-            hash(m.into_iter().flat_map(|(k, v)| [k, v]).collect()).unwrap()
-        }),
+        prop::collection::hash_map(arb_bytes(), arb_bytes(), 1..100)
+            .prop_map(|m| { hash(m.into_iter().flat_map(|(k, v)| [k, v]).collect()).unwrap() }),
         prop::collection::hash_map(arb_bytes(), -1e300f64..1e300, 1..100)
             .prop_map(|m| zset(m.into_iter().collect()).unwrap()),
     ]
