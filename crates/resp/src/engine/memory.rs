@@ -43,7 +43,7 @@ fn sampled(len: usize, items: impl Iterator<Item = usize>) -> usize {
         sum += bytes;
         n += 1;
     }
-    if n == 0 { 0 } else { sum * len / n }
+    (sum * len).checked_div(n).unwrap_or(0)
 }
 
 impl Value {

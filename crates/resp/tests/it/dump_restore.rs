@@ -13,10 +13,9 @@ fn bulk(reply: &[u8]) -> Vec<u8> {
         "expected a bulk reply, got {reply:?}"
     );
     let end = reply.iter().position(|b| *b == b'\r').expect("header end");
-    let len: usize = std::str::from_utf8(&reply[1..end])
-        .unwrap()
+    let len: usize = String::from_utf8_lossy(&reply[1..end])
         .parse()
-        .unwrap();
+        .expect("bulk length");
     reply[end + 2..end + 2 + len].to_vec()
 }
 
@@ -234,7 +233,7 @@ fn restore_options_and_errors_match_redis() {
         let query: &[u8] = if key == "t2" { b"PEXPIRETIME" } else { b"PTTL" };
         let reply = call(&mut s, &[query, key.as_bytes()]);
         let text = String::from_utf8_lossy(&reply[1..reply.len() - 2]).into_owned();
-        let n: i64 = text.parse().unwrap();
+        let n: i64 = text.parse().expect("an integer reply");
         assert!((low..=high).contains(&n), "{key}: {n}");
     }
 }

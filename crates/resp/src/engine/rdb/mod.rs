@@ -384,7 +384,7 @@ fn parse_score(text: &[u8]) -> Result<f64> {
 
 /// Member/score pairs from a packed sorted set (member, then score as text).
 fn scored(items: Vec<Vec<u8>>) -> Result<Vec<(Vec<u8>, f64)>> {
-    if items.is_empty() || items.len() % 2 != 0 {
+    if items.is_empty() || !items.len().is_multiple_of(2) {
         return Err(RdbError::Format("sorted set pairs"));
     }
     let mut pairs = Vec::with_capacity(items.len() / 2);
@@ -410,7 +410,7 @@ fn set(items: Vec<Vec<u8>>) -> Result<Value> {
 }
 
 fn hash(items: Vec<Vec<u8>>) -> Result<Value> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return Err(RdbError::Format("hash pairs"));
     }
     let n = items.len() / 2;

@@ -128,7 +128,7 @@ fn arb_bytes() -> impl Strategy<Value = Vec<u8>> {
 fn arb_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         arb_bytes().prop_map(|b| Value::Str(b.into())),
-        prop::collection::vec(arb_bytes(), 1..200).prop_map(|items| list(items)),
+        prop::collection::vec(arb_bytes(), 1..200).prop_map(list),
         prop::collection::hash_set(arb_bytes(), 1..200)
             .prop_map(|items| set(items.into_iter().collect()).unwrap()),
         prop::collection::hash_map(arb_bytes(), arb_bytes(), 1..100)
