@@ -46,6 +46,7 @@ pub fn apply(shared: &Shared, params: &Params, store: &mut Store) {
     }
     if limit != 0 {
         store.evict_to(limit);
+        store.take_touched();
     }
 }
 
@@ -55,7 +56,12 @@ pub fn apply(shared: &Shared, params: &Params, store: &mut Store) {
 /// EXEC counts when it queued one that does.
 pub fn admit(cx: &mut Cx<'_, '_>, cmd: &Command) -> bool {
     let limit = cx.shared.maxmemory.load(Ordering::Relaxed);
-    let under = cx.store.get().evict_to(limit);
+    let store = cx.store.get();
+    let under = store.evict_to(limit);
+    // Evicted keys are not the command's changes (their `evicted` events are queued already).
+    if store.notify_flags() != 0 {
+        store.take_touched();
+    }
     publish_evictions(cx);
     if under {
         return true;

@@ -281,6 +281,16 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
     }
     if cx.session.multi.is_none() && !cx.session.in_exec {
         cx.store.after_command();
+        if cx.store.held() {
+            // Serving blocked clients raised its own events (engine::blocking).
+            let store = cx.store.get();
+            let flags = store.notify_flags();
+            if flags != 0 {
+                store.take_touched();
+                let events = store.take_events();
+                notify::publish_events(cx, events, flags);
+            }
+        }
     }
 }
 

@@ -227,6 +227,18 @@ assert events(lambda: r.xadd("st", {"f": "v"})) == [("xadd", "st")]
 assert events(lambda: r.rename("a", "b")) == [("rename_from", "a"), ("rename_to", "b")]
 assert events(lambda: r.delete("b", "missing")) == [("del", "b")]
 assert events(lambda: r.get("missing")) == []
+# A blocked BLPOP served by an LPUSH: the push, the pop, the emptied list.
+import threading
+def blpop():
+    redis.Redis(port=port).blpop("bl", timeout=5)
+t = threading.Thread(target=blpop)
+t.start()
+for _ in range(200):
+    if r.info("clients")["blocked_clients"] == 1:
+        break
+    time.sleep(0.01)
+assert events(lambda: r.lpush("bl", "x")) == [("lpush", "bl"), ("lpop", "bl"), ("del", "bl")]
+t.join()
 # Nothing changed, nothing said.
 assert events(lambda: r.srem("s2", "nope")) == []
 
