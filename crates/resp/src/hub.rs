@@ -10,13 +10,24 @@ use tokio::sync::mpsc;
 
 use crate::engine::Key;
 
+/// What kind of push a [`PushMsg`] is.
+#[derive(Debug, Clone)]
+pub enum PushKind {
+    /// PUBLISH to a subscribed channel (`message`).
+    Message,
+    /// PUBLISH to a channel matching this pattern (`pmessage`).
+    PMessage(Bytes),
+    /// SPUBLISH to a subscribed shard channel (`smessage`).
+    SMessage,
+    /// Client-side caching: these keys changed, or (None) everything was flushed. RESP3
+    /// clients get an `invalidate` push, RESP2 ones a message on `__redis__:invalidate`.
+    Invalidate(Option<Vec<Bytes>>),
+}
+
 /// A message on its way to a subscriber; encoded by the subscriber's connection for its protocol.
 #[derive(Debug, Clone)]
 pub struct PushMsg {
-    /// The pattern that matched, for `pmessage`.
-    pub pattern: Option<Bytes>,
-    /// Published with SPUBLISH to a shard channel (`smessage`).
-    pub shard: bool,
+    pub kind: PushKind,
     pub channel: Bytes,
     pub payload: Bytes,
 }
@@ -24,7 +35,21 @@ pub struct PushMsg {
 impl PushMsg {
     /// Bytes this message holds while queued (what the output limit counts).
     pub fn size(&self) -> usize {
-        self.channel.len() + self.payload.len() + self.pattern.as_ref().map_or(0, Bytes::len) + 32
+        let extra = match &self.kind {
+            PushKind::PMessage(p) => p.len(),
+            PushKind::Invalidate(Some(keys)) => keys.iter().map(|k| k.len() + 16).sum(),
+            _ => 0,
+        };
+        self.channel.len() + self.payload.len() + extra + 32
+    }
+
+    /// A client-side caching invalidation of `keys` (None: everything).
+    pub fn invalidate(keys: Option<Vec<Bytes>>) -> Self {
+        Self {
+            kind: PushKind::Invalidate(keys),
+            channel: Bytes::from_static(b"__redis__:invalidate"),
+            payload: Bytes::new(),
+        }
     }
 }
 
@@ -62,7 +87,7 @@ impl PushQueue {
     }
 
     /// Queues a message; false when the subscriber is gone or over its limit.
-    fn send(&self, msg: PushMsg) -> bool {
+    pub fn send(&self, msg: PushMsg) -> bool {
         let size = msg.size();
         if self.backlog.bytes.load(Ordering::Relaxed) + size > PUBSUB_BACKLOG_LIMIT {
             if !self.backlog.overflowed.swap(true, Ordering::Relaxed) {
@@ -165,8 +190,7 @@ impl Hub {
         subs.values()
             .filter(|tx| {
                 tx.send(PushMsg {
-                    pattern: None,
-                    shard: true,
+                    kind: PushKind::SMessage,
                     channel: channel.clone(),
                     payload: payload.clone(),
                 })
@@ -183,6 +207,13 @@ impl Hub {
             .collect()
     }
 
+    /// Whether `client` subscribes to `channel` (RESP2 invalidations need `__redis__:invalidate`).
+    pub fn is_subscribed(&self, channel: &[u8], client: u64) -> bool {
+        self.channels
+            .get(channel)
+            .is_some_and(|subs| subs.contains_key(&client))
+    }
+
     /// Subscribers of one shard channel (PUBSUB SHARDNUMSUB).
     pub fn shard_numsub(&self, channel: &[u8]) -> usize {
         self.shards.get(channel).map_or(0, HashMap::len)
@@ -197,8 +228,7 @@ impl Hub {
         if let Some(subs) = self.channels.get(channel) {
             for tx in subs.values() {
                 let msg = PushMsg {
-                    pattern: None,
-                    shard: false,
+                    kind: PushKind::Message,
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };
@@ -214,8 +244,7 @@ impl Hub {
             let pattern = Bytes::copy_from_slice(pattern);
             for tx in subs.values() {
                 let msg = PushMsg {
-                    pattern: Some(pattern.clone()),
-                    shard: false,
+                    kind: PushKind::PMessage(pattern.clone()),
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };

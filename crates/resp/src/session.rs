@@ -33,6 +33,9 @@ pub struct ClientInfo {
     pub psubs: AtomicUsize,
     /// Commands queued in MULTI, -1 outside MULTI.
     pub multi: AtomicI64,
+    /// The connection's push queue, for invalidations other clients' writes send it
+    /// (client-side caching), set once the connection has one.
+    pub push: std::sync::OnceLock<PushQueue>,
 }
 
 impl ClientInfo {
@@ -52,6 +55,7 @@ impl ClientInfo {
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
             multi: AtomicI64::new(-1),
+            push: std::sync::OnceLock::new(),
         }
     }
 }
@@ -130,6 +134,10 @@ pub struct Session {
     pub inline_scripts: bool,
     /// The client a script's redis.call runs as (Redis's CLIENT_SCRIPT).
     pub script_client: bool,
+    /// CLIENT TRACKING is on (the options live in the store's `Tracking`).
+    pub tracking: bool,
+    /// CLIENT CACHING YES/NO, for the next command only.
+    pub caching: Option<bool>,
 }
 
 impl Session {
@@ -152,6 +160,8 @@ impl Session {
             commands_run: 0,
             inline_scripts: false,
             script_client: false,
+            tracking: false,
+            caching: None,
         }
     }
 

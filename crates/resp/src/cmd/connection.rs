@@ -174,6 +174,7 @@ pub fn reset(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.session.info.multi.store(-1, Ordering::Relaxed);
     super::tx::unwatch_all(cx);
     super::pubsub::unsubscribe_all(cx);
+    super::tracking::off(cx);
     cx.session.db = 0;
     cx.session.info.db.store(0, Ordering::Relaxed);
     cx.out.resp3 = false;
@@ -190,6 +191,9 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     match (lower.as_slice(), n) {
         (b"id", 2) => cx.out.int(cx.session.id as i64),
         (b"unblock", _) => super::pops::client_unblock(cx, args),
+        (b"tracking" | b"caching" | b"getredir" | b"trackinginfo", _) => {
+            super::tracking::client(cx, args, &lower);
+        }
         (b"getname", 2) => match cx.session.info.name.lock().as_deref() {
             Some(name) => cx.out.bulk(name),
             None => cx.out.null(),

@@ -24,6 +24,7 @@ mod stream_info;
 mod streams;
 mod strings;
 mod table;
+mod tracking;
 mod tx;
 mod zsets;
 mod zsets_multi;
@@ -270,6 +271,7 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
         .last_command
         .store(cmd.index, Ordering::Relaxed);
     cx.session.commands_run += 1;
+    tracking::before_command(cx);
     (cmd.handler)(cx, args);
     if cx.store.held() {
         let flags = cx.store.get().notify_flags();
@@ -292,6 +294,7 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
             }
         }
     }
+    tracking::after_command(cx, cmd, args);
 }
 
 impl Cx<'_, '_> {

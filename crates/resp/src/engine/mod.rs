@@ -20,6 +20,7 @@ pub mod stream;
 mod stream_group;
 mod stream_node;
 pub mod stream_read;
+pub mod tracking;
 mod zset;
 
 use std::collections::HashMap;
@@ -81,6 +82,8 @@ pub struct Store {
     events: Vec<KeyEvent>,
     /// Keys changed by the running command, while notifications are on.
     touched: Vec<(usize, Key)>,
+    /// Client-side caching: who read what, and the invalidations owed (`tracking`).
+    pub tracking: tracking::Tracking,
 }
 
 impl Store {
@@ -97,6 +100,7 @@ impl Store {
             notify: 0,
             events: Vec::new(),
             touched: Vec::new(),
+            tracking: tracking::Tracking::default(),
         }
     }
 
@@ -123,6 +127,7 @@ impl Store {
         if self.notify != 0 {
             self.touched.push((db, key.into()));
         }
+        self.tracking_touch(key);
         // Blocked clients may care: a stream that got entries, a deleted stream that a group
         // reader waits on.
         if !self.blocking.is_empty() {
@@ -180,6 +185,7 @@ impl Store {
 
     /// Empties database `db`.
     pub fn flush_db(&mut self, db: usize) {
+        self.tracking_flush();
         self.touch_existing_in(db);
         let removed = self.dbs.get(db).map_or(0, Db::len) as u64;
         self.dirty += removed;

@@ -10,4 +10,5 @@ mod frame_props;
 mod memory_clients;
 mod script_clients;
 mod scripting;
+mod tracking;
 mod types_clients;
