@@ -31,6 +31,8 @@ pub struct ClientInfo {
     pub resp: AtomicU8,
     pub subs: AtomicUsize,
     pub psubs: AtomicUsize,
+    /// Shard channels subscribed (CLIENT LIST ssub=).
+    pub ssubs: AtomicUsize,
     /// Commands queued in MULTI, -1 outside MULTI.
     pub multi: AtomicI64,
     /// The connection's push queue, for invalidations other clients' writes send it
@@ -54,6 +56,7 @@ impl ClientInfo {
             resp: AtomicU8::new(2),
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
+            ssubs: AtomicUsize::new(0),
             multi: AtomicI64::new(-1),
             push: std::sync::OnceLock::new(),
         }

@@ -293,7 +293,8 @@ fn client_line(shared: &Shared, info: &ClientInfo, text: &mut String) {
         .map_or("NULL", |c| c.name);
     let subs = info.subs.load(Ordering::Relaxed);
     let psubs = info.psubs.load(Ordering::Relaxed);
-    let flags = if subs + psubs > 0 {
+    let ssubs = info.ssubs.load(Ordering::Relaxed);
+    let flags = if subs + psubs + ssubs > 0 {
         "P"
     } else if info.multi.load(Ordering::Relaxed) >= 0 {
         "x"
@@ -303,7 +304,7 @@ fn client_line(shared: &Shared, info: &ClientInfo, text: &mut String) {
     let _ = writeln!(
         text,
         "id={} addr={} laddr={} fd=0 name={} age={age} idle={idle} flags={flags} db={} sub={subs} psub={psubs} \
-         ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
+         ssub={ssubs} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
          tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         info.id,
         info.addr,

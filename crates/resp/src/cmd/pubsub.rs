@@ -31,6 +31,10 @@ fn publish_counts(cx: &mut Cx<'_, '_>) {
         .info
         .psubs
         .store(cx.session.patterns.len(), Ordering::Relaxed);
+    cx.session
+        .info
+        .ssubs
+        .store(cx.session.shard_channels.len(), Ordering::Relaxed);
 }
 
 /// The confirmation kind of a (un)subscribe: `name` or with a `p` before it for patterns.
@@ -119,6 +123,7 @@ pub fn ssubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
         confirm(cx, b"ssubscribe", Some(name));
     }
+    publish_counts(cx);
 }
 
 pub fn sunsubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -136,6 +141,7 @@ pub fn sunsubscribe(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
         confirm(cx, b"sunsubscribe", Some(&name));
     }
+    publish_counts(cx);
 }
 
 pub fn spublish(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
