@@ -46,8 +46,8 @@ fn has_option(args: &Args<'_>, from: usize, word: &str) -> bool {
     (from..args.len()).any(|i| args.is(i, word))
 }
 
-/// The events `name` fired on `key` of database `db` (`own_db` is the client's), given
-/// whether the key exists now.
+/// The events `name` fired on `key` of database `db` (`own_db` is the client's); the
+/// caller adds `del` when the change emptied the key.
 fn events_for(name: &str, args: &Args<'_>, own_db: usize, db: usize, key: &[u8]) -> Events {
     let first = args.get(1) == key && db == own_db;
     let one = |class, event: &'static [u8]| vec![(class, event)];

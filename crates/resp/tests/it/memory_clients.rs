@@ -72,6 +72,13 @@ for i in range(100):
         refused += 1
 assert refused >= 70, refused
 assert r.get("k:1") == VAL
+# Scripts do not evict: a write inside one is refused, reads still run.
+try:
+    r.eval("return redis.call('set', 'from-script', '1')", 0)
+    raise SystemExit("expected OOM from a script's write")
+except redis.exceptions.ResponseError as e:
+    assert "command not allowed when used memory > 'maxmemory'" in str(e), e
+assert r.eval("return redis.call('get', 'k:2')", 0) == VAL
 assert r.delete("k:1") == 1
 assert r.dbsize() > 100 and evicted() == 0
 # MULTI queueing is refused too while over the limit.
