@@ -497,6 +497,13 @@ mod tests {
     }
 
     #[test]
+    fn the_accounting_words_cost_one_word_per_key() {
+        // A value (24 bytes), its expiry (8), and the measured size and access word (4 + 4).
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+        assert_eq!(std::mem::size_of::<Entry>(), 40);
+    }
+
+    #[test]
     fn lfu_counters_grow_logarithmically_and_decay() {
         let mode = AccessMode::Lfu {
             log_factor: 10,
