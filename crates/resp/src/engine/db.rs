@@ -84,8 +84,11 @@ pub struct Db {
     pub expired_count: u64,
     /// Sum of the entries' measured bytes (INFO used_memory).
     used: u64,
-    /// Index of the entry looked up last: `Store::touch` re-measures it without hashing again.
-    recent: usize,
+    /// Indexes of the entries looked up last: `Store::touch` re-measures the entry a command
+    /// just wrote without hashing its key again (a ring, so MSET's keys are all found).
+    recent: [usize; RECENT],
+    /// Next slot of `recent` to overwrite.
+    recent_at: usize,
     /// How accesses are recorded (LRU clock or LFU counter).
     pub access_mode: AccessMode,
     /// Keys that expired or were created, kept for keyspace notifications when `events` says so.
@@ -93,6 +96,9 @@ pub struct Db {
     /// Which of those to keep (set by `Store::set_notify`).
     pub(super) events: super::notify::DbEvents,
 }
+
+/// Lookups remembered for `Db::remeasure` (MSET writes up to this many keys at no extra hash).
+const RECENT: usize = 16;
 
 macro_rules! typed_access {
     ($get:ident, $get_or_new:ident, $variant:ident, $ty:ty, $new:expr) => {
@@ -141,7 +147,7 @@ impl Db {
             self.expire_index(idx);
             return None;
         }
-        self.recent = idx;
+        self.note_recent(idx);
         Some(idx)
     }
 
@@ -182,9 +188,17 @@ impl Db {
 
     /// Re-measures the entry at `key` after a change (`Store::touch`).
     pub fn remeasure(&mut self, key: &[u8]) {
-        let idx = match self.map.get_index(self.recent) {
-            Some((k, _)) if k.as_slice() == key => self.recent,
-            _ => match self.map.get_index_of(key) {
+        // Newest first: the key a command just wrote is usually the last one looked up.
+        let found = (1..=RECENT)
+            .map(|back| self.recent[(self.recent_at + RECENT - back) % RECENT])
+            .find(|&i| {
+                self.map
+                    .get_index(i)
+                    .is_some_and(|(k, _)| k.as_slice() == key)
+            });
+        let idx = match found {
+            Some(idx) => idx,
+            None => match self.map.get_index_of(key) {
                 Some(idx) => idx,
                 None => return,
             },
@@ -193,6 +207,12 @@ impl Db {
             let bytes = entry_bytes(k, &e.value);
             self.account(idx, bytes);
         }
+    }
+
+    #[inline]
+    fn note_recent(&mut self, idx: usize) {
+        self.recent[self.recent_at] = idx;
+        self.recent_at = (self.recent_at + 1) % RECENT;
     }
 
     /// Bytes the entries of this database hold.
@@ -259,7 +279,7 @@ impl Db {
                 idx
             }
         };
-        self.recent = idx;
+        self.note_recent(idx);
         self.account(idx, bytes);
     }
 
@@ -293,7 +313,7 @@ impl Db {
                 idx
             }
         };
-        self.recent = idx;
+        self.note_recent(idx);
         match self.map.get_index_mut(idx) {
             Some((_, e)) => e,
             None => unreachable!("index {idx} was just found or inserted"),
