@@ -141,6 +141,10 @@ pub struct Session {
     pub tracking: bool,
     /// CLIENT CACHING YES/NO, for the next command only.
     pub caching: Option<bool>,
+    /// CLIENT REPLY OFF: replies are dropped (pushes still go out).
+    pub reply_off: bool,
+    /// CLIENT REPLY SKIP: the next command's reply is dropped.
+    pub reply_skip_next: bool,
 }
 
 impl Session {
@@ -165,6 +169,8 @@ impl Session {
             script_client: false,
             tracking: false,
             caching: None,
+            reply_off: false,
+            reply_skip_next: false,
         }
     }
 

@@ -175,6 +175,8 @@ pub fn reset(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     super::tx::unwatch_all(cx);
     super::pubsub::unsubscribe_all(cx);
     super::tracking::off(cx);
+    cx.session.reply_off = false;
+    cx.session.reply_skip_next = false;
     cx.session.db = 0;
     cx.session.info.db.store(0, Ordering::Relaxed);
     cx.out.resp3 = false;
@@ -191,6 +193,21 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     match (lower.as_slice(), n) {
         (b"id", 2) => cx.out.int(cx.session.id as i64),
         (b"unblock", _) => super::pops::client_unblock(cx, args),
+        (b"reply", 3) => {
+            if args.is(2, "on") {
+                cx.session.reply_off = false;
+                cx.session.reply_skip_next = false;
+                cx.out.ok();
+            } else if args.is(2, "off") {
+                cx.session.reply_off = true;
+            } else if args.is(2, "skip") {
+                if !cx.session.reply_off {
+                    cx.session.reply_skip_next = true;
+                }
+            } else {
+                cx.out.error(super::SYNTAX);
+            }
+        }
         (b"tracking" | b"caching" | b"getredir" | b"trackinginfo", _) => {
             super::tracking::client(cx, args, &lower);
         }

@@ -213,8 +213,34 @@ fn lowercase<'b>(name: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b [u8]> {
     Some(dst)
 }
 
-/// Runs one command: lookup, checks, MULTI queueing, handler.
+/// Runs one command: lookup, checks, MULTI queueing, handler; then drops its reply when the
+/// client asked so (CLIENT REPLY OFF or SKIP).
 pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let skip_this = std::mem::take(&mut cx.session.reply_skip_next);
+    let start = cx.out.buf.len();
+    dispatch_command(cx, args);
+    // CLIENT REPLY OFF and SKIP drop their own reply too. (Un)subscribe confirmations are
+    // pushes, which Redis sends regardless.
+    if (cx.session.reply_off || skip_this || cx.session.reply_skip_next)
+        && !is_subscription_command(args.get(0))
+    {
+        cx.out.buf.truncate(start);
+    }
+}
+
+fn is_subscription_command(name: &[u8]) -> bool {
+    const NAMES: [&[u8]; 6] = [
+        b"subscribe",
+        b"psubscribe",
+        b"ssubscribe",
+        b"unsubscribe",
+        b"punsubscribe",
+        b"sunsubscribe",
+    ];
+    NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+}
+
+fn dispatch_command(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let name = args.get(0);
     let mut lower = [0u8; 32];
     let Some(cmd) = lowercase(name, &mut lower).and_then(lookup) else {

@@ -166,3 +166,29 @@ fn tracking_errors_and_info_match_redis() {
         }
     }
 }
+
+/// CLIENT REPLY OFF|SKIP|ON drop replies (not pushes) as Redis does.
+#[test]
+fn client_reply_off_skip_and_on() {
+    let server = Sluice::start();
+    let mut c = RawClient::connect(server.port).expect("connect");
+    let mut publisher = RawClient::connect(server.port).expect("connect");
+    // SKIP drops its own reply and the next command's; the PING after is answered.
+    c.send_raw(b"CLIENT REPLY SKIP\r\nSET a 1\r\nPING\r\n");
+    assert_eq!(c.read_reply(), b"+PONG\r\n");
+    // OFF drops everything until ON, which answers.
+    c.send_raw(b"CLIENT REPLY OFF\r\nSET b 2\r\nGET b\r\nCLIENT REPLY ON\r\n");
+    assert_eq!(c.read_reply(), b"+OK\r\n");
+    assert_eq!(c.call(&["MGET", "a", "b"]), b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
+    // Pushes (subscribe confirmations, messages) still arrive while replies are off.
+    c.send_raw(b"CLIENT REPLY OFF\r\n");
+    assert_eq!(
+        c.call(&["SUBSCRIBE", "ch"]),
+        b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+    );
+    assert_eq!(publisher.call(&["PUBLISH", "ch", "hi"]), b":1\r\n");
+    assert_eq!(
+        c.read_reply(),
+        b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"
+    );
+}
