@@ -6,6 +6,7 @@
 //! when the change emptied the key, as Redis does.
 
 use super::{Args, Cx};
+use crate::engine::Key;
 use crate::engine::notify::{
     self, GENERIC, HASH, KEYEVENT, KEYSPACE, KeyEvent, LIST, SET, STREAM, STRING, ZSET,
 };
@@ -245,6 +246,55 @@ pub(crate) fn publish(
     for event in &events {
         for (channel, message) in notify::publications(flags, event) {
             hub.publish(&channel, &message);
+        }
+    }
+}
+
+/// Streams whose consumer group lacks the consumer a group read or claim names (XREADGROUP,
+/// XCLAIM, XAUTOCLAIM create it): checked before the command, so that afterwards
+/// [`created_consumers`] can tell which were created (`xgroup-createconsumer`).
+pub fn missing_consumers(cx: &mut Cx<'_, '_>, name: &str, args: &Args<'_>) -> Vec<Key> {
+    let keys: Vec<&[u8]> = match name {
+        "xclaim" | "xautoclaim" => vec![args.get(1)],
+        "xreadgroup" => {
+            let Some(at) = (1..args.len()).find(|&i| args.is(i, "streams")) else {
+                return Vec::new();
+            };
+            let rest: Vec<&[u8]> = args.from(at + 1).collect();
+            rest[..rest.len() / 2].to_vec()
+        }
+        _ => return Vec::new(),
+    };
+    // The group and consumer are arguments 2 and 3 of all three commands.
+    let (group, consumer) = (args.get(2), args.get(3));
+    let db = cx.db();
+    let store = cx.store.get();
+    if !store.notifies(STREAM) {
+        return Vec::new();
+    }
+    keys.into_iter()
+        .filter(|key| {
+            matches!(store.db(db).stream(key), Ok(Some(s))
+                if s.groups.get(group).is_some_and(|g| !g.consumers.contains_key(consumer)))
+        })
+        .map(Key::from)
+        .collect()
+}
+
+/// Queues `xgroup-createconsumer` for the streams of [`missing_consumers`] that now have it.
+pub fn created_consumers(cx: &mut Cx<'_, '_>, args: &Args<'_>, missing: Vec<Key>) {
+    if missing.is_empty() {
+        return;
+    }
+    // The group and consumer are arguments 2 and 3 of all three commands.
+    let (group, consumer) = (args.get(2), args.get(3));
+    let db = cx.db();
+    let store = cx.store.get();
+    for key in missing {
+        let created = matches!(store.db(db).stream(&key), Ok(Some(s))
+            if s.groups.get(group).is_some_and(|g| g.consumers.contains_key(consumer)));
+        if created {
+            store.key_event(db, STREAM, b"xgroup-createconsumer", &key);
         }
     }
 }
