@@ -299,8 +299,8 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
     cx.session.commands_run += 1;
     tracking::before_command(cx);
     let notifying = cx.store.held() && cx.store.get().notify_flags() != 0;
-    let missing = if notifying && cmd.name.starts_with('x') {
-        notify::missing_consumers(cx, cmd.name, args)
+    let consumers = if notifying && cmd.name.starts_with('x') {
+        notify::consumers_before(cx, cmd.name, args)
     } else {
         Vec::new()
     };
@@ -308,7 +308,7 @@ pub fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
     if notifying {
         let flags = cx.store.get().notify_flags();
         if flags != 0 {
-            notify::created_consumers(cx, args, missing);
+            notify::consumer_events(cx, cmd.name, args, consumers);
             notify::command_events(cx, cmd.name, args);
             let events = cx.store.get().take_events();
             notify::publish_events(cx, events, flags);

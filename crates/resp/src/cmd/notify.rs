@@ -169,8 +169,6 @@ fn events_for(name: &str, args: &Args<'_>, own_db: usize, db: usize, key: &[u8])
             b"create" => one(STREAM, b"xgroup-create"),
             b"setid" => one(STREAM, b"xgroup-setid"),
             b"destroy" => one(STREAM, b"xgroup-destroy"),
-            b"createconsumer" => one(STREAM, b"xgroup-createconsumer"),
-            b"delconsumer" => one(STREAM, b"xgroup-delconsumer"),
             _ => Vec::new(),
         },
         "expire" | "pexpire" | "expireat" | "pexpireat" => one(GENERIC, b"expire"),
@@ -250,11 +248,15 @@ pub(crate) fn publish(
     }
 }
 
-/// Streams whose consumer group lacks the consumer a group read or claim names (XREADGROUP,
-/// XCLAIM, XAUTOCLAIM create it): checked before the command, so that afterwards
-/// [`created_consumers`] can tell which were created (`xgroup-createconsumer`).
-pub fn missing_consumers(cx: &mut Cx<'_, '_>, name: &str, args: &Args<'_>) -> Vec<Key> {
+/// Where a group's consumer may be created (XREADGROUP, XCLAIM, XAUTOCLAIM, XGROUP
+/// CREATECONSUMER) or deleted (XGROUP DELCONSUMER) by the command: each stream key with whether
+/// the consumer exists before it runs, so that [`consumer_events`] can tell what changed.
+/// (These commands change consumers without `Store::touch`.)
+pub fn consumers_before(cx: &mut Cx<'_, '_>, name: &str, args: &Args<'_>) -> Vec<(Key, bool)> {
     let keys: Vec<&[u8]> = match name {
+        "xgroup" if args.is(1, "createconsumer") || args.is(1, "delconsumer") => {
+            vec![args.get(2)]
+        }
         "xclaim" | "xautoclaim" => vec![args.get(1)],
         "xreadgroup" => {
             let Some(at) = (1..args.len()).find(|&i| args.is(i, "streams")) else {
@@ -265,36 +267,47 @@ pub fn missing_consumers(cx: &mut Cx<'_, '_>, name: &str, args: &Args<'_>) -> Ve
         }
         _ => return Vec::new(),
     };
-    // The group and consumer are arguments 2 and 3 of all three commands.
-    let (group, consumer) = (args.get(2), args.get(3));
     let db = cx.db();
     let store = cx.store.get();
     if !store.notifies(STREAM) {
         return Vec::new();
     }
+    let (group, consumer) = group_and_consumer(name, args);
     keys.into_iter()
-        .filter(|key| {
-            matches!(store.db(db).stream(key), Ok(Some(s))
-                if s.groups.get(group).is_some_and(|g| !g.consumers.contains_key(consumer)))
+        .map(|key| {
+            let exists = has_consumer(store.db(db), key, group, consumer);
+            (Key::from(key), exists)
         })
-        .map(Key::from)
         .collect()
 }
 
-/// Queues `xgroup-createconsumer` for the streams of [`missing_consumers`] that now have it.
-pub fn created_consumers(cx: &mut Cx<'_, '_>, args: &Args<'_>, missing: Vec<Key>) {
-    if missing.is_empty() {
+/// The group and consumer arguments: 2 and 3 of XREADGROUP, XCLAIM and XAUTOCLAIM, 3 and 4
+/// of XGROUP's subcommands.
+fn group_and_consumer<'a>(name: &str, args: &Args<'a>) -> (&'a [u8], &'a [u8]) {
+    let at = usize::from(name == "xgroup") + 2;
+    (args.get(at), args.get(at + 1))
+}
+
+fn has_consumer(db: &mut crate::engine::Db, key: &[u8], group: &[u8], consumer: &[u8]) -> bool {
+    matches!(db.stream(key), Ok(Some(s))
+        if s.groups.get(group).is_some_and(|g| g.consumers.contains_key(consumer)))
+}
+
+/// Queues `xgroup-createconsumer` / `xgroup-delconsumer` for the consumers the command
+/// created or deleted (see [`consumers_before`]).
+pub fn consumer_events(cx: &mut Cx<'_, '_>, name: &str, args: &Args<'_>, before: Vec<(Key, bool)>) {
+    if before.is_empty() {
         return;
     }
-    // The group and consumer are arguments 2 and 3 of all three commands.
-    let (group, consumer) = (args.get(2), args.get(3));
+    let (group, consumer) = group_and_consumer(name, args);
     let db = cx.db();
     let store = cx.store.get();
-    for key in missing {
-        let created = matches!(store.db(db).stream(&key), Ok(Some(s))
-            if s.groups.get(group).is_some_and(|g| g.consumers.contains_key(consumer)));
-        if created {
+    for (key, existed) in before {
+        let exists = has_consumer(store.db(db), &key, group, consumer);
+        if exists && !existed {
             store.key_event(db, STREAM, b"xgroup-createconsumer", &key);
+        } else if existed && !exists {
+            store.key_event(db, STREAM, b"xgroup-delconsumer", &key);
         }
     }
 }
