@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real clients the test suites drive: the Python packages of requirements.txt into
 # target/clients/venv and the npm packages of package.json into target/clients/node. Installs
-# python3 (with venv) and Node.js from Debian's packages first when they are missing and this runs
+# python3 (with venv), Node.js and redis-server from Debian's packages first when they are missing and this runs
 # as root. Does nothing when the manifests have not changed since the last install.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +16,8 @@ if command -v python3 >/dev/null && ! python3 -c 'import venv, ensurepip' 2>/dev
 fi
 command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
+# The Redis tests compare with a private redis-server (DUMP/RESTORE both ways, differential).
+command -v redis-server >/dev/null || need_apt+=(redis-server)
 if ((${#need_apt[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     echo "install.sh: missing ${need_apt[*]}: sudo apt-get install ${need_apt[*]}" >&2

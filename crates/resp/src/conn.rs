@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, watch};
 use crate::cmd::{self, Args, Cx, StoreSlot};
 use crate::engine::BlockedReply;
 use crate::frame::{Parsed, RequestParser};
-use crate::hub::{PushMsg, PushQueue};
+use crate::hub::{PushKind, PushMsg, PushQueue};
 use crate::reply::Out;
 use crate::session::{Action, BlockKind, BlockWait, ClientInfo, ReplyMode, Session};
 use crate::shared::Shared;
@@ -57,6 +57,7 @@ pub async fn serve(
     shared.clients.lock().insert(id, info.clone());
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     let (push_tx, push_rx) = PushQueue::new();
+    let _ = info.push.set(push_tx.clone());
     let mut session = Session::new(info, shared.password().is_none(), push_tx);
     // On a multi-thread runtime a script runs here, inline: if it runs long, its thread hands
     // the other connections to another (see `script::runner`). Elsewhere scripts are deferred
@@ -235,7 +236,9 @@ impl Conn {
                         store: &mut slot,
                     };
                     cmd::dispatch(&mut cx, &args);
-                    if replies != ReplyMode::On || session.reply_mode != ReplyMode::On {
+                    if (replies != ReplyMode::On || session.reply_mode != ReplyMode::On)
+                        && !cmd::is_subscription_command(args.get(0))
+                    {
                         apply_reply_mode(replies, session, &mut self.out, mark);
                     }
                     self.rbuf.advance(consumed);
@@ -361,15 +364,39 @@ async fn store_async(shared: &Shared) -> parking_lot::MutexGuard<'_, crate::engi
 }
 
 fn encode_push(out: &mut Out, msg: &PushMsg) {
-    match &msg.pattern {
-        Some(pattern) => {
+    match &msg.kind {
+        PushKind::PMessage(pattern) => {
             out.push(4);
             out.bulk(b"pmessage");
             out.bulk(pattern);
         }
-        None => {
+        PushKind::Message => {
             out.push(3);
             out.bulk(b"message");
+        }
+        PushKind::SMessage => {
+            out.push(3);
+            out.bulk(b"smessage");
+        }
+        PushKind::Invalidate(keys) => {
+            if out.resp3 {
+                out.push(2);
+                out.bulk(b"invalidate");
+            } else {
+                out.push(3);
+                out.bulk(b"message");
+                out.bulk(&msg.channel);
+            }
+            match keys {
+                Some(keys) => {
+                    out.array(keys.len());
+                    for k in keys {
+                        out.bulk(k);
+                    }
+                }
+                None => out.null(),
+            }
+            return;
         }
     }
     out.bulk(&msg.channel);
@@ -383,10 +410,15 @@ async fn cleanup(shared: &Shared, session: &mut Session) {
         shared.observe.remove_monitor(session.id);
     }
     if session.subscriptions() > 0 {
-        shared
-            .hub
-            .lock()
-            .leave(session.id, &mut session.channels, &mut session.patterns);
+        shared.hub.lock().leave(
+            session.id,
+            &mut session.channels,
+            &mut session.patterns,
+            &mut session.shard_channels,
+        );
+    }
+    if session.tracking {
+        store_async(shared).await.tracking.disable(session.id);
     }
     if !session.watched.is_empty() {
         store_async(shared)

@@ -1,4 +1,4 @@
-//! Pub/sub hub: channel and pattern subscribers, message fan-out to connection queues.
+//! Pub/sub hub: channel, pattern and shard-channel subscribers, message fan-out to connection queues.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,11 +10,24 @@ use tokio::sync::mpsc;
 
 use crate::engine::Key;
 
+/// What kind of push a [`PushMsg`] is.
+#[derive(Debug, Clone)]
+pub enum PushKind {
+    /// PUBLISH to a subscribed channel (`message`).
+    Message,
+    /// PUBLISH to a channel matching this pattern (`pmessage`).
+    PMessage(Bytes),
+    /// SPUBLISH to a subscribed shard channel (`smessage`).
+    SMessage,
+    /// Client-side caching: these keys changed, or (None) everything was flushed. RESP3
+    /// clients get an `invalidate` push, RESP2 ones a message on `__redis__:invalidate`.
+    Invalidate(Option<Vec<Bytes>>),
+}
+
 /// A message on its way to a subscriber; encoded by the subscriber's connection for its protocol.
 #[derive(Debug, Clone)]
 pub struct PushMsg {
-    /// The pattern that matched, for `pmessage`.
-    pub pattern: Option<Bytes>,
+    pub kind: PushKind,
     pub channel: Bytes,
     pub payload: Bytes,
 }
@@ -22,7 +35,21 @@ pub struct PushMsg {
 impl PushMsg {
     /// Bytes this message holds while queued (what the output limit counts).
     pub fn size(&self) -> usize {
-        self.channel.len() + self.payload.len() + self.pattern.as_ref().map_or(0, Bytes::len) + 32
+        let extra = match &self.kind {
+            PushKind::PMessage(p) => p.len(),
+            PushKind::Invalidate(Some(keys)) => keys.iter().map(|k| k.len() + 16).sum(),
+            _ => 0,
+        };
+        self.channel.len() + self.payload.len() + extra + 32
+    }
+
+    /// A client-side caching invalidation of `keys` (None: everything).
+    pub fn invalidate(keys: Option<Vec<Bytes>>) -> Self {
+        Self {
+            kind: PushKind::Invalidate(keys),
+            channel: Bytes::from_static(b"__redis__:invalidate"),
+            payload: Bytes::new(),
+        }
     }
 }
 
@@ -60,7 +87,7 @@ impl PushQueue {
     }
 
     /// Queues a message; false when the subscriber is gone or over its limit.
-    fn send(&self, msg: PushMsg) -> bool {
+    pub fn send(&self, msg: PushMsg) -> bool {
         let size = msg.size();
         if self.backlog.bytes.load(Ordering::Relaxed) + size > PUBSUB_BACKLOG_LIMIT {
             if !self.backlog.overflowed.swap(true, Ordering::Relaxed) {
@@ -80,6 +107,9 @@ type Subscribers = HashMap<u64, PushQueue>;
 pub struct Hub {
     channels: HashMap<Key, Subscribers>,
     patterns: HashMap<Key, Subscribers>,
+    /// Shard channels (SSUBSCRIBE): a namespace of their own, without patterns. A single
+    /// node owns every slot, so all of them live here.
+    shards: HashMap<Key, Subscribers>,
 }
 
 impl Hub {
@@ -111,14 +141,82 @@ impl Hub {
         }
     }
 
-    /// Removes `client` from all its `channels` and `patterns`, emptying both (RESET, disconnect).
-    pub fn leave(&mut self, client: u64, channels: &mut HashSet<Key>, patterns: &mut HashSet<Key>) {
+    /// Removes `client` from all its `channels`, `patterns` and `shards`, emptying them
+    /// (RESET, disconnect).
+    pub fn leave(
+        &mut self,
+        client: u64,
+        channels: &mut HashSet<Key>,
+        patterns: &mut HashSet<Key>,
+        shards: &mut HashSet<Key>,
+    ) {
         for name in channels.drain() {
             self.unsubscribe(false, &name, client);
         }
         for name in patterns.drain() {
             self.unsubscribe(true, &name, client);
         }
+        for name in shards.drain() {
+            self.shard_unsubscribe(&name, client);
+        }
+    }
+
+    /// Adds `client` to the subscribers of a shard channel (SSUBSCRIBE).
+    pub fn shard_subscribe(&mut self, name: &[u8], client: u64, tx: &PushQueue) {
+        self.shards
+            .entry(name.into())
+            .or_default()
+            .insert(client, tx.clone());
+    }
+
+    /// Removes `client` from a shard channel, and the channel once unused.
+    pub fn shard_unsubscribe(&mut self, name: &[u8], client: u64) {
+        if let Some(subs) = self.shards.get_mut(name) {
+            subs.remove(&client);
+            if subs.is_empty() {
+                self.shards.remove(name);
+            }
+        }
+    }
+
+    /// Sends `payload` to the subscribers of shard channel `channel` (SPUBLISH); returns how
+    /// many received it.
+    pub fn shard_publish(&self, channel: &[u8], payload: &[u8]) -> usize {
+        let Some(subs) = self.shards.get(channel) else {
+            return 0;
+        };
+        let channel = Bytes::copy_from_slice(channel);
+        let payload = Bytes::copy_from_slice(payload);
+        subs.values()
+            .filter(|tx| {
+                tx.send(PushMsg {
+                    kind: PushKind::SMessage,
+                    channel: channel.clone(),
+                    payload: payload.clone(),
+                })
+            })
+            .count()
+    }
+
+    /// Shard channels with a subscriber matching `pattern` (PUBSUB SHARDCHANNELS).
+    pub fn shard_channels(&self, pattern: Option<&[u8]>) -> Vec<Key> {
+        self.shards
+            .keys()
+            .filter(|c| pattern.is_none_or(|p| crate::glob::matches(p, c, false)))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether `client` subscribes to `channel` (RESP2 invalidations need `__redis__:invalidate`).
+    pub fn is_subscribed(&self, channel: &[u8], client: u64) -> bool {
+        self.channels
+            .get(channel)
+            .is_some_and(|subs| subs.contains_key(&client))
+    }
+
+    /// Subscribers of one shard channel (PUBSUB SHARDNUMSUB).
+    pub fn shard_numsub(&self, channel: &[u8]) -> usize {
+        self.shards.get(channel).map_or(0, HashMap::len)
     }
 
     /// Sends `payload` to the subscribers of `channel` and of matching patterns; returns how many
@@ -130,7 +228,7 @@ impl Hub {
         if let Some(subs) = self.channels.get(channel) {
             for tx in subs.values() {
                 let msg = PushMsg {
-                    pattern: None,
+                    kind: PushKind::Message,
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };
@@ -146,7 +244,7 @@ impl Hub {
             let pattern = Bytes::copy_from_slice(pattern);
             for tx in subs.values() {
                 let msg = PushMsg {
-                    pattern: Some(pattern.clone()),
+                    kind: PushKind::PMessage(pattern.clone()),
                     channel: channel_bytes.clone(),
                     payload: payload.clone(),
                 };

@@ -187,13 +187,19 @@ async fn expiry_loop(shared: Arc<shared::Shared>, mut stop: watch::Receiver<bool
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {
-                engine::tick_access_clock();
+                engine::memory::tick_lru_clock();
                 // A script holding the store must not stall this runtime (it also accepts
                 // connections, including the one bringing SCRIPT KILL): skip the cycle.
                 let active = shared.active_expire.load(std::sync::atomic::Ordering::Relaxed);
                 if let Some(mut store) = shared.store.try_lock().filter(|_| active) {
                     let removed = store.expire_cycle(Duration::from_millis(2));
                     shared.stats.expired_active.fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
+                    let flags = store.notify_flags();
+                    if flags != 0 {
+                        let events = store.take_events();
+                        drop(store);
+                        cmd::notify::publish(&shared.hub, events, flags);
+                    }
                 }
             }
         }

@@ -13,6 +13,8 @@ enum Kind {
     },
     Enum(&'static [&'static str]),
     Text,
+    /// notify-keyspace-events: class letters, shown in Redis's canonical order.
+    Events,
 }
 
 /// Whether CONFIG SET may change a parameter. Only what Sluice really applies is `Live`;
@@ -84,6 +86,8 @@ const PARAMS: &[(&str, Status, Kind, &str)] = &[
     ("hz", Unsupported, Kind::Int { memory: false, min: 0, max: i64::MAX }, "10"),
     ("io-threads", Immutable, Kind::Text, "1"),
     ("latency-monitor-threshold", Unsupported, UINT, "0"),
+    ("lfu-decay-time", Live, Kind::Int { memory: false, min: 0, max: i32::MAX as i64 }, "1"),
+    ("lfu-log-factor", Live, Kind::Int { memory: false, min: 0, max: i32::MAX as i64 }, "10"),
     ("lazyfree-lazy-eviction", Unsupported, Kind::Bool, "no"),
     ("lazyfree-lazy-expire", Unsupported, Kind::Bool, "no"),
     ("lazyfree-lazy-server-del", Unsupported, Kind::Bool, "no"),
@@ -96,10 +100,10 @@ const PARAMS: &[(&str, Status, Kind, &str)] = &[
     ("loglevel", Unsupported, Kind::Enum(LOGLEVELS), "notice"),
     ("lua-time-limit", Live, UINT, "5000"),
     ("maxclients", Unsupported, UINT, "10000"),
-    ("maxmemory", Unsupported, MEM, "0"),
-    ("maxmemory-policy", Unsupported, Kind::Enum(POLICIES), "noeviction"),
-    ("maxmemory-samples", Unsupported, UINT, "5"),
-    ("notify-keyspace-events", Unsupported, Kind::Text, ""),
+    ("maxmemory", Live, MEM, "0"),
+    ("maxmemory-policy", Live, Kind::Enum(POLICIES), "noeviction"),
+    ("maxmemory-samples", Live, Kind::Int { memory: false, min: 1, max: i32::MAX as i64 }, "5"),
+    ("notify-keyspace-events", Live, Kind::Events, ""),
     ("port", Immutable, Kind::Text, "6379"),
     ("proto-max-bulk-len", Live, Kind::Int { memory: true, min: 1024 * 1024, max: i64::MAX }, "536870912"),
     ("protected-mode", Unsupported, Kind::Bool, "yes"),
@@ -255,6 +259,14 @@ fn normalize(canonical: &str, kind: Kind, value: &[u8]) -> Result<String, ParamE
             n.to_string()
         }
         Kind::Text => value,
+        Kind::Events => match crate::engine::notify::parse_flags(&value) {
+            Some(flags) => crate::engine::notify::flags_text(flags),
+            None => {
+                return Err(invalid(
+                    "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
+                ));
+            }
+        },
     })
 }
 
@@ -294,12 +306,21 @@ mod tests {
         assert_eq!(p.get("stream-node-max-bytes"), Some("1024"));
         assert_eq!(p.get("busy-reply-threshold"), Some("100"));
         assert_eq!(
-            p.set_all(&[(b"maxmemory", b"10mb")])
+            p.set_all(&[(b"appendonly", b"yes")])
                 .unwrap_err()
                 .to_string(),
-            "ERR Unknown option or number of arguments for CONFIG SET - 'maxmemory'"
+            "ERR Unknown option or number of arguments for CONFIG SET - 'appendonly'"
         );
-        assert_eq!(p.get("maxmemory"), Some("0"));
+        p.set_all(&[(b"maxmemory", b"10mb")]).unwrap();
+        assert_eq!(p.get("maxmemory"), Some("10485760"));
+        p.set_all(&[(b"notify-keyspace-events", b"KEA")]).unwrap();
+        assert_eq!(p.get("notify-keyspace-events"), Some("AKE"));
+        assert_eq!(
+            p.set_all(&[(b"notify-keyspace-events", b"Kq")])
+                .unwrap_err()
+                .to_string(),
+            "ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+        );
         assert_eq!(
             p.set_all(&[(b"DIR", b"/tmp")]).unwrap_err().to_string(),
             "ERR CONFIG SET failed (possibly related to argument 'DIR') - can't set protected config"

@@ -31,6 +31,8 @@ pub struct ClientInfo {
     pub resp: AtomicU8,
     pub subs: AtomicUsize,
     pub psubs: AtomicUsize,
+    /// Shard channels subscribed (CLIENT LIST ssub=).
+    pub ssubs: AtomicUsize,
     /// Commands queued in MULTI, -1 outside MULTI.
     pub multi: AtomicI64,
     /// The subcommand of the last command, when it has subcommands (CLIENT LIST's
@@ -40,6 +42,9 @@ pub struct ClientInfo {
     pub killed: AtomicBool,
     /// Wakes the connection when it is killed.
     pub kill_notify: tokio::sync::Notify,
+    /// The connection's push queue, for invalidations other clients' writes send it
+    /// (client-side caching), set once the connection has one.
+    pub push: std::sync::OnceLock<PushQueue>,
 }
 
 impl ClientInfo {
@@ -58,10 +63,12 @@ impl ClientInfo {
             resp: AtomicU8::new(2),
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
+            ssubs: AtomicUsize::new(0),
             multi: AtomicI64::new(-1),
             last_subcommand: Mutex::new(Vec::new()),
             killed: AtomicBool::new(false),
             kill_notify: tokio::sync::Notify::new(),
+            push: std::sync::OnceLock::new(),
         }
     }
 
@@ -151,6 +158,8 @@ pub struct Session {
     pub watched_volatile: Vec<(usize, Key)>,
     pub channels: HashSet<Key>,
     pub patterns: HashSet<Key>,
+    /// Shard channels subscribed with SSUBSCRIBE.
+    pub shard_channels: HashSet<Key>,
     pub push_tx: PushQueue,
     pub info: Arc<ClientInfo>,
     pub action: Action,
@@ -168,6 +177,10 @@ pub struct Session {
     pub reply_mode: ReplyMode,
     /// MONITOR lines for this client to write out, once it ran MONITOR.
     pub monitor_rx: Option<tokio::sync::mpsc::UnboundedReceiver<bytes::Bytes>>,
+    /// CLIENT TRACKING is on (the options live in the store's `Tracking`).
+    pub tracking: bool,
+    /// CLIENT CACHING YES/NO, for the next command only.
+    pub caching: Option<bool>,
 }
 
 impl Session {
@@ -182,6 +195,7 @@ impl Session {
             watched_volatile: Vec::new(),
             channels: HashSet::new(),
             patterns: HashSet::new(),
+            shard_channels: HashSet::new(),
             push_tx,
             info,
             action: Action::Continue,
@@ -191,6 +205,8 @@ impl Session {
             script_client: false,
             reply_mode: ReplyMode::On,
             monitor_rx: None,
+            tracking: false,
+            caching: None,
         }
     }
 
@@ -203,8 +219,9 @@ impl Session {
         }
     }
 
-    /// Channels plus patterns subscribed.
+    /// Channels, patterns and shard channels subscribed (a RESP2 client with any is in
+    /// pub/sub mode).
     pub fn subscriptions(&self) -> usize {
-        self.channels.len() + self.patterns.len()
+        self.channels.len() + self.patterns.len() + self.shard_channels.len()
     }
 }

@@ -36,6 +36,8 @@ pub struct Shared {
     pub stats: Stats,
     /// proto-max-bulk-len, read by each connection's parser.
     pub bulk_max: AtomicI64,
+    /// maxmemory in bytes (0: no limit), read before each command.
+    pub maxmemory: AtomicU64,
     pub port: u16,
     /// Number of databases (fixed at start).
     pub databases: usize,
@@ -64,6 +66,7 @@ impl Shared {
             started: Instant::now(),
             stats: Stats::default(),
             bulk_max: AtomicI64::new(crate::frame::BULK_MAX_DEFAULT),
+            maxmemory: AtomicU64::new(0),
             port,
             databases: config.databases.max(1),
             scripting: Scripting::new()?,

@@ -174,6 +174,8 @@ pub fn reset(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.session.info.multi.store(-1, Ordering::Relaxed);
     super::tx::unwatch_all(cx);
     super::pubsub::unsubscribe_all(cx);
+    super::tracking::off(cx);
+    cx.session.reply_mode = crate::session::ReplyMode::On;
     cx.session.db = 0;
     cx.session.info.db.store(0, Ordering::Relaxed);
     cx.out.resp3 = false;
@@ -190,6 +192,9 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     match (lower.as_slice(), n) {
         (b"id", 2) => cx.out.int(cx.session.id as i64),
         (b"unblock", _) => super::pops::client_unblock(cx, args),
+        (b"tracking" | b"caching" | b"getredir" | b"trackinginfo", _) => {
+            super::tracking::client(cx, args, &lower);
+        }
         (b"getname", 2) => match cx.session.info.name.lock().as_deref() {
             Some(name) => cx.out.bulk(name),
             None => cx.out.null(),
@@ -327,7 +332,8 @@ fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text: &mut Strin
     };
     let subs = info.subs.load(Ordering::Relaxed);
     let psubs = info.psubs.load(Ordering::Relaxed);
-    let flags = if subs + psubs > 0 {
+    let ssubs = info.ssubs.load(Ordering::Relaxed);
+    let flags = if subs + psubs + ssubs > 0 {
         "P"
     } else if info.multi.load(Ordering::Relaxed) >= 0 {
         "x"
@@ -337,7 +343,7 @@ fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text: &mut Strin
     let _ = writeln!(
         text,
         "id={} addr={} laddr={} fd=0 name={} age={age} idle={idle} flags={flags} db={} sub={subs} psub={psubs} \
-         ssub=0 multi={} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
+         ssub={ssubs} multi={} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
          tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         info.id,
         info.addr,

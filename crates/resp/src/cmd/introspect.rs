@@ -89,9 +89,10 @@ pub fn object(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 cx.out.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
                 return;
             }
-            let now = crate::engine::access_clock();
-            if let Some(idle) = with_entry(cx, key, |e| now.saturating_sub(e.accessed)) {
-                cx.out.int(i64::from(idle));
+            if let Some(idle_ms) = with_entry(cx, key, |e| crate::engine::memory::idle_ms(e.access))
+            {
+                cx.out
+                    .int(i64::try_from(idle_ms / 1000).unwrap_or(i64::MAX));
             }
         }
         (b"freq", 3) => {
@@ -99,11 +100,15 @@ pub fn object(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 cx.out.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
                 return;
             }
-            // Under an LFU policy Redis counts accesses; Sluice keeps only the last one.
-            if with_entry(cx, key, |_| ()).is_some() {
-                cx.out.error(
-                    "ERR OBJECT FREQ is not available: Sluice keeps no access frequency per key",
-                );
+            let db = cx.db();
+            let decay = match cx.store.get().db(db).access_mode {
+                crate::engine::AccessMode::Lfu { decay_minutes, .. } => decay_minutes,
+                crate::engine::AccessMode::Lru => 0,
+            };
+            if let Some(freq) = with_entry(cx, key, |e| {
+                crate::engine::memory::lfu_decayed(e.access, decay)
+            }) {
+                cx.out.int(i64::from(freq));
             }
         }
         (b"help", 2) => help(
@@ -335,7 +340,6 @@ fn debug_object(cx: &mut Cx<'_, '_>, key: &[u8]) {
     let limits = encoding_limits(cx);
     let policy = policy(cx);
     let db = cx.db();
-    let now = crate::engine::access_clock();
     let line = cx.store.get().db(db).peek(key).map(|e| {
         let encoding = usage::encoding(&e.value, &limits);
         let refcount = if shared_integer(&e.value, &policy) {
@@ -344,15 +348,7 @@ fn debug_object(cx: &mut Cx<'_, '_>, key: &[u8]) {
             1
         };
         // The value's own bytes stand in for the length it would take in an RDB file.
-        let serialized = usage::entry_bytes(key, e, 0).saturating_sub(usage::entry_bytes(
-            key,
-            &Entry {
-                value: Value::Str(crate::engine::CompactBytes::new()),
-                expire_at: 0,
-                accessed: 0,
-            },
-            0,
-        ));
+        let serialized = usage::value_bytes(&e.value, 0);
         let serialized = match &e.value {
             Value::Str(s) => s.len(),
             _ => serialized,
@@ -360,8 +356,8 @@ fn debug_object(cx: &mut Cx<'_, '_>, key: &[u8]) {
         let mut line = format!(
             "Value at:0x{:x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{} lru_seconds_idle:{}",
             std::ptr::from_ref(e) as usize,
-            e.accessed,
-            now.saturating_sub(e.accessed)
+            e.access,
+            crate::engine::memory::idle_ms(e.access) / 1000
         );
         if let Value::List(list) = &e.value {
             // One quicklist node per 128 elements, the size Redis's 8 KiB nodes hold for

@@ -4,6 +4,7 @@ mod bitmaps;
 mod client_admin;
 mod common;
 mod connection;
+mod dump;
 mod geo;
 mod getkeys;
 mod hashes;
@@ -12,7 +13,9 @@ mod introspect;
 mod keys;
 mod lcs;
 mod lists;
+pub(crate) mod maxmemory;
 mod monitoring;
+pub(crate) mod notify;
 mod pops;
 mod pubsub;
 mod scripting;
@@ -24,6 +27,7 @@ mod stream_info;
 mod streams;
 mod strings;
 mod table;
+mod tracking;
 mod tx;
 mod zsets;
 mod zsets_multi;
@@ -210,6 +214,20 @@ fn lowercase<'b>(name: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b [u8]> {
     Some(dst)
 }
 
+/// Whether `name` (un)subscribes: their confirmations are pushes, sent even under CLIENT REPLY
+/// OFF or SKIP, as Redis sends them.
+pub(crate) fn is_subscription_command(name: &[u8]) -> bool {
+    const NAMES: [&[u8]; 6] = [
+        b"subscribe",
+        b"psubscribe",
+        b"ssubscribe",
+        b"unsubscribe",
+        b"punsubscribe",
+        b"sunsubscribe",
+    ];
+    NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+}
+
 /// Runs one command: lookup, checks, MULTI queueing, handler.
 pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let mark = cx.out.buf.len();
@@ -224,6 +242,12 @@ pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         if let Some(reply) = cx.out.buf.get(mark + 1..) {
             cx.shared.observe.rejected(cmd, reply);
         }
+        return;
+    }
+    if cx.store.held()
+        && cx.shared.maxmemory.load(Ordering::Relaxed) != 0
+        && !maxmemory::admit(cx, cmd)
+    {
         return;
     }
     if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {
@@ -291,9 +315,25 @@ pub(crate) fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
     if monitored && script && (cx.session.inline_scripts || cx.session.in_exec) {
         feed_monitors(cx, args);
     }
+    tracking::before_command(cx);
+    let notifying = cx.store.held() && cx.store.get().notify_flags() != 0;
+    let consumers = if notifying && cmd.name.starts_with('x') {
+        notify::consumers_before(cx, cmd.name, args)
+    } else {
+        Vec::new()
+    };
     let began = std::time::Instant::now();
     (cmd.handler)(cx, args);
     let took = began.elapsed();
+    if notifying {
+        let flags = cx.store.get().notify_flags();
+        if flags != 0 {
+            notify::consumer_events(cx, cmd.name, args, consumers);
+            notify::command_events(cx, cmd.name, args);
+            let events = cx.store.get().take_events();
+            notify::publish_events(cx, events, flags);
+        }
+    }
     if monitored && !script {
         feed_monitors(cx, args);
     }
@@ -303,7 +343,18 @@ pub(crate) fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
     }
     if cx.session.multi.is_none() && !cx.session.in_exec {
         cx.store.after_command();
+        if cx.store.held() {
+            // Serving blocked clients raised its own events (engine::blocking).
+            let store = cx.store.get();
+            let flags = store.notify_flags();
+            if flags != 0 {
+                store.take_touched();
+                let events = store.take_events();
+                notify::publish_events(cx, events, flags);
+            }
+        }
     }
+    tracking::after_command(cx, cmd, args);
 }
 
 fn feed_monitors(cx: &Cx<'_, '_>, args: &Args<'_>) {

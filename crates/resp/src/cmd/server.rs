@@ -107,6 +107,7 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                         cx.shared.bulk_max.store(n, Ordering::Relaxed);
                     }
                     cx.shared.observe.refresh(&params);
+                    super::maxmemory::apply(cx.shared, &params, cx.store.get());
                     cx.out.ok();
                 }
                 Err(e) => cx.out.error(&e.to_string()),
@@ -241,20 +242,9 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         );
     }
     if want("memory") {
-        let rss = resident_bytes();
-        let (maxmemory, policy) = {
-            let params = shared.params.read();
-            let get = |name: &str, default: &str| params.get(name).unwrap_or(default).to_owned();
-            (get("maxmemory", "0"), get("maxmemory-policy", "noeviction"))
-        };
-        let _ = write!(
-            text,
-            "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
-             used_memory_peak:{rss}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:libc\r\n",
-            human_bytes(rss),
-            maxmemory,
-            policy,
-        );
+        text.push_str("# Memory\r\n");
+        super::maxmemory::info_lines(&mut text, shared, cx.store.get());
+        text.push_str("mem_allocator:libc\r\n");
         let scripts = shared.scripting.memory();
         let _ = write!(
             text,
@@ -281,6 +271,7 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         let expired: u64 = store.dbs().iter().map(|d| d.expired_count).sum::<u64>()
             + shared.stats.expired_active.load(Ordering::Relaxed);
         let (hits, misses) = (store.hits, store.misses);
+        let evicted = store.eviction.evicted;
         let (channels, patterns) = {
             let hub = shared.hub.lock();
             (hub.channels(None).len(), hub.numpat())
@@ -288,7 +279,7 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         let _ = write!(
             text,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             expired_keys:{expired}\r\nevicted_keys:0\r\nkeyspace_hits:{hits}\r\nkeyspace_misses:{misses}\r\n\
+             expired_keys:{expired}\r\nevicted_keys:{evicted}\r\nkeyspace_hits:{hits}\r\nkeyspace_misses:{misses}\r\n\
              pubsub_channels:{}\r\npubsub_patterns:{}\r\ntotal_error_replies:{}\r\n\r\n",
             shared.stats.connections.load(Ordering::Relaxed),
             shared.stats.commands.load(Ordering::Relaxed),
@@ -348,14 +339,4 @@ pub(super) fn resident_bytes() -> u64 {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     pages * 4096
-}
-
-fn human_bytes(n: u64) -> String {
-    let units = [("G", 1u64 << 30), ("M", 1 << 20), ("K", 1 << 10)];
-    for (unit, size) in units {
-        if n >= size {
-            return format!("{:.2}{unit}", n as f64 / size as f64);
-        }
-    }
-    format!("{n}B")
 }

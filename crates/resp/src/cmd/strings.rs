@@ -18,6 +18,7 @@ pub fn get(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         Ok(None) => {
             cx.out.null();
             store.misses += 1;
+            store.key_event(db, crate::engine::notify::KEY_MISS, b"keymiss", args.get(1));
         }
         Err(WrongType) => cx.out.error(WRONGTYPE),
     }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, geo, hashes, hyperloglog, introspect, keys, lcs, lists,
+    Handler, bitmaps, connection, dump, geo, hashes, hyperloglog, introspect, keys, lcs, lists,
     monitoring, pops, pubsub, scripting, server, sets, sort, stream_groups, stream_info, streams,
     strings, tx, zsets, zsets_multi,
 };
@@ -138,6 +138,8 @@ const ROWS: &[Row] = &[
     ("pexpiretime", 2, RF, 1, 1, 1, "generic", keys::pexpiretime),
     ("persist", 2, WRITE | FAST, 1, 1, 1, "generic", keys::persist),
     ("randomkey", 1, R, 0, 0, 0, "generic", keys::randomkey),
+    ("dump", 2, R, 1, 1, 1, "generic", dump::dump),
+    ("restore", -4, W, 1, 1, 1, "generic", dump::restore),
     // strings
     ("get", 2, RF, 1, 1, 1, "string", strings::get),
     ("set", -3, W, 1, 1, 1, "string", strings::set),
@@ -319,6 +321,9 @@ const ROWS: &[Row] = &[
     ("wait", 3, NOSCRIPT, 0, 0, 0, "generic", monitoring::wait),
     ("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", monitoring::monitor),
     ("pubsub", -2, PUBSUB | LOADING | STALE, 0, 0, 0, "pubsub", pubsub::pubsub),
+    ("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 1, -1, 1, "pubsub", pubsub::ssubscribe),
+    ("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 1, -1, 1, "pubsub", pubsub::sunsubscribe),
+    ("spublish", 3, PUBSUB | LOADING | STALE | FAST, 1, 1, 1, "pubsub", pubsub::spublish),
 ];
 
 /// Every command, in table order.

@@ -232,6 +232,7 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
             continue;
         }
         let op = waiter.op.clone();
+        let events = served_events(&op);
         let position = waiter.keys.iter().position(|k| k.as_slice() == key);
         let reply = match op {
             BlockOp::Pop { left } => {
@@ -348,6 +349,9 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
                 reply
             }
         };
+        if !matches!(reply, BlockedReply::WrongType) {
+            emit_served(store, db, key, events);
+        }
         let Some(waiter) = store.blocking.take(id) else {
             continue;
         };
@@ -440,6 +444,47 @@ fn serve_stream(
         }
     }
     Some(BlockedReply::Encoded(out.buf))
+}
+
+/// The keyspace events of serving a blocked command: on the source key (followed by `del`
+/// when it is emptied), and for BLMOVE on the destination.
+type ServedEvents = Option<(u32, &'static [u8], Option<(Key, &'static [u8])>)>;
+
+fn served_events(op: &BlockOp) -> ServedEvents {
+    use super::notify::{LIST, ZSET};
+    let side = |left: bool, l: &'static [u8], r: &'static [u8]| if left { l } else { r };
+    Some(match op {
+        BlockOp::Pop { left } | BlockOp::LMPop { left, .. } => {
+            (LIST, side(*left, b"lpop", b"rpop"), None)
+        }
+        BlockOp::Move {
+            dst,
+            from_left,
+            to_left,
+        } => (
+            LIST,
+            side(*from_left, b"lpop", b"rpop"),
+            Some((dst.clone(), side(*to_left, b"lpush", b"rpush"))),
+        ),
+        BlockOp::ZPop { max, .. } => (ZSET, side(*max, b"zpopmax", b"zpopmin"), None),
+        BlockOp::Stream(_) => return None,
+    })
+}
+
+fn emit_served(store: &mut Store, db: usize, key: &[u8], events: ServedEvents) {
+    if store.notify_flags() == 0 {
+        return;
+    }
+    let Some((class, event, dst)) = events else {
+        return;
+    };
+    store.key_event(db, class, event, key);
+    if !store.db(db).contains(key) {
+        store.key_event(db, super::notify::GENERIC, b"del", key);
+    }
+    if let Some((dst, push)) = dst {
+        store.key_event(db, class, push, &dst);
+    }
 }
 
 fn pop(store: &mut Store, db: usize, key: &[u8], left: bool) -> Option<Key> {

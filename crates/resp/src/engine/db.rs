@@ -1,10 +1,8 @@
 //! One database of the in-memory engine: the keyspace, typed access and lazy/active expiry.
 
 use std::collections::VecDeque;
-use std::sync::LazyLock;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Instant;
 
+use super::memory::{AccessMode, entry_bytes};
 use super::stream::Stream;
 use super::zset::ZSet;
 use super::{CompactBytes, Hash, Key, Map, Set, now_ms};
@@ -53,31 +51,31 @@ impl Value {
     }
 }
 
-/// A key's value, its expiry time (milliseconds since the epoch, 0 for none) and when it was
-/// last accessed ([`access_clock`] seconds: OBJECT IDLETIME, as Redis's LRU clock).
+/// A key's value, its expiry time (milliseconds since the epoch, 0 for none) and what memory
+/// accounting and eviction keep about it.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// What the key holds.
     pub value: Value,
     /// When the key expires, in milliseconds since the epoch; 0 when it has no TTL.
     pub expire_at: i64,
-    /// The last access, in seconds of the engine's coarse clock (OBJECT IDLETIME).
-    pub accessed: u32,
+    /// Bytes the entry was last measured at (`memory::entry_bytes`), counted in `Db::used`;
+    /// saturates at 4 GiB.
+    mem: u32,
+    /// The LRU clock of the last access, or the LFU word (see `memory::AccessMode`).
+    pub access: u32,
 }
 
-static ACCESS_CLOCK: AtomicU32 = AtomicU32::new(0);
-static CLOCK_START: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-/// Seconds since the clock started, as last ticked: what key accesses are stamped with (one
-/// atomic load, no clock read, per access).
-pub fn access_clock() -> u32 {
-    ACCESS_CLOCK.load(Ordering::Relaxed)
-}
-
-/// Advances the access clock (the server ticks it ten times a second, as Redis its LRU clock).
-pub fn tick_access_clock() {
-    let secs = u32::try_from(CLOCK_START.elapsed().as_secs()).unwrap_or(u32::MAX);
-    ACCESS_CLOCK.store(secs, Ordering::Relaxed);
+impl Entry {
+    /// An entry as stored: not yet measured, accessed as `access` says.
+    pub(crate) fn new(value: Value, expire_at: i64, access: u32) -> Self {
+        Self {
+            value,
+            expire_at,
+            mem: 0,
+            access,
+        }
+    }
 }
 
 /// The key holds a value of another type than the command works on.
@@ -93,7 +91,23 @@ pub struct Db {
     expiring: Set,
     /// Keys removed because their TTL passed (INFO expired_keys).
     pub expired_count: u64,
+    /// Sum of the entries' measured bytes (INFO used_memory).
+    used: u64,
+    /// Indexes of the entries looked up last: `Store::touch` re-measures the entry a command
+    /// just wrote without hashing its key again (a ring, so MSET's keys are all found).
+    recent: [usize; RECENT],
+    /// Next slot of `recent` to overwrite.
+    recent_at: usize,
+    /// How accesses are recorded (LRU clock or LFU counter).
+    pub access_mode: AccessMode,
+    /// Keys that expired or were created, kept for keyspace notifications when `events` says so.
+    pub(super) pending: Vec<(super::notify::Pending, Key)>,
+    /// Which of those to keep (set by `Store::set_notify`).
+    pub(super) events: super::notify::DbEvents,
 }
+
+/// Lookups remembered for `Db::remeasure` (MSET writes up to this many keys at no extra hash).
+const RECENT: usize = 16;
 
 macro_rules! typed_access {
     ($get:ident, $get_or_new:ident, $variant:ident, $ty:ty, $new:expr) => {
@@ -145,11 +159,21 @@ impl Db {
         let idx = self.map.get_index_of(key)?;
         let expire_at = self.map.get_index(idx).map_or(0, |(_, e)| e.expire_at);
         if expire_at != 0 && expire_at <= now_ms() {
-            self.remove_index(idx);
-            self.expired_count += 1;
+            self.expire_index(idx);
             return None;
         }
+        self.note_recent(idx);
         Some(idx)
+    }
+
+    /// Removes an entry whose TTL passed, keeping its key for the `expired` event if wanted.
+    fn expire_index(&mut self, idx: usize) {
+        if let Some((key, _)) = self.remove_index(idx) {
+            self.expired_count += 1;
+            if self.events.expired {
+                self.pending.push((super::notify::Pending::Expired, key));
+            }
+        }
     }
 
     fn remove_index(&mut self, idx: usize) -> Option<(Key, Entry)> {
@@ -157,16 +181,68 @@ impl Db {
         if entry.expire_at != 0 {
             self.expiring.swap_remove(&key);
         }
+        self.used = self.used.saturating_sub(u64::from(entry.mem));
         Some((key, entry))
     }
 
-    /// The live entry at `key`, stamped as accessed now; an expired one is removed on the way
-    /// (lazy expiry).
+    /// Records a key created now (for the `new` event, when wanted).
+    fn created(&mut self, key: &[u8]) {
+        if self.events.new {
+            self.pending.push((super::notify::Pending::New, key.into()));
+        }
+    }
+
+    /// Sets the measured size of entry `idx` to `bytes`, keeping `used` the sum.
+    fn account(&mut self, idx: usize, bytes: usize) {
+        if let Some((_, e)) = self.map.get_index_mut(idx) {
+            let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+            self.used = self.used.saturating_sub(u64::from(e.mem)) + u64::from(bytes);
+            e.mem = bytes;
+        }
+    }
+
+    /// Re-measures the entry at `key` after a change (`Store::touch`).
+    pub fn remeasure(&mut self, key: &[u8]) {
+        // Newest first: the key a command just wrote is usually the last one looked up.
+        let found = (1..=RECENT)
+            .map(|back| self.recent[(self.recent_at + RECENT - back) % RECENT])
+            .find(|&i| {
+                self.map
+                    .get_index(i)
+                    .is_some_and(|(k, _)| k.as_slice() == key)
+            });
+        let idx = match found {
+            Some(idx) => idx,
+            None => match self.map.get_index_of(key) {
+                Some(idx) => idx,
+                None => return,
+            },
+        };
+        if let Some((k, e)) = self.map.get_index(idx) {
+            let bytes = entry_bytes(k, &e.value);
+            self.account(idx, bytes);
+        }
+    }
+
+    #[inline]
+    fn note_recent(&mut self, idx: usize) {
+        self.recent[self.recent_at] = idx;
+        self.recent_at = (self.recent_at + 1) % RECENT;
+    }
+
+    /// Bytes the entries of this database hold.
+    pub fn used_bytes(&self) -> u64 {
+        self.used
+    }
+
+    /// The live entry at `key`; an expired one is removed on the way (lazy expiry).
     pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
         let idx = self.index_live(key)?;
-        let entry = self.map.get_index_mut(idx).map(|(_, e)| e)?;
-        entry.accessed = access_clock();
-        Some(entry)
+        let mode = self.access_mode;
+        self.map.get_index_mut(idx).map(|(_, e)| {
+            mode.accessed(&mut e.access);
+            e
+        })
     }
 
     /// The live entry at `key` without counting as an access (TYPE, TTL, OBJECT: Redis's
@@ -194,7 +270,9 @@ impl Db {
 
     /// Sets `key` to `value` expiring at `expire_at` (0 for never).
     pub fn set_with_expiry(&mut self, key: &[u8], value: Value, expire_at: i64) {
-        match self.map.get_index_of(key) {
+        let bytes = entry_bytes(key, &value);
+        let mode = self.access_mode;
+        let idx = match self.map.get_index_of(key) {
             Some(idx) => {
                 let Some((k, entry)) = self.map.get_index_mut(idx) else {
                     return;
@@ -202,6 +280,7 @@ impl Db {
                 let had_ttl = entry.expire_at != 0;
                 entry.value = value;
                 entry.expire_at = expire_at;
+                mode.accessed(&mut entry.access);
                 if had_ttl && expire_at == 0 {
                     let k = k.clone();
                     self.expiring.swap_remove(&k);
@@ -209,49 +288,54 @@ impl Db {
                     let k = k.clone();
                     self.expiring.insert(k);
                 }
+                idx
             }
             None => {
                 let k: Key = key.into();
                 if expire_at != 0 {
                     self.expiring.insert(k.clone());
                 }
-                self.map.insert(
-                    k,
-                    Entry {
-                        value,
-                        expire_at,
-                        accessed: access_clock(),
-                    },
-                );
+                let entry = Entry::new(value, expire_at, mode.initial());
+                let idx = self.map.insert_full(k, entry).0;
+                self.created(key);
+                idx
             }
-        }
+        };
+        self.note_recent(idx);
+        self.account(idx, bytes);
     }
 
     /// Replaces the value of a live key and keeps its TTL (KEEPTTL, SETRANGE on new keys ...).
     pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
-        match self.get(key) {
-            Some(entry) => entry.value = value,
+        match self.get(key).map(|e| e.expire_at) {
+            Some(expire_at) => self.set_with_expiry(key, value, expire_at),
             None => self.set(key, value),
         }
     }
 
     /// The live entry at `key`, inserted with `make()` and no TTL when missing.
     pub fn get_or_insert_with(&mut self, key: &[u8], make: impl FnOnce() -> Value) -> &mut Entry {
+        let mode = self.access_mode;
         let idx = match self.index_live(key) {
-            Some(idx) => idx,
+            Some(idx) => {
+                if let Some((_, e)) = self.map.get_index_mut(idx) {
+                    mode.accessed(&mut e.access);
+                }
+                idx
+            }
             None => {
-                self.map
-                    .insert_full(
-                        key.into(),
-                        Entry {
-                            value: make(),
-                            expire_at: 0,
-                            accessed: access_clock(),
-                        },
-                    )
-                    .0
+                let value = make();
+                let bytes = entry_bytes(key, &value);
+                let idx = self
+                    .map
+                    .insert_full(key.into(), Entry::new(value, 0, mode.initial()))
+                    .0;
+                self.created(key);
+                self.account(idx, bytes);
+                idx
             }
         };
+        self.note_recent(idx);
         match self.map.get_index_mut(idx) {
             Some((_, e)) => e,
             None => unreachable!("index {idx} was just found or inserted"),
@@ -290,13 +374,22 @@ impl Db {
     }
 
     /// Inserts an entry whole (RENAME, COPY, MOVE), replacing any value at `key`.
-    pub fn insert_entry(&mut self, key: &[u8], entry: Entry) {
+    pub fn insert_entry(&mut self, key: &[u8], mut entry: Entry) {
         self.remove(key);
         let k: Key = key.into();
         if entry.expire_at != 0 {
             self.expiring.insert(k.clone());
         }
-        self.map.insert(k, entry);
+        let bytes = entry_bytes(key, &entry.value);
+        entry.mem = 0;
+        let idx = self.map.insert_full(k, entry).0;
+        self.created(key);
+        self.account(idx, bytes);
+    }
+
+    /// A new entry (RESTORE), with the access word of a key created now.
+    pub fn new_entry(&self, value: Value, expire_at: i64) -> Entry {
+        Entry::new(value, expire_at, self.access_mode.initial())
     }
 
     /// A random live key.
@@ -341,6 +434,61 @@ impl Db {
     pub fn clear(&mut self) {
         self.map = Map::default();
         self.expiring = Set::default();
+        self.used = 0;
+    }
+
+    /// Up to `n` random live keys (with a TTL when `volatile`), for the eviction pool.
+    pub fn sample(&self, volatile: bool, n: usize, mut f: impl FnMut(&Key, &Entry)) {
+        let now = now_ms();
+        let live = |e: &Entry| e.expire_at == 0 || e.expire_at > now;
+        if volatile {
+            for _ in 0..n.min(self.expiring.len()) {
+                let pick = fastrand::usize(..self.expiring.len());
+                if let Some((k, e)) = self
+                    .expiring
+                    .get_index(pick)
+                    .and_then(|k| self.map.get_key_value(k.as_slice()))
+                    && live(e)
+                {
+                    f(k, e);
+                }
+            }
+        } else {
+            for _ in 0..n.min(self.map.len()) {
+                let pick = fastrand::usize(..self.map.len());
+                if let Some((k, e)) = self.map.get_index(pick)
+                    && live(e)
+                {
+                    f(k, e);
+                }
+            }
+        }
+    }
+
+    /// Whether `key` is still there and may be evicted (has a TTL when `volatile`).
+    pub fn qualifies(&self, key: &[u8], volatile: bool) -> bool {
+        self.map
+            .get(key)
+            .is_some_and(|e| !volatile || e.expire_at != 0)
+    }
+
+    /// A random key that may be evicted, for the random policies.
+    pub fn random_candidate(&self, volatile: bool) -> Option<Key> {
+        if volatile {
+            if self.expiring.is_empty() {
+                return None;
+            }
+            self.expiring
+                .get_index(fastrand::usize(..self.expiring.len()))
+                .cloned()
+        } else {
+            if self.map.is_empty() {
+                return None;
+            }
+            self.map
+                .get_index(fastrand::usize(..self.map.len()))
+                .map(|(k, _)| k.clone())
+        }
     }
 
     /// Active expiry: samples keys with a TTL and removes the expired ones, repeating while
@@ -370,8 +518,7 @@ impl Db {
                     .get_index(idx)
                     .is_some_and(|(_, e)| e.expire_at != 0 && e.expire_at <= now)
                 {
-                    self.remove_index(idx);
-                    self.expired_count += 1;
+                    self.expire_index(idx);
                     expired_in_sample += 1;
                 }
             }

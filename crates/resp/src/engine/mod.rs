@@ -12,11 +12,15 @@ mod compact;
 mod db;
 pub mod geohash;
 pub mod hll;
+pub mod memory;
+pub mod notify;
 mod ordered;
+pub mod rdb;
 pub mod stream;
 mod stream_group;
 mod stream_node;
 pub mod stream_read;
+pub mod tracking;
 pub mod usage;
 mod zset;
 
@@ -26,7 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
-pub use db::{Db, Entry, Value, WrongType, access_clock, scan_indexed, tick_access_clock};
+pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use memory::{AccessMode, Eviction, Policy};
+pub use notify::KeyEvent;
 pub use stream::{Stream, StreamId};
 pub use zset::{LexBound, ScoreBound, ZSet};
 
@@ -69,6 +75,16 @@ pub struct Store {
     pub hits: u64,
     /// Lookups that found none (INFO keyspace_misses).
     pub misses: u64,
+    /// The maxmemory policy, its eviction pool and counter (`memory`).
+    pub eviction: Eviction,
+    /// Keyspace notification classes published (`notify`); 0 when off.
+    notify: u32,
+    /// Keyspace events waiting to be published (`notify`).
+    events: Vec<KeyEvent>,
+    /// Keys changed by the running command, while notifications are on.
+    touched: Vec<(usize, Key)>,
+    /// Client-side caching: who read what, and the invalidations owed (`tracking`).
+    pub tracking: tracking::Tracking,
 }
 
 impl Store {
@@ -81,6 +97,11 @@ impl Store {
             blocking: Blocking::default(),
             hits: 0,
             misses: 0,
+            eviction: Eviction::default(),
+            notify: 0,
+            events: Vec::new(),
+            touched: Vec::new(),
+            tracking: tracking::Tracking::default(),
         }
     }
 
@@ -103,6 +124,11 @@ impl Store {
     /// Records that `key` changed: counts a change and fails the EXEC of clients watching it.
     pub fn touch(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
+        self.db(db).remeasure(key);
+        if self.notify != 0 {
+            self.touched.push((db, key.into()));
+        }
+        self.tracking_touch(key);
         // Blocked clients may care: a stream that got entries, a deleted stream that a group
         // reader waits on.
         if !self.blocking.is_empty() {
@@ -160,6 +186,7 @@ impl Store {
 
     /// Empties database `db`.
     pub fn flush_db(&mut self, db: usize) {
+        self.tracking_flush();
         self.touch_existing_in(db);
         let removed = self.dbs.get(db).map_or(0, Db::len) as u64;
         self.dirty += removed;

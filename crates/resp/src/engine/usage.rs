@@ -56,7 +56,7 @@ pub fn entry_bytes(key: &[u8], entry: &Entry, samples: usize) -> usize {
 }
 
 /// Heap bytes of a value beyond its slot in the keyspace.
-fn value_bytes(value: &Value, samples: usize) -> usize {
+pub fn value_bytes(value: &Value, samples: usize) -> usize {
     match value {
         Value::Str(s) => heap_of(s),
         Value::List(list) => {
@@ -198,11 +198,7 @@ mod tests {
 
     #[test]
     fn usage_grows_with_the_value() {
-        let entry = |value| Entry {
-            value,
-            expire_at: 0,
-            accessed: 0,
-        };
+        let entry = |value| Entry::new(value, 0, 0);
         let small = entry_bytes(b"k", &entry(string(b"v")), 5);
         let big = entry_bytes(b"k", &entry(string(&[b'x'; 1000])), 5);
         assert!(small > 24 && small < 200, "{small}");

@@ -403,6 +403,11 @@ fn call_with(
             .wrote
             .store(true, Ordering::SeqCst);
     }
+    if cmd::maxmemory::refused_in_script(ctx.shared, ctx.store.get(), command) {
+        let t = lua.create_table()?;
+        t.raw_set("err", cmd::maxmemory::OOM)?;
+        return Ok((Value::Table(t), true));
+    }
     if matches!(command.name, "xread" | "xreadgroup")
         && args.from(1).any(|a| a.eq_ignore_ascii_case(b"block"))
     {
