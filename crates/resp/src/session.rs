@@ -128,6 +128,8 @@ pub struct Session {
     pub inline_scripts: bool,
     /// The client a script's redis.call runs as (Redis's CLIENT_SCRIPT).
     pub script_client: bool,
+    /// SAVE ran in this batch: the replies wait until this store generation is committed.
+    pub save_waits: Option<u64>,
 }
 
 impl Session {
@@ -149,6 +151,7 @@ impl Session {
             commands_run: 0,
             inline_scripts: false,
             script_client: false,
+            save_waits: None,
         }
     }
 

@@ -10,6 +10,7 @@
 mod blocking;
 mod compact;
 mod db;
+mod dirty;
 pub mod geohash;
 pub mod hll;
 mod ordered;
@@ -26,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use dirty::{DirtyKeys, Snapshot};
 pub use stream::{Stream, StreamId};
 pub use zset::{LexBound, ScoreBound, ZSet};
 
@@ -68,6 +70,8 @@ pub struct Store {
     pub hits: u64,
     /// Lookups that found none (INFO keyspace_misses).
     pub misses: u64,
+    /// Keys changed since the last flush to a persistence sink; `None` without one.
+    persist: Option<DirtyKeys>,
 }
 
 impl Store {
@@ -80,7 +84,79 @@ impl Store {
             blocking: Blocking::default(),
             hits: 0,
             misses: 0,
+            persist: None,
         }
+    }
+
+    /// A store that tracks its changes for a persistence sink (see [`DirtyKeys`]).
+    pub fn tracked(databases: usize) -> Self {
+        let mut store = Self::new(databases);
+        store.persist = Some(DirtyKeys::default());
+        store
+    }
+
+    /// Whether changes are tracked for a persistence sink.
+    pub fn is_tracked(&self) -> bool {
+        self.persist.is_some()
+    }
+
+    /// The generation of the last tracked change (0 when untracked).
+    pub fn generation(&self) -> u64 {
+        self.persist.as_ref().map_or(0, DirtyKeys::generation)
+    }
+
+    /// Number of keys changed since the last flush (0 when untracked).
+    pub fn dirty_len(&self) -> usize {
+        self.persist.as_ref().map_or(0, DirtyKeys::len)
+    }
+
+    /// Takes the changes since the last call with each dirty key's current value (cloned, so
+    /// the caller writes them after releasing the lock); `None` when untracked.
+    pub fn take_dirty(&mut self) -> Option<Snapshot> {
+        let dirty = self.persist.as_mut()?;
+        let generation = dirty.generation();
+        let (cleared, keys) = dirty.take();
+        let now = now_ms();
+        let entries = keys
+            .into_iter()
+            .map(|(db, key)| {
+                let entry = self
+                    .dbs
+                    .get(db)
+                    .and_then(|d| d.peek(&key))
+                    .filter(|e| e.expire_at == 0 || e.expire_at > now)
+                    .cloned();
+                (db, key, entry)
+            })
+            .collect();
+        Some(Snapshot {
+            generation,
+            cleared,
+            entries,
+            taken_at_ms: now,
+        })
+    }
+
+    /// Gives back a snapshot whose write failed (see [`DirtyKeys::restore`]).
+    pub fn restore_dirty(&mut self, snapshot: &Snapshot) {
+        if let Some(dirty) = self.persist.as_mut() {
+            dirty.restore(snapshot);
+        }
+    }
+
+    /// Puts a loaded key in place without marking it dirty (start-up load from the sink).
+    pub fn load(&mut self, db: usize, key: &[u8], entry: Entry) {
+        if let Some(d) = self.dbs.get_mut(db) {
+            d.insert_entry(key, entry);
+        }
+    }
+
+    /// Mutable access to a loaded key's value, for adding a collection's elements while loading.
+    pub fn loaded_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Value> {
+        self.dbs
+            .get_mut(db)
+            .and_then(|d| d.get(key))
+            .map(|e| &mut e.value)
     }
 
     /// Number of databases.
@@ -102,6 +178,9 @@ impl Store {
     /// Records that `key` changed: counts a change and fails the EXEC of clients watching it.
     pub fn touch(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark(db, key);
+        }
         // Blocked clients may care: a stream that got entries, a deleted stream that a group
         // reader waits on.
         if !self.blocking.is_empty() {
@@ -163,6 +242,9 @@ impl Store {
         let removed = self.dbs.get(db).map_or(0, Db::len) as u64;
         self.dirty += removed;
         self.db(db).clear();
+        if let Some(persist) = self.persist.as_mut() {
+            persist.clear_db(db);
+        }
         // Group readers blocked on streams of this database learn they are gone.
         self.blocking.signal_db(db);
     }
@@ -184,6 +266,13 @@ impl Store {
         self.dbs.swap(a, b);
         self.touch_existing_in(a);
         self.touch_existing_in(b);
+        if let Some(persist) = self.persist.as_mut() {
+            // Both databases are written again whole: clear their rows, mark every key.
+            for db in [a, b] {
+                persist.clear_db(db);
+                self.dbs[db].for_each_live_key(|key, _| persist.mark(db, key));
+            }
+        }
         // Clients blocked on lists of either database may now find elements.
         self.blocking.signal_db(a);
         self.blocking.signal_db(b);
