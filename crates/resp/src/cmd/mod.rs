@@ -287,7 +287,11 @@ pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
     }
     if cmd.flags & flags::WRITE != 0
-        && let Some(refusal) = cx.shared.durability.as_ref().and_then(|d| d.write_refusal())
+        && let Some(refusal) = cx
+            .shared
+            .durability
+            .as_ref()
+            .and_then(|d| d.write_refusal())
     {
         cx.flag_multi_error();
         cx.out.error(&refusal);

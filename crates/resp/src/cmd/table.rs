@@ -5,8 +5,7 @@ use std::sync::LazyLock;
 
 use super::{
     Handler, bitmaps, connection, geo, hashes, hyperloglog, keys, lcs, lists, persistence, pops,
-    pubsub,
-    scripting, server, sets, sort, stream_groups, stream_info, streams, strings, tx, zsets,
+    pubsub, scripting, server, sets, sort, stream_groups, stream_info, streams, strings, tx, zsets,
     zsets_multi,
 };
 use crate::engine::RandomState;

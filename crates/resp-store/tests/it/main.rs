@@ -1,0 +1,8 @@
+//! The Redis store's integration tests as one binary: a real PostgreSQL (the test kit's private
+//! cluster) and the `redis` crate as the client.
+
+mod common;
+mod durability;
+mod owner;
+mod roundtrip;
+mod views;
