@@ -118,7 +118,7 @@ impl Writer {
                 if self.durability.failure().is_some() {
                     tracing::info!("the Redis store writes to PostgreSQL again");
                 }
-                self.durability.set_failure(None, 0);
+                self.durability.set_failure(None);
                 self.durability.set_committed(snapshot.generation, info);
                 Ok(())
             }
@@ -131,7 +131,7 @@ impl Writer {
                 if self.durability.failure().is_none() {
                     tracing::error!(error = %e, unsaved_keys = unsaved, "writing the Redis store to PostgreSQL failed; retrying");
                 }
-                self.durability.set_failure(Some(e.to_string()), unsaved);
+                self.durability.set_failure(Some(e.to_string()));
                 self.retry = (self.retry * 2).min(RETRY_MAX);
                 Err(e)
             }

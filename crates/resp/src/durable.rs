@@ -69,7 +69,7 @@ pub struct Durability {
     keys_written: AtomicU64,
     last_commit: RwLock<CommitInfo>,
     failure: Mutex<Option<String>>,
-    refuse_writes: AtomicBool,
+    failing: AtomicBool,
 }
 
 /// Why a write could not be confirmed durable.
@@ -98,7 +98,7 @@ impl Durability {
             keys_written: AtomicU64::new(0),
             last_commit: RwLock::new(CommitInfo::default()),
             failure: Mutex::new(None),
-            refuse_writes: AtomicBool::new(false),
+            failing: AtomicBool::new(false),
         }
     }
 
@@ -170,13 +170,14 @@ impl Durability {
     }
 
     /// Records the writer's health: `Some(error)` while writes fail, `None` once one succeeds.
-    /// Writes are refused while failing under `always` (each would wait and fail anyway) and
-    /// under the other policies once more than the bound of keys waits to be written.
-    pub fn set_failure(&self, failure: Option<String>, unsaved_keys: usize) {
-        let refuse = failure.is_some()
-            && (self.policy == AppendFsync::Always || unsaved_keys > self.max_unsaved_keys);
-        self.refuse_writes.store(refuse, Ordering::Release);
+    pub fn set_failure(&self, failure: Option<String>) {
+        self.failing.store(failure.is_some(), Ordering::Release);
         *self.failure.lock() = failure;
+    }
+
+    /// Whether the writer is failing (one atomic load: checked before every write command).
+    pub fn is_failing(&self) -> bool {
+        self.failing.load(Ordering::Acquire)
     }
 
     /// The writer's last error while it is failing.
@@ -184,9 +185,14 @@ impl Durability {
         self.failure.lock().clone()
     }
 
-    /// The error a write command gets while the sink is failing, if it is.
-    pub fn write_refusal(&self) -> Option<String> {
-        if !self.refuse_writes.load(Ordering::Acquire) {
+    /// The error a write command gets while the sink fails with `unsaved_keys` waiting: under
+    /// `always` at once (each write would wait and fail anyway), under the other policies once
+    /// the bound is reached, so the queue does not grow without limit.
+    pub fn write_refusal(&self, unsaved_keys: usize) -> Option<String> {
+        if !self.is_failing() {
+            return None;
+        }
+        if self.policy != AppendFsync::Always && unsaved_keys < self.max_unsaved_keys {
             return None;
         }
         let reason = self.failure().unwrap_or_default();

@@ -34,9 +34,12 @@ impl Server {
     }
 
     pub async fn start_with(config: StoreConfig) -> Server {
-        let store = PgStore::open(&pg_config(), config)
-            .await
-            .expect("open the store");
+        Self::start_on(&pg_config(), config).await
+    }
+
+    /// A server whose store reaches PostgreSQL through `pg`.
+    pub async fn start_on(pg: &sluice_pg::Config, config: StoreConfig) -> Server {
+        let store = PgStore::open(pg, config).await.expect("open the store");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

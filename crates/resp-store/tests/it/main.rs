@@ -3,6 +3,7 @@
 
 mod common;
 mod durability;
+mod faults;
 mod owner;
 mod roundtrip;
 mod views;

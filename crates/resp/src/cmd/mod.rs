@@ -286,12 +286,11 @@ pub fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             return;
         }
     }
+    let shared = cx.shared;
     if cmd.flags & flags::WRITE != 0
-        && let Some(refusal) = cx
-            .shared
-            .durability
-            .as_ref()
-            .and_then(|d| d.write_refusal())
+        && let Some(durability) = shared.durability.as_ref()
+        && durability.is_failing()
+        && let Some(refusal) = durability.write_refusal(cx.store.get().dirty_len())
     {
         cx.flag_multi_error();
         cx.out.error(&refusal);
