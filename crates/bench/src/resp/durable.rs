@@ -20,7 +20,11 @@ pub struct DurableArgs {
     #[arg(long)]
     database: Option<String>,
     /// redis-benchmark's tests (`-t`), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "set,incr,lpush,hset,zadd")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "set,incr,lpush,hset,zadd"
+    )]
     tests: Vec<String>,
     /// Requests of the hot-key run (INCR over 100 keys) that counts rows written per write.
     #[arg(long, default_value_t = 200_000)]
@@ -129,7 +133,14 @@ pub fn durable(args: DurableArgs) -> Result<()> {
 fn redis_aof(port: u16, dir: &std::path::Path) -> Result<Server> {
     let child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
+        .args([
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+        ])
         .arg("--dir")
         .arg(dir)
         .args(["--loglevel", "warning"])
@@ -190,7 +201,12 @@ fn print_table(table: &Table) {
 fn drop_schemas(url: &str, schemas: &[String]) {
     let sql: String = schemas
         .iter()
-        .map(|s| format!("DROP SCHEMA IF EXISTS {} CASCADE;", sluice_pg::sql::quote_ident(s)))
+        .map(|s| {
+            format!(
+                "DROP SCHEMA IF EXISTS {} CASCADE;",
+                sluice_pg::sql::quote_ident(s)
+            )
+        })
         .collect();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

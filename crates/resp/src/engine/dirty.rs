@@ -6,14 +6,14 @@
 //! either wholly in it or wholly out), writes it outside the lock, and gives it back with
 //! [`super::Store::restore_dirty`] when the write failed.
 
-use std::collections::HashSet;
-
-use super::{Entry, Key, RandomState};
+use super::{Entry, Key, Set};
 
 /// Keys changed since the last snapshot, databases emptied, and a generation counter.
 #[derive(Debug, Default)]
 pub struct DirtyKeys {
-    keys: HashSet<(usize, Key), RandomState>,
+    /// Per database, so a key already dirty is found by its bytes without allocating.
+    keys: Vec<Set>,
+    len: usize,
     /// Databases emptied (FLUSHDB, FLUSHALL, SWAPDB) since the last snapshot: their rows go
     /// before the dirty keys' new ones are written.
     cleared: Vec<usize>,
@@ -45,13 +45,30 @@ impl DirtyKeys {
     /// Records a change of `key` in `db`.
     pub fn mark(&mut self, db: usize, key: &[u8]) {
         self.generation += 1;
-        self.keys.insert((db, Key::from(key)));
+        if self.keys.len() <= db {
+            self.keys.resize_with(db + 1, Set::default);
+        }
+        let set = &mut self.keys[db];
+        if !set.contains(key) {
+            set.insert(Key::from(key));
+            self.len += 1;
+        }
+    }
+
+    /// Marks without counting a change (a key given back is not a new change).
+    fn mark_quietly(&mut self, db: usize, key: &[u8]) {
+        let generation = self.generation;
+        self.mark(db, key);
+        self.generation = generation;
     }
 
     /// Records that database `db` was emptied: its dirty keys are moot, its rows all go.
     pub fn clear_db(&mut self, db: usize) {
         self.generation += 1;
-        self.keys.retain(|(d, _)| *d != db);
+        if let Some(set) = self.keys.get_mut(db) {
+            self.len -= set.len();
+            *set = Set::default();
+        }
         if !self.cleared.contains(&db) {
             self.cleared.push(db);
         }
@@ -64,16 +81,20 @@ impl DirtyKeys {
 
     /// Number of dirty keys (INFO persistence's queue length).
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.cleared.is_empty()
+        self.len == 0 && self.cleared.is_empty()
     }
 
     /// Takes the dirty set, leaving it empty.
     pub fn take(&mut self) -> (Vec<usize>, Vec<(usize, Key)>) {
-        let keys = std::mem::take(&mut self.keys).into_iter().collect();
+        let mut keys = Vec::with_capacity(self.len);
+        for (db, set) in self.keys.iter_mut().enumerate() {
+            keys.extend(std::mem::take(set).into_iter().map(|key| (db, key)));
+        }
+        self.len = 0;
         (std::mem::take(&mut self.cleared), keys)
     }
 
@@ -88,7 +109,7 @@ impl DirtyKeys {
         for (db, key, _) in &snapshot.entries {
             // A database emptied since holds none of the old keys: the clear covers them.
             if !self.cleared.contains(db) || snapshot.cleared.contains(db) {
-                self.keys.insert((*db, key.clone()));
+                self.mark_quietly(*db, key);
             }
         }
     }
@@ -118,5 +139,32 @@ mod tests {
         );
         assert!(dirty.is_empty());
         assert_eq!(dirty.generation(), 1003);
+    }
+
+    #[test]
+    fn a_failed_snapshot_given_back_keeps_the_order_of_clears_and_writes() {
+        let mut dirty = DirtyKeys::default();
+        let failed = Snapshot {
+            generation: 5,
+            cleared: vec![1],
+            entries: vec![
+                (1, Key::from(&b"after-flush"[..]), None),
+                (2, Key::from(&b"k"[..]), None),
+            ],
+            taken_at_ms: 0,
+        };
+        // Database 2 was flushed after the snapshot: its old key is covered by that clear.
+        dirty.clear_db(2);
+        let generation = dirty.generation();
+        dirty.restore(&failed);
+        assert_eq!(
+            dirty.generation(),
+            generation,
+            "giving back is not a change"
+        );
+        let (mut cleared, keys) = dirty.take();
+        cleared.sort();
+        assert_eq!(cleared, vec![1, 2]);
+        assert_eq!(keys, vec![(1, Key::from(&b"after-flush"[..]))]);
     }
 }
