@@ -10,6 +10,7 @@ mod codec;
 mod load;
 mod lock;
 mod schema;
+mod stream_meta;
 mod write;
 mod writer;
 

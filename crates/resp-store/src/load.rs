@@ -48,7 +48,7 @@ pub async fn load(conn: &mut Connection, schema: &str, store: &mut Store) -> Res
             b"hash" => Value::Hash(Box::new(Hash::default())),
             b"set" => Value::Set(Box::new(Set::default())),
             b"zset" => Value::ZSet(Box::new(ZSet::default())),
-            b"stream" => Value::Stream(Box::new(stream_with_counters(value)?)),
+            b"stream" => Value::Stream(Box::new(crate::stream_meta::decode(value)?)),
             _ => return Err(Error::Load("a key of an unknown type")),
         };
         store.load(db, key, Entry { value, expire_at });
@@ -165,22 +165,6 @@ fn append_loaded(stream: &mut Stream, id: StreamId, pairs: &[(&[u8], &[u8])]) ->
     appended
         .map(|_| ())
         .map_err(|_| Error::Load("stream entries out of order"))
-}
-
-/// A stream with the counters its keys row holds (see `write::stream_counters`).
-fn stream_with_counters(value: Option<&[u8]>) -> Result<Stream, Error> {
-    let mut stream = Stream::default();
-    let Some(v) = value else {
-        return Ok(stream);
-    };
-    if v.len() != 40 {
-        return Err(Error::Load("stream counters of the wrong size"));
-    }
-    let word = |i: usize| as_i64(&v[i * 8..i * 8 + 8]).map(|n| n as u64);
-    stream.last_id = StreamId::new(word(0)?, word(1)?);
-    stream.max_deleted_id = StreamId::new(word(2)?, word(3)?);
-    stream.entries_added = word(4)?;
-    Ok(stream)
 }
 
 fn db_of(

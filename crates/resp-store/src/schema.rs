@@ -18,7 +18,7 @@ CREATE TABLE {s}.keys (
     value bytea,
     PRIMARY KEY (db, key)
 );
-COMMENT ON TABLE {s}.keys IS 'One row per Redis key, written by Sluice; value holds a string''s bytes (a stream''s counters for streams)';
+COMMENT ON TABLE {s}.keys IS 'One row per Redis key, written by Sluice; value holds a string''s bytes (a stream''s counters and consumer groups for streams)';
 CREATE INDEX keys_expire_at ON {s}.keys (expire_at) WHERE expire_at IS NOT NULL;
 CREATE TABLE {s}.hash_fields (
     db int4 NOT NULL, key bytea NOT NULL, field bytea NOT NULL, value bytea NOT NULL,

@@ -4,7 +4,7 @@ use bytes::{BufMut, BytesMut};
 use sluice_pg::Connection;
 use sluice_pg::sql::quote_ident;
 use sluice_resp::durable::CommitInfo;
-use sluice_resp::engine::{Snapshot, Stream, StreamId, Value};
+use sluice_resp::engine::{Snapshot, StreamId, Value};
 
 use crate::Error;
 use crate::codec::RowWriter;
@@ -72,7 +72,7 @@ pub fn encode(snapshot: &Snapshot) -> Encoded {
                 row.bytes(v);
             }
             Value::Stream(stream) => {
-                row.bytes(&stream_counters(stream));
+                row.bytes(&crate::stream_meta::encode(stream));
             }
             _ => {
                 row.null();
@@ -153,22 +153,6 @@ pub fn encode(snapshot: &Snapshot) -> Encoded {
             .collect(),
         taken_at_ms: snapshot.taken_at_ms,
     }
-}
-
-/// A stream's counters for its keys row: last ID, max deleted ID, entries added (5 × int8).
-pub fn stream_counters(stream: &Stream) -> [u8; 40] {
-    let mut out = [0u8; 40];
-    let words = [
-        stream.last_id.ms,
-        stream.last_id.seq,
-        stream.max_deleted_id.ms,
-        stream.max_deleted_id.seq,
-        stream.entries_added,
-    ];
-    for (i, w) in words.iter().enumerate() {
-        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_be_bytes());
-    }
-    out
 }
 
 /// The statements of a flush for one schema, built once.

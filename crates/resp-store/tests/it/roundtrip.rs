@@ -37,6 +37,23 @@ async fn every_type_survives_a_restart() {
     let _: String = q(&mut c, &["XADD", "stream", "2-0", "f", "v2"]).await;
     let _: String = q(&mut c, &["XADD", "stream", "5-0", "gone", "x"]).await;
     let _: i64 = q(&mut c, &["XDEL", "stream", "5-0"]).await;
+    let _: String = q(&mut c, &["XGROUP", "CREATE", "stream", "workers", "0"]).await;
+    // alice reads 1-1 and leaves it pending.
+    let _: redis::Value = q(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "alice",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+    )
+    .await;
     let _: () = q(&mut c, &["SET", "deleted", "v"]).await;
     let _: i64 = q(&mut c, &["DEL", "deleted"]).await;
     let _: bool = q(&mut c, &["EXPIRE", "hash", "900"]).await;
@@ -105,6 +122,35 @@ async fn every_type_survives_a_restart() {
         .query_async(&mut c)
         .await;
     assert!(refused.is_err(), "XADD below the last ID: {refused:?}");
+    // The consumer group, its pending entry and its consumer came back.
+    let pending: (i64, String, String, Vec<(String, String)>) =
+        q(&mut c, &["XPENDING", "stream", "workers"]).await;
+    assert_eq!(
+        pending,
+        (
+            1,
+            "1-1".into(),
+            "1-1".into(),
+            vec![("alice".into(), "1".into())]
+        )
+    );
+    let next: Vec<(String, Vec<(String, Vec<String>)>)> = q(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "bob",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+    )
+    .await;
+    assert_eq!(
+        next[0].1[0].0, "2-0",
+        "the group's last delivered ID came back"
+    );
     let _: () = q(&mut c, &["SELECT", "3"]).await;
     let got: String = q(&mut c, &["GET", "in3"]).await;
     assert_eq!(got, "three");
@@ -140,6 +186,44 @@ async fn a_hot_key_written_many_times_is_written_once_per_flush() {
     ))
     .await;
     assert_eq!(saved.as_deref(), Some("1000"));
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_group_bookkeeping_alone_is_kept() {
+    let schema = schema("rs_groups");
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    let mut c = server.client().await;
+    let _: String = q(&mut c, &["XADD", "jobs", "1-0", "n", "1"]).await;
+    let _: String = q(&mut c, &["XADD", "jobs", "2-0", "n", "2"]).await;
+    let _: String = q(&mut c, &["XGROUP", "CREATE", "jobs", "g", "0"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    // Changes WATCH does not see (deliveries, acknowledgements) must still reach the tables.
+    let _: redis::Value = q(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "w", "STREAMS", "jobs", ">"],
+    )
+    .await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let _: i64 = q(&mut c, &["XACK", "jobs", "g", "1-0"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    drop(c);
+    server.crash().await;
+
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    let mut c = server.client().await;
+    let pending: (i64, String, String, Vec<(String, String)>) =
+        q(&mut c, &["XPENDING", "jobs", "g"]).await;
+    assert_eq!(
+        pending,
+        (
+            1,
+            "2-0".into(),
+            "2-0".into(),
+            vec![("w".into(), "1".into())]
+        )
+    );
     drop(c);
     server.stop().await;
 }

@@ -196,6 +196,16 @@ impl Store {
         }
     }
 
+    /// Records `n` changes of `key` that Redis does not signal to WATCH (consumer-group
+    /// bookkeeping: XACK, XCLAIM, XREADGROUP's deliveries): counted, and kept by a persistence
+    /// sink, but no watcher fails.
+    pub fn changed_unwatched(&mut self, db: usize, key: &[u8], n: u64) {
+        self.dirty += n;
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark(db, key);
+        }
+    }
+
     /// Records that a list at `key` may have new elements for blocked clients.
     pub fn list_pushed(&mut self, db: usize, key: &[u8]) {
         self.blocking.signal(db, key);
