@@ -37,6 +37,9 @@ enum Case {
     /// and `redis-server --appendonly yes --appendfsync always`, plus PostgreSQL rows written per
     /// write under a hot-key INCR load.
     Durable(durable::DurableArgs),
+    /// Start-up time with KEYS keys of mixed types: the store loaded from PostgreSQL against
+    /// redis-server replaying its AOF (`appendonly yes`).
+    Restart(durable::RestartArgs),
     /// RSS growth after stream entries and PFADDs (sparse HLLs over HLL_KEYS keys, one dense
     /// HLL), fresh servers for each data set.
     TypesRss(TypesRssArgs),
@@ -187,6 +190,7 @@ pub fn run(args: RespArgs) -> Result<()> {
         Case::Rss(a) => memory::rss(a),
         Case::TypesRss(a) => memory::types_rss(a),
         Case::Durable(a) => durable::durable(a),
+        Case::Restart(a) => durable::restart(a),
     }
 }
 

@@ -8,6 +8,7 @@ use super::{
 use anyhow::{Context, Result};
 use clap::Args;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct DurableArgs {
@@ -225,4 +226,168 @@ fn drop_schemas(url: &str, schemas: &[String]) {
     if let Err(e) = result {
         eprintln!("dropping the benchmark's schemas {schemas:?}: {e}");
     }
+}
+
+#[derive(Debug, Args)]
+pub struct RestartArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// The PostgreSQL the store writes to (default: DATABASE_URL, else an embedded cluster).
+    #[arg(long)]
+    database: Option<String>,
+    /// Keys of mixed types: 70% strings, 10% hashes (3 fields), 10% lists (3 items), 5% sets
+    /// (3 members), 5% sorted sets (3 members).
+    #[arg(long, default_value_t = 1_000_000)]
+    keys: u64,
+}
+
+/// The command making key `n` of the mixed data set.
+fn mixed_command(n: u64) -> Vec<Vec<u8>> {
+    let key = format!("key:{n}").into_bytes();
+    let words =
+        |list: &[&str]| -> Vec<Vec<u8>> { list.iter().map(|w| w.as_bytes().to_vec()).collect() };
+    let mut args = match n % 20 {
+        0 | 1 => words(&["HSET"]),
+        2 | 3 => words(&["RPUSH"]),
+        4 => words(&["SADD"]),
+        5 => words(&["ZADD"]),
+        _ => words(&["SET"]),
+    };
+    args.push(key);
+    match n % 20 {
+        0 | 1 => args.extend(words(&[
+            "f1",
+            "value-one",
+            "f2",
+            "value-two",
+            "f3",
+            "value-three",
+        ])),
+        2..=4 => args.extend(words(&["one", "two", "three"])),
+        5 => args.extend(words(&["1", "one", "2", "two", "3", "three"])),
+        _ => args.push(format!("value-{n:010}").into_bytes()),
+    }
+    args
+}
+
+/// Waits until `port` answers PING (up to 10 minutes); the time it took since `since`.
+fn serving_after(server: &mut Server, since: std::time::Instant) -> Result<Duration> {
+    use std::io::{Read, Write};
+    let deadline = since + Duration::from_secs(600);
+    loop {
+        if let Some(status) = server.child.try_wait()? {
+            anyhow::bail!("the server on port {} exited: {status}", server.port);
+        }
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", server.port)) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(600)));
+            if stream.write_all(b"PING\r\n").is_ok() {
+                let mut reply = [0u8; 7];
+                if stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n" {
+                    return Ok(since.elapsed());
+                }
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "the server on port {} did not serve within 10 minutes",
+                server.port
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Time from start until PING is answered, with `keys` keys to load: Sluice's store in
+/// PostgreSQL against redis-server replaying its AOF.
+pub fn restart(args: RestartArgs) -> Result<()> {
+    if !tools_present(&["redis-server", "redis-cli"]) {
+        return Ok(());
+    }
+    let target = crate::setup::Target::open(args.database.clone())?;
+    let bin = crate::setup::sluice_binary(args.server.sluice.as_deref())?;
+    let dir = tempfile::tempdir()?;
+    let file = super::memory::command_file(dir.path(), "mixed.resp", args.keys, mixed_command)?;
+    let schema = format!("sluice_bench_redis_{}_restart", std::process::id());
+    let mut extra = args.server.sluice_args.clone();
+    extra.extend(
+        [
+            "--database",
+            &target.url,
+            "--resp-store",
+            "postgres",
+            "--resp-schema",
+            &schema,
+        ]
+        .map(str::to_owned),
+    );
+    let port = free_port()?;
+    let mut sluice = Server::sluice(&bin, port, &extra)?;
+    serving_after(&mut sluice, std::time::Instant::now())?;
+    super::redis_cli_input(port, &["--pipe"], &mut std::fs::File::open(&file)?)?;
+    redis_cli(port, &["save"])?;
+    let dbsize = redis_cli(port, &["dbsize"])?;
+    drop(sluice);
+    // The killed owner's sessions end as PostgreSQL notices the closed sockets.
+    std::thread::sleep(Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    let mut sluice = Server::sluice(&bin, port, &extra)?;
+    let sluice_time = serving_after(&mut sluice, started)?;
+    let after = redis_cli(port, &["dbsize"])?;
+    drop(sluice);
+
+    let aof = dir.path().join("aof");
+    std::fs::create_dir_all(&aof)?;
+    let port = free_port()?;
+    let redis_args = |port: u16| -> Vec<String> {
+        [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--loglevel",
+            "warning",
+            "--dir",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([aof.to_string_lossy().into_owned()])
+        .collect()
+    };
+    let spawn_redis = |port: u16| -> Result<Server> {
+        let child = Command::new("redis-server")
+            .args(redis_args(port))
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting redis-server")?;
+        Ok(Server { child, port })
+    };
+    let mut redis = spawn_redis(port)?;
+    serving_after(&mut redis, std::time::Instant::now())?;
+    super::redis_cli_input(port, &["--pipe"], &mut std::fs::File::open(&file)?)?;
+    let _ = redis_cli(port, &["shutdown"]);
+    let _ = redis.child.wait();
+    drop(redis);
+    let started = std::time::Instant::now();
+    let mut redis = spawn_redis(port)?;
+    let redis_time = serving_after(&mut redis, started)?;
+    let redis_after = redis_cli(port, &["dbsize"])?;
+    drop(redis);
+    drop_schemas(&target.url, &[schema]);
+    println!(
+        "restart with {} keys: sluice store=postgres {:.2} s (DBSIZE {} before, {} after), redis-server AOF {:.2} s (DBSIZE {}); ratio {:.2}",
+        args.keys,
+        sluice_time.as_secs_f64(),
+        dbsize.trim(),
+        after.trim(),
+        redis_time.as_secs_f64(),
+        redis_after.trim(),
+        sluice_time.as_secs_f64() / redis_time.as_secs_f64()
+    );
+    Ok(())
 }
