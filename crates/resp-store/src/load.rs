@@ -5,8 +5,7 @@ use std::time::Instant;
 use sluice_pg::Connection;
 use sluice_pg::sql::quote_ident;
 use sluice_resp::engine::{
-    CompactBytes, Entry, Hash, Set, Store, Stream, StreamId, Value, ZSet, stream::IdSpec,
-    stream::NodeLimits,
+    CompactBytes, Entry, Store, Stream, StreamId, Value, stream::IdSpec, stream::NodeLimits,
 };
 
 use crate::Error;
@@ -45,9 +44,9 @@ pub async fn load(conn: &mut Connection, schema: &str, store: &mut Store) -> Res
         let value = match kind {
             b"string" => Value::Str(CompactBytes::from(value.unwrap_or_default())),
             b"list" => Value::List(Box::default()),
-            b"hash" => Value::Hash(Box::new(Hash::default())),
-            b"set" => Value::Set(Box::new(Set::default())),
-            b"zset" => Value::ZSet(Box::new(ZSet::default())),
+            b"hash" => Value::Hash(Box::default()),
+            b"set" => Value::Set(Box::default()),
+            b"zset" => Value::ZSet(Box::default()),
             b"stream" => Value::Stream(Box::new(crate::stream_meta::decode(value)?)),
             _ => return Err(Error::Load("a key of an unknown type")),
         };

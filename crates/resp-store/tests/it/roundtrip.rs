@@ -5,6 +5,8 @@ use crate::common::{Server, q, schema, value};
 use sluice_resp::durable::AppendFsync;
 
 type Pairs = Vec<(String, String)>;
+/// XREAD's reply: per stream, its name and its entries (ID, fields and values).
+type StreamsRead = Vec<(String, Vec<(String, Vec<String>)>)>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_type_survives_a_restart() {
@@ -134,7 +136,7 @@ async fn every_type_survives_a_restart() {
             vec![("alice".into(), "1".into())]
         )
     );
-    let next: Vec<(String, Vec<(String, Vec<String>)>)> = q(
+    let next: StreamsRead = q(
         &mut c,
         &[
             "XREADGROUP",
