@@ -102,7 +102,7 @@ impl Writer {
 
     /// Takes the dirty keys and writes them; on failure they are given back for the next try.
     pub async fn flush_once(&mut self) -> Result<(), Error> {
-        let snapshot = self.store.lock().take_dirty();
+        let snapshot = lock_store(&self.store).await.take_dirty();
         let Some(snapshot) = snapshot else {
             return Ok(());
         };
@@ -124,7 +124,7 @@ impl Writer {
             }
             Err(e) => {
                 let unsaved = {
-                    let mut store = self.store.lock();
+                    let mut store = lock_store(&self.store).await;
                     store.restore_dirty(&snapshot);
                     store.dirty_len()
                 };
@@ -160,5 +160,24 @@ impl Writer {
             self.conn = None;
         }
         result
+    }
+}
+
+/// The store lock, awaited without blocking the runtime's thread: a Lua script may hold the
+/// store for long, and this thread may be the one that must serve SCRIPT KILL.
+async fn lock_store(store: &Mutex<Store>) -> parking_lot::MutexGuard<'_, Store> {
+    let mut tries = 0u32;
+    loop {
+        if let Some(guard) = store.try_lock() {
+            return guard;
+        }
+        // Connections hold it for a batch at a time: retry at once for a while, then (a long
+        // script) every millisecond.
+        tries += 1;
+        if tries < 256 {
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
 }
