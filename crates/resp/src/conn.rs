@@ -123,7 +123,7 @@ async fn drive(
                     let generation = store_async(shared).await.generation();
                     if durability.committed() < generation {
                         durability.wake_writer(false);
-                        if let Err(e) = durability.wait_committed(generation).await {
+                        if let Err(e) = durability.wait_committed(generation, false).await {
                             let mut out = crate::reply::Out::new();
                             out.error(&e.to_string());
                             reply = out.buf;
@@ -217,7 +217,7 @@ impl Conn {
             return;
         }
         durability.wake_writer(save.is_some());
-        if let Err(e) = durability.wait_committed(generation).await {
+        if let Err(e) = durability.wait_committed(generation, save.is_some()).await {
             let message = e.to_string();
             self.out.buf.clear();
             for _ in 0..replies.max(1) {

@@ -75,7 +75,7 @@ pub struct Durability {
 /// Why a write could not be confirmed durable.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "MISCONF the write is applied in memory but was not committed to PostgreSQL within {waited:?} ({reason}); it is retried"
+    "MISCONF the write is applied in memory but was not committed to PostgreSQL after {waited:?} ({reason}); it is retried"
 )]
 pub struct NotDurable {
     pub waited: Duration,
@@ -147,9 +147,12 @@ impl Durability {
         self.committed_notify.notify_waiters();
     }
 
-    /// Waits until `generation` is committed, at most the write timeout.
-    pub async fn wait_committed(&self, generation: u64) -> Result<(), NotDurable> {
-        let deadline = tokio::time::Instant::now() + self.write_timeout;
+    /// Waits until `generation` is committed. A slow but healthy writer is waited for (a large
+    /// flush may take longer than the timeout); once the writer fails, an `always` write gets
+    /// the error when the write timeout has passed, a SAVE (`save`) at once.
+    pub async fn wait_committed(&self, generation: u64, save: bool) -> Result<(), NotDurable> {
+        let started = tokio::time::Instant::now();
+        let mut deadline = started + self.write_timeout;
         loop {
             let notified = self.committed_notify.notified();
             tokio::pin!(notified);
@@ -158,21 +161,28 @@ impl Durability {
             if self.committed() >= generation {
                 return Ok(());
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            let failing = self.is_failing();
+            if failing && (save || tokio::time::Instant::now() >= deadline) {
                 return Err(NotDurable {
-                    waited: self.write_timeout,
-                    reason: self
-                        .failure()
-                        .unwrap_or_else(|| "the writer is busy".to_string()),
+                    waited: started.elapsed(),
+                    reason: self.failure().unwrap_or_default(),
                 });
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() && !self.is_failing() {
+                deadline += self.write_timeout;
             }
         }
     }
 
     /// Records the writer's health: `Some(error)` while writes fail, `None` once one succeeds.
     pub fn set_failure(&self, failure: Option<String>) {
-        self.failing.store(failure.is_some(), Ordering::Release);
+        let failing = failure.is_some();
         *self.failure.lock() = failure;
+        self.failing.store(failing, Ordering::Release);
+        if failing {
+            // SAVE answers the error at once; `always` writes look at their deadline.
+            self.committed_notify.notify_waiters();
+        }
     }
 
     /// Whether the writer is failing (one atomic load: checked before every write command).

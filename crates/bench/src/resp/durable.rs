@@ -324,7 +324,8 @@ pub fn restart(args: RestartArgs) -> Result<()> {
     let mut sluice = Server::sluice(&bin, port, &extra)?;
     serving_after(&mut sluice, std::time::Instant::now())?;
     super::redis_cli_input(port, &["--pipe"], &mut std::fs::File::open(&file)?)?;
-    redis_cli(port, &["save"])?;
+    let saved = redis_cli(port, &["save"])?;
+    anyhow::ensure!(saved.trim() == "OK", "SAVE answered {saved:?}");
     let dbsize = redis_cli(port, &["dbsize"])?;
     drop(sluice);
     // The killed owner's sessions end as PostgreSQL notices the closed sockets.
@@ -379,6 +380,12 @@ pub fn restart(args: RestartArgs) -> Result<()> {
     let redis_after = redis_cli(port, &["dbsize"])?;
     drop(redis);
     drop_schemas(&target.url, &[schema]);
+    anyhow::ensure!(
+        dbsize.trim() == after.trim(),
+        "Sluice lost keys across the restart: DBSIZE {} before, {} after",
+        dbsize.trim(),
+        after.trim()
+    );
     println!(
         "restart with {} keys: sluice store=postgres {:.2} s (DBSIZE {} before, {} after), redis-server AOF {:.2} s (DBSIZE {}); ratio {:.2}",
         args.keys,
