@@ -1,5 +1,6 @@
 //! `sluice-bench resp`: Sluice's Redis gate against redis-server, side by side with redis-benchmark.
 
+mod durable;
 mod memory;
 
 use crate::report::median;
@@ -32,6 +33,13 @@ enum Case {
     /// RSS before and after loading KEYS keys with 10-byte values (`SET key:<n> <10 bytes>`
     /// through `redis-cli --pipe`) into each server.
     Rss(RssArgs),
+    /// The Redis store in PostgreSQL (appendfsync everysec and always) against Sluice in memory
+    /// and `redis-server --appendonly yes --appendfsync always`, plus PostgreSQL rows written per
+    /// write under a hot-key INCR load.
+    Durable(durable::DurableArgs),
+    /// Start-up time with KEYS keys of mixed types: the store loaded from PostgreSQL against
+    /// redis-server replaying its AOF (`appendonly yes`).
+    Restart(durable::RestartArgs),
     /// RSS growth after stream entries and PFADDs (sparse HLLs over HLL_KEYS keys, one dense
     /// HLL), fresh servers for each data set.
     TypesRss(TypesRssArgs),
@@ -181,6 +189,8 @@ pub fn run(args: RespArgs) -> Result<()> {
         Case::Types(a) => types(a),
         Case::Rss(a) => memory::rss(a),
         Case::TypesRss(a) => memory::types_rss(a),
+        Case::Durable(a) => durable::durable(a),
+        Case::Restart(a) => durable::restart(a),
     }
 }
 

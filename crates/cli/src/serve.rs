@@ -76,7 +76,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .build()
         .context("starting the async runtime")?;
 
-    let (url, cluster) = match (settings.database_url(), http.is_some()) {
+    // The HTTP gate and a Redis store in PostgreSQL need a database.
+    let needs_database = http.is_some() || settings.resp_store_config().is_some();
+    let (url, cluster) = match (settings.database_url(), needs_database) {
         (_, false) => (None, None),
         (Some(url), true) => (Some(url.to_string()), None),
         (None, true) => {
@@ -140,18 +142,34 @@ fn start_embedded(settings: &Settings) -> Result<Cluster> {
 async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) -> Result<()> {
     let (stop, stopped) = watch::channel(false);
     let mut gates = tokio::task::JoinSet::new();
+    let mut resp_store = None;
     if let Some(addr) = settings.resp.listen {
+        let mut resp_config = settings.resp_config();
+        if let (Some(store_config), Some(url)) = (settings.resp_store_config(), &url) {
+            // The keyspace is loaded before the listener opens: no client sees it half-loaded.
+            let pg =
+                sluice_pg::Config::parse(url).with_context(|| format!("the database URL {url}"))?;
+            let schema = store_config.schema.clone();
+            let appendfsync = store_config.appendfsync;
+            let store = sluice_resp_store::PgStore::open(&pg, store_config).await?;
+            let loaded = store.loaded();
+            println!(
+                "sluice: Redis keyspace kept in PostgreSQL schema \"{schema}\" (appendfsync {}): \
+                 {} keys loaded in {} ms",
+                appendfsync.name(),
+                loaded.keys,
+                loaded.millis
+            );
+            resp_config.persistence = Some(store.persistence());
+            resp_store = Some(store);
+        }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the Redis gate to {addr}"))?;
         let local = listener.local_addr()?;
         tracing::info!(addr = %local, "Redis protocol gate listening");
         println!("sluice: Redis protocol on {local}");
-        gates.spawn(run_resp(
-            listener,
-            settings.resp_config(),
-            wait_for(stopped.clone()),
-        ));
+        gates.spawn(run_resp(listener, resp_config, wait_for(stopped.clone())));
     }
     let pool = match &url {
         Some(url) => Some(
@@ -251,6 +269,10 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
     let _ = stop.send(true);
     while let Some(done) = gates.join_next().await {
         done.context("a gate panicked")??;
+    }
+    if let Some(store) = resp_store {
+        // The last changes are committed before PostgreSQL (embedded or not) is let go.
+        store.close().await;
     }
     if let Some(pool) = pool {
         pool.close().await;

@@ -30,6 +30,11 @@ struct Conn {
     scratch: Vec<u8>,
     /// Bytes the parser needs before it can make progress.
     want: usize,
+    /// Requests answered in `out` since it was last written (each gets an error instead when
+    /// their writes could not be made durable under `appendfsync always`).
+    replies: usize,
+    /// The store generation of the last change made by the requests in `out`.
+    wrote: Option<u64>,
 }
 
 /// Why a batch stopped.
@@ -82,10 +87,13 @@ async fn drive(
         parser: RequestParser::new(shared.bulk_max.load(Ordering::Relaxed)),
         scratch: Vec::new(),
         want: 0,
+        replies: 0,
+        wrote: None,
     };
     loop {
         crate::busy_poll::note_activity();
         let batch = conn.process(shared, session);
+        conn.await_durable(shared, session).await;
         if !conn.out.buf.is_empty() {
             if session.subscriptions() > 0 {
                 // A subscriber that stopped reading is closed once it overflows its limit, even
@@ -122,10 +130,24 @@ async fn drive(
             }
             Action::Script(job) => {
                 let runner = shared.clone();
-                let reply =
+                let mut reply =
                     tokio::task::spawn_blocking(move || crate::script::run_job(&runner, *job))
                         .await
                         .map_err(io::Error::other)?;
+                if let Some(durability) = &shared.durability
+                    && durability.policy() == crate::durable::AppendFsync::Always
+                {
+                    // The script ran under its own lock: wait for everything up to now.
+                    let generation = store_async(shared).await.generation();
+                    if durability.committed() < generation {
+                        durability.wake_writer(false);
+                        if let Err(e) = durability.wait_committed(generation, false).await {
+                            let mut out = crate::reply::Out::new();
+                            out.error(&e.to_string());
+                            reply = out.buf;
+                        }
+                    }
+                }
                 stream.write_all(&reply).await?;
                 continue;
             }
@@ -203,13 +225,56 @@ impl Conn {
         if self.rbuf.is_empty() {
             return Batch::Drained;
         }
+        let mut slot = StoreSlot::new(&shared.store);
+        let batch = self.run_commands(shared, session, &mut slot);
+        if let Some(generation) = slot.finish() {
+            self.wrote = Some(generation);
+        }
+        batch
+    }
+
+    /// Under `appendfsync always`, waits until the writes of the replies in `out` are
+    /// committed (waking the writer), or answers each of those requests with the error.
+    /// SAVE waits the same way under every policy.
+    async fn await_durable(&mut self, shared: &Shared, session: &mut Session) {
+        let replies = std::mem::take(&mut self.replies);
+        let wrote = self.wrote.take();
+        let Some(durability) = &shared.durability else {
+            return;
+        };
+        let save = session.save_waits.take();
+        let wait = match durability.policy() {
+            crate::durable::AppendFsync::Always => wrote.max(save),
+            _ => save,
+        };
+        let Some(generation) = wait else {
+            return;
+        };
+        if durability.committed() >= generation {
+            return;
+        }
+        durability.wake_writer(save.is_some());
+        if let Err(e) = durability.wait_committed(generation, save.is_some()).await {
+            let message = e.to_string();
+            self.out.buf.clear();
+            for _ in 0..replies.max(1) {
+                self.out.error(&message);
+            }
+        }
+    }
+
+    fn run_commands(
+        &mut self,
+        shared: &Shared,
+        session: &mut Session,
+        slot: &mut StoreSlot<'_>,
+    ) -> Batch {
         session
             .info
             .last_active_ms
             .store(shared.uptime_ms(), Ordering::Relaxed);
         self.parser
             .set_bulk_max(shared.bulk_max.load(Ordering::Relaxed));
-        let mut slot = StoreSlot::new(&shared.store);
         loop {
             self.parser.set_unauthenticated(!session.authenticated);
             if !matches!(session.action, Action::Continue) {
@@ -233,7 +298,7 @@ impl Conn {
                         shared,
                         session,
                         out: &mut self.out,
-                        store: &mut slot,
+                        store: slot,
                     };
                     cmd::dispatch(&mut cx, &args);
                     if (replies != ReplyMode::On || session.reply_mode != ReplyMode::On)
@@ -241,6 +306,7 @@ impl Conn {
                     {
                         apply_reply_mode(replies, session, &mut self.out, mark);
                     }
+                    self.replies += 1;
                     self.rbuf.advance(consumed);
                     self.want = 0;
                 }

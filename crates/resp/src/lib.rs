@@ -8,6 +8,7 @@
 mod busy_poll;
 pub mod cmd;
 mod conn;
+pub mod durable;
 pub mod engine;
 pub mod frame;
 pub mod glob;
@@ -46,6 +47,9 @@ pub struct Config {
     /// sleeps (see `busy_poll.rs`); zero sleeps at once. Only for connection threads
     /// (`io_threads` > 0).
     pub busy_poll: Duration,
+    /// A store kept in a persistence sink (`[resp] store = "postgres"`), loaded before `run`
+    /// is called; none keeps the keyspace in memory only.
+    pub persistence: Option<durable::Persistence>,
 }
 
 impl Default for Config {
@@ -55,6 +59,7 @@ impl Default for Config {
             databases: 16,
             io_threads: 0,
             busy_poll: busy_poll::default_window(),
+            persistence: None,
         }
     }
 }

@@ -181,6 +181,8 @@ pub struct Session {
     pub tracking: bool,
     /// CLIENT CACHING YES/NO, for the next command only.
     pub caching: Option<bool>,
+    /// SAVE ran in this batch: the replies wait until this store generation is committed.
+    pub save_waits: Option<u64>,
 }
 
 impl Session {
@@ -207,6 +209,7 @@ impl Session {
             monitor_rx: None,
             tracking: false,
             caching: None,
+            save_waits: None,
         }
     }
 

@@ -27,7 +27,11 @@ pub struct Stats {
 /// Everything connections share.
 #[derive(Debug)]
 pub struct Shared {
-    pub store: Mutex<Store>,
+    pub store: Arc<Mutex<Store>>,
+    /// The persistence sink's handle, when the store is kept in one.
+    pub durability: Option<Arc<crate::durable::Durability>>,
+    /// Name of the sink (INFO persistence), `memory` without one.
+    pub sink: &'static str,
     pub hub: Mutex<Hub>,
     pub params: RwLock<Params>,
     pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
@@ -54,7 +58,12 @@ pub struct Shared {
 impl Shared {
     pub fn new(config: &Config, port: u16) -> Result<Self, StartError> {
         Ok(Self {
-            store: Mutex::new(Store::new(config.databases)),
+            store: match &config.persistence {
+                Some(p) => p.store.clone(),
+                None => Arc::new(Mutex::new(Store::new(config.databases))),
+            },
+            durability: config.persistence.as_ref().map(|p| p.durability.clone()),
+            sink: config.persistence.as_ref().map_or("memory", |p| p.sink),
             hub: Mutex::new(Hub::default()),
             params: RwLock::new(Params::new(
                 config.databases,
@@ -68,7 +77,10 @@ impl Shared {
             bulk_max: AtomicI64::new(crate::frame::BULK_MAX_DEFAULT),
             maxmemory: AtomicU64::new(0),
             port,
-            databases: config.databases.max(1),
+            databases: match &config.persistence {
+                Some(p) => p.store.lock().db_count(),
+                None => config.databases.max(1),
+            },
             scripting: Scripting::new()?,
             observe: Observe::default(),
             pause: Pause::default(),

@@ -17,7 +17,7 @@ fn resp_command(out: &mut impl Write, args: &[&[u8]]) -> std::io::Result<()> {
 }
 
 /// Writes a file of commands made by `command(n)` for `n` in `0..count`.
-fn command_file(
+pub(super) fn command_file(
     dir: &Path,
     name: &str,
     count: u64,

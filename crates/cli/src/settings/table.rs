@@ -176,6 +176,18 @@ settings! {
         /// cross-core wake-up. 0 never polls; an idle server sleeps at once; the default is 50,
         /// and 0 on a single-core machine.
         busy_poll_us: Option<u64> = None, sample "50";
+        /// Where the keyspace lives: "memory" (lost at restart, as Redis without persistence) or
+        /// "postgres" (kept in tables of `schema`, loaded before the gate opens, written by a
+        /// group-commit writer; see docs/redis-store.md).
+        store: RespStore = RespStore::Memory;
+        /// The schema of the Redis store's tables and views (store = "postgres"). One Sluice
+        /// owns a schema at a time; a second one pointed at it refuses to start.
+        schema: String = "sluice_redis".to_string();
+        /// When changes reach PostgreSQL (store = "postgres"), as Redis's appendfsync: "always"
+        /// answers a write once its transaction committed (many clients share one commit),
+        /// "everysec" answers at once and commits within about a second, "no" every few
+        /// seconds.
+        appendfsync: sluice_resp::durable::AppendFsync = sluice_resp::durable::AppendFsync::EverySec;
     }
 
     [influx] InfluxSection {
@@ -254,6 +266,34 @@ impl Choice for sluice_rest::TxEnd {
 }
 
 choice_setting!(sluice_rest::TxEnd);
+
+/// Where the Redis gate keeps its keyspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RespStore {
+    /// In memory only.
+    Memory,
+    /// In PostgreSQL tables, served from memory.
+    Postgres,
+}
+
+impl Choice for RespStore {
+    const WORDS: &'static [(&'static str, RespStore)] = &[
+        ("memory", RespStore::Memory),
+        ("postgres", RespStore::Postgres),
+    ];
+}
+
+choice_setting!(RespStore);
+
+impl Choice for sluice_resp::durable::AppendFsync {
+    const WORDS: &'static [(&'static str, sluice_resp::durable::AppendFsync)] = &[
+        ("always", sluice_resp::durable::AppendFsync::Always),
+        ("everysec", sluice_resp::durable::AppendFsync::EverySec),
+        ("no", sluice_resp::durable::AppendFsync::No),
+    ];
+}
+
+choice_setting!(sluice_resp::durable::AppendFsync);
 
 /// What a point written again does in the Influx write API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -412,6 +452,18 @@ impl Settings {
                 .map_or(defaults.busy_poll, Duration::from_micros),
             ..defaults
         }
+    }
+
+    /// The Redis store's configuration, when the keyspace is kept in PostgreSQL.
+    pub fn resp_store_config(&self) -> Option<sluice_resp_store::StoreConfig> {
+        (self.resp.listen.is_some() && self.resp.store == RespStore::Postgres).then(|| {
+            sluice_resp_store::StoreConfig {
+                schema: self.resp.schema.clone(),
+                appendfsync: self.resp.appendfsync,
+                databases: self.resp_config().databases,
+                ..sluice_resp_store::StoreConfig::default()
+            }
+        })
     }
 
     /// The keys bearer tokens are verified with (`[rest] jwt_secret` and its companions), for

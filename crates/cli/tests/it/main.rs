@@ -6,4 +6,5 @@ mod export_import_support;
 mod lp;
 mod serve;
 mod serve_memory;
+mod serve_redis_store;
 mod serve_support;

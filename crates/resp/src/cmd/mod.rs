@@ -16,6 +16,7 @@ mod lists;
 pub(crate) mod maxmemory;
 mod monitoring;
 pub(crate) mod notify;
+mod persistence;
 mod pops;
 mod pubsub;
 mod scripting;
@@ -105,15 +106,49 @@ impl<'a> Args<'a> {
 pub(crate) struct StoreSlot<'s> {
     mutex: &'s parking_lot::Mutex<Store>,
     guard: Option<MutexGuard<'s, Store>>,
+    /// The store's change generation when the lock was taken (always 0 when untracked).
+    generation_at_lock: u64,
+    /// The generation after the last change made while this slot held the lock.
+    wrote: Option<u64>,
 }
 
 impl<'s> StoreSlot<'s> {
     pub fn new(mutex: &'s parking_lot::Mutex<Store>) -> Self {
-        Self { mutex, guard: None }
+        Self {
+            mutex,
+            guard: None,
+            generation_at_lock: 0,
+            wrote: None,
+        }
     }
 
     pub fn get(&mut self) -> &mut Store {
-        self.guard.get_or_insert_with(|| self.mutex.lock())
+        if self.guard.is_none() {
+            let guard = self.mutex.lock();
+            self.generation_at_lock = guard.generation();
+            self.guard = Some(guard);
+        }
+        match self.guard.as_mut() {
+            Some(guard) => guard,
+            None => unreachable!("the guard was just set"),
+        }
+    }
+
+    /// Notes whether the store changed while held, before the lock goes.
+    fn note_changes(&mut self) {
+        if let Some(store) = self.guard.as_ref() {
+            let now = store.generation();
+            if now != self.generation_at_lock {
+                self.wrote = Some(now);
+            }
+        }
+    }
+
+    /// Releases the store; returns the generation of the last change made through this slot, if
+    /// any (what a connection waits for under `appendfsync always`).
+    pub fn finish(mut self) -> Option<u64> {
+        self.release();
+        self.wrote
     }
 
     /// Serves blocked clients if the last command pushed to a list they wait on.
@@ -135,7 +170,10 @@ impl<'s> StoreSlot<'s> {
     pub fn acquire_unless(&mut self, give_up: impl Fn() -> bool) -> bool {
         while self.guard.is_none() {
             match self.mutex.try_lock_for(std::time::Duration::from_millis(2)) {
-                Some(guard) => self.guard = Some(guard),
+                Some(guard) => {
+                    self.generation_at_lock = guard.generation();
+                    self.guard = Some(guard);
+                }
                 None if give_up() => return false,
                 None => {}
             }
@@ -144,6 +182,7 @@ impl<'s> StoreSlot<'s> {
     }
 
     pub fn release(&mut self) {
+        self.note_changes();
         self.guard = None;
     }
 }
@@ -248,6 +287,16 @@ pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         && cx.shared.maxmemory.load(Ordering::Relaxed) != 0
         && !maxmemory::admit(cx, cmd)
     {
+        return;
+    }
+    let shared = cx.shared;
+    if cmd.flags & flags::WRITE != 0
+        && let Some(durability) = shared.durability.as_ref()
+        && durability.is_failing()
+        && let Some(refusal) = durability.write_refusal(cx.store.get().dirty_len())
+    {
+        cx.flag_multi_error();
+        cx.out.error(&refusal);
         return;
     }
     if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {

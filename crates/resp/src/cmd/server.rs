@@ -63,15 +63,6 @@ pub fn time(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.out.bulk_int(i64::from(now.subsec_micros()));
 }
 
-pub fn lastsave(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
-    let started = std::time::SystemTime::now() - cx.shared.started.elapsed();
-    let secs = started
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    cx.out.int(secs as i64);
-}
-
 pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let sub = args.get(1).to_ascii_lowercase();
     match sub.as_slice() {
@@ -259,12 +250,7 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         );
     }
     if want("persistence") {
-        let dirty = cx.store.get().dirty;
-        let _ = write!(
-            text,
-            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{dirty}\r\n\
-             rdb_bgsave_in_progress:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\r\n"
-        );
+        super::persistence::info_section(cx, &mut text);
     }
     if want("stats") {
         let store = cx.store.get();

@@ -199,7 +199,7 @@ pub fn xgroup(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 });
             out.int(i64::from(created));
             if created {
-                cx.store.get().dirty += 1;
+                cx.store.get().changed_unwatched(db, key, 1);
             }
         }
         _ => {
@@ -208,7 +208,7 @@ pub fn xgroup(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 .and_then(|g| g.delete_consumer(args.get(4)))
                 .unwrap_or(0);
             out.int(pending as i64);
-            cx.store.get().dirty += 1;
+            cx.store.get().changed_unwatched(db, key, 1);
         }
     }
 }
@@ -231,7 +231,10 @@ pub fn xack(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let acked = ids.into_iter().filter(|id| group.ack(*id)).count();
     out.int(acked as i64);
     if acked > 0 {
-        cx.store.get().dirty += acked as u64;
+        let db = cx.db();
+        cx.store
+            .get()
+            .changed_unwatched(db, args.get(1), acked as u64);
     }
 }
 
@@ -507,7 +510,7 @@ pub fn xclaim(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             write_entry(cx.out, &entry);
         }
     }
-    store.dirty += changed;
+    store.changed_unwatched(db, key, changed);
 }
 
 pub fn xautoclaim(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -627,5 +630,5 @@ pub fn xautoclaim(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     for id in &deleted {
         write_id(out, *id);
     }
-    store.dirty += (claimed.len() + deleted.len()) as u64;
+    store.changed_unwatched(db, key, (claimed.len() + deleted.len()) as u64);
 }

@@ -608,7 +608,7 @@ pub fn xread_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, group_read: bool) {
                         deliver_new(cx.out, stream, last, read);
                     }
                 }
-                store.dirty += 1;
+                store.changed_unwatched(db, key, 1);
             }
             None => {
                 if let ReadFrom::After(gt) = from[k]

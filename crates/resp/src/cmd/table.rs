@@ -5,8 +5,8 @@ use std::sync::LazyLock;
 
 use super::{
     Handler, bitmaps, connection, dump, geo, hashes, hyperloglog, introspect, keys, lcs, lists,
-    monitoring, pops, pubsub, scripting, server, sets, sort, stream_groups, stream_info, streams,
-    strings, tx, zsets, zsets_multi,
+    monitoring, persistence, pops, pubsub, scripting, server, sets, sort, stream_groups,
+    stream_info, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -107,7 +107,10 @@ const ROWS: &[Row] = &[
     ("flushall", -1, WRITE, 0, 0, 0, "server", server::flushall),
     ("swapdb", 3, WRITE | FAST, 0, 0, 0, "server", server::swapdb),
     ("time", 1, LOADING | STALE | FAST, 0, 0, 0, "server", server::time),
-    ("lastsave", 1, LOADING | STALE | FAST, 0, 0, 0, "server", server::lastsave),
+    ("lastsave", 1, LOADING | STALE | FAST, 0, 0, 0, "server", persistence::lastsave),
+    ("save", 1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::save),
+    ("bgsave", -1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::bgsave),
+    ("bgrewriteaof", 1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::bgrewriteaof),
     ("function", -2, NOSCRIPT, 0, 0, 0, "scripting", scripting::function),
     ("script", -2, NOSCRIPT, 0, 0, 0, "scripting", scripting::script),
     ("eval", -3, NOSCRIPT | STALE, 0, 0, 0, "scripting", scripting::eval),

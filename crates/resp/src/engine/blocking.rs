@@ -429,7 +429,7 @@ fn serve_stream(
                 now,
             };
             deliver_new(&mut out, stream, gt, read);
-            store.dirty += 1;
+            store.changed_unwatched(db, key, 1);
         }
         None => {
             let start = gt.next()?;

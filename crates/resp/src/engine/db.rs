@@ -252,6 +252,12 @@ impl Db {
         self.map.get_index(idx).map(|(_, e)| e)
     }
 
+    /// The entry at `key`, expired or not, without removing anything (a persistence snapshot
+    /// reads through a shared view and filters expiry itself).
+    pub fn peek_any(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
+    }
+
     /// Whether a live key exists.
     pub fn contains(&mut self, key: &[u8]) -> bool {
         self.index_live(key).is_some()

@@ -10,6 +10,7 @@
 mod blocking;
 mod compact;
 mod db;
+mod dirty;
 pub mod geohash;
 pub mod hll;
 pub mod memory;
@@ -31,6 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
+pub use dirty::{DirtyKeys, Snapshot};
 pub use memory::{AccessMode, Eviction, Policy};
 pub use notify::KeyEvent;
 pub use stream::{Stream, StreamId};
@@ -85,6 +87,8 @@ pub struct Store {
     touched: Vec<(usize, Key)>,
     /// Client-side caching: who read what, and the invalidations owed (`tracking`).
     pub tracking: tracking::Tracking,
+    /// Keys changed since the last flush to a persistence sink; `None` without one.
+    persist: Option<DirtyKeys>,
 }
 
 impl Store {
@@ -102,7 +106,91 @@ impl Store {
             events: Vec::new(),
             touched: Vec::new(),
             tracking: tracking::Tracking::default(),
+            persist: None,
         }
+    }
+
+    /// A store that tracks its changes for a persistence sink (see [`DirtyKeys`]).
+    pub fn tracked(databases: usize) -> Self {
+        let mut store = Self::new(databases);
+        store.persist = Some(DirtyKeys::default());
+        store
+    }
+
+    /// Whether changes are tracked for a persistence sink.
+    pub fn is_tracked(&self) -> bool {
+        self.persist.is_some()
+    }
+
+    /// The generation of the last tracked change (0 when untracked).
+    pub fn generation(&self) -> u64 {
+        self.persist.as_ref().map_or(0, DirtyKeys::generation)
+    }
+
+    /// Number of keys changed since the last flush (0 when untracked).
+    pub fn dirty_len(&self) -> usize {
+        self.persist.as_ref().map_or(0, DirtyKeys::len)
+    }
+
+    /// Takes the changes since the last call with each dirty key's current value (cloned, so
+    /// the caller writes them after releasing the lock); `None` when untracked.
+    pub fn take_dirty(&mut self) -> Option<Snapshot> {
+        let dirty = self.persist.as_mut()?;
+        let generation = dirty.generation();
+        let (cleared, keys) = dirty.take();
+        let now = now_ms();
+        let entries = keys
+            .into_iter()
+            .map(|(db, key)| {
+                let entry = self
+                    .dbs
+                    .get(db)
+                    .and_then(|d| d.peek_any(&key))
+                    .filter(|e| e.expire_at == 0 || e.expire_at > now)
+                    .cloned();
+                (db, key, entry)
+            })
+            .collect();
+        Some(Snapshot {
+            generation,
+            cleared,
+            entries,
+            taken_at_ms: now,
+        })
+    }
+
+    /// Gives back a snapshot whose write failed (see [`DirtyKeys::restore`]).
+    pub fn restore_dirty(&mut self, snapshot: &Snapshot) {
+        if let Some(dirty) = self.persist.as_mut() {
+            dirty.restore(snapshot);
+        }
+    }
+
+    /// Puts a loaded key in place without marking it dirty (start-up load from the sink).
+    pub fn load(&mut self, db: usize, key: &[u8], value: Value, expire_at: i64) {
+        if let Some(d) = self.dbs.get_mut(db) {
+            let entry = d.new_entry(value, expire_at);
+            d.insert_entry(key, entry);
+        }
+    }
+
+    /// Measures every key again (memory accounting) once a load has filled collections in
+    /// through [`Store::loaded_mut`].
+    pub fn loaded(&mut self) {
+        for db in &mut self.dbs {
+            let keys: Vec<Key> = db.entries().map(|(k, _)| k.clone()).collect();
+            for key in keys {
+                db.remeasure(&key);
+            }
+        }
+    }
+
+    /// Mutable access to a loaded key's value, for adding a collection's elements while loading.
+    pub fn loaded_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Value> {
+        self.dbs
+            .get_mut(db)
+            .and_then(|d| d.get(key))
+            .map(|e| &mut e.value)
     }
 
     /// Number of databases.
@@ -129,6 +217,9 @@ impl Store {
             self.touched.push((db, key.into()));
         }
         self.tracking_touch(key);
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark(db, key);
+        }
         // Blocked clients may care: a stream that got entries, a deleted stream that a group
         // reader waits on.
         if !self.blocking.is_empty() {
@@ -141,6 +232,16 @@ impl Store {
             for flag in flags {
                 flag.store(true, Ordering::Release);
             }
+        }
+    }
+
+    /// Records `n` changes of `key` that Redis does not signal to WATCH (consumer-group
+    /// bookkeeping: XACK, XCLAIM, XREADGROUP's deliveries): counted, and kept by a persistence
+    /// sink, but no watcher fails.
+    pub fn changed_unwatched(&mut self, db: usize, key: &[u8], n: u64) {
+        self.dirty += n;
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark(db, key);
         }
     }
 
@@ -191,6 +292,9 @@ impl Store {
         let removed = self.dbs.get(db).map_or(0, Db::len) as u64;
         self.dirty += removed;
         self.db(db).clear();
+        if let Some(persist) = self.persist.as_mut() {
+            persist.clear_db(db);
+        }
         // Group readers blocked on streams of this database learn they are gone.
         self.blocking.signal_db(db);
     }
@@ -212,6 +316,13 @@ impl Store {
         self.dbs.swap(a, b);
         self.touch_existing_in(a);
         self.touch_existing_in(b);
+        if let Some(persist) = self.persist.as_mut() {
+            // Both databases are written again whole: clear their rows, mark every key.
+            for db in [a, b] {
+                persist.clear_db(db);
+                self.dbs[db].for_each_live_key(|key, _| persist.mark(db, key));
+            }
+        }
         // Clients blocked on lists of either database may now find elements.
         self.blocking.signal_db(a);
         self.blocking.signal_db(b);

@@ -1,0 +1,179 @@
+//! sluice-resp-store: the Redis keyspace kept in PostgreSQL tables, served from memory.
+//!
+//! [`PgStore::open`] takes the schema's owner lock, creates or checks the tables, loads the
+//! keyspace into a tracked [`sluice_resp::engine::Store`] and starts the writer; the Redis gate
+//! is then given [`PgStore::persistence`]. Every flush takes the keys changed since the last
+//! one (a key written many times is written once), deletes their rows and copies their current
+//! values in, in one transaction. See docs/redis-store.md.
+
+mod codec;
+mod load;
+mod lock;
+mod schema;
+mod stream_meta;
+mod write;
+mod writer;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use sluice_pg::{Config, Connection};
+use sluice_resp::durable::{AppendFsync, Durability, Persistence};
+use sluice_resp::engine::Store;
+use tokio::sync::watch;
+
+pub use load::Loaded;
+pub use lock::APPLICATION;
+pub use schema::VERSION as SCHEMA_VERSION;
+
+/// What failed, named with the step.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("Redis store: {step}: {source}")]
+    Pg {
+        step: &'static str,
+        #[source]
+        source: sluice_pg::Error,
+    },
+    #[error(
+        "Redis store: schema {schema:?} is owned by another Sluice ({holder}); stop it, or give this one another [resp] schema"
+    )]
+    Locked { schema: String, holder: String },
+    #[error(
+        "Redis store: schema {schema:?} has version {found}, newer than this Sluice knows ({known})"
+    )]
+    NewerSchema {
+        schema: String,
+        found: i32,
+        known: i32,
+    },
+    #[error("Redis store: loading the keyspace: {0}")]
+    Load(&'static str),
+    #[error("Redis store: {0}")]
+    Malformed(#[from] codec::Malformed),
+}
+
+impl Error {
+    fn pg(step: &'static str, source: sluice_pg::Error) -> Self {
+        Error::Pg { step, source }
+    }
+}
+
+/// Settings of the store.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// The schema holding the tables (`[resp] schema`).
+    pub schema: String,
+    /// When writes are committed (`[resp] appendfsync`).
+    pub appendfsync: AppendFsync,
+    /// Number of Redis databases.
+    pub databases: usize,
+    /// Longest wait of an `always` write for its commit.
+    pub write_timeout: Duration,
+    /// Keys allowed to wait unwritten while PostgreSQL fails before writes are refused.
+    pub max_unsaved_keys: usize,
+    /// At shutdown, how long the last flush is retried.
+    pub final_flush_wait: Duration,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            schema: "sluice_redis".to_string(),
+            appendfsync: AppendFsync::EverySec,
+            databases: 16,
+            write_timeout: Duration::from_secs(5),
+            max_unsaved_keys: 1_000_000,
+            final_flush_wait: Duration::from_secs(10),
+        }
+    }
+}
+
+/// An open store: the lock held, the keyspace loaded, the writer running.
+#[derive(Debug)]
+pub struct PgStore {
+    persistence: Persistence,
+    loaded: Loaded,
+    stop: watch::Sender<bool>,
+    writer: tokio::task::JoinHandle<()>,
+}
+
+impl PgStore {
+    /// Takes the owner lock, migrates the schema, loads the keyspace and starts the writer.
+    pub async fn open(pg: &Config, config: StoreConfig) -> Result<PgStore, Error> {
+        let lock = lock::acquire(pg, &config.schema).await?;
+        let mut conn = connect(pg).await?;
+        schema::migrate(&mut conn, &config.schema).await?;
+        let mut store = Store::tracked(config.databases);
+        let loaded = load::load(&mut conn, &config.schema, &mut store).await?;
+        tracing::info!(
+            keys = loaded.keys,
+            elements = loaded.elements,
+            millis = loaded.millis,
+            schema = %config.schema,
+            "Redis keyspace loaded from PostgreSQL"
+        );
+        let store = Arc::new(Mutex::new(store));
+        let durability = Arc::new(Durability::new(
+            config.appendfsync,
+            config.write_timeout,
+            config.max_unsaved_keys,
+        ));
+        let (stop, stopped) = watch::channel(false);
+        let writer = writer::Writer::new(
+            pg.clone(),
+            config.schema.clone(),
+            store.clone(),
+            durability.clone(),
+            lock,
+            conn,
+        );
+        let writer = tokio::spawn(writer.run(stopped, config.final_flush_wait));
+        Ok(PgStore {
+            persistence: Persistence {
+                store,
+                durability,
+                sink: "postgres",
+            },
+            loaded,
+            stop,
+            writer,
+        })
+    }
+
+    /// What the Redis gate is given ([`sluice_resp::Config::persistence`]).
+    pub fn persistence(&self) -> Persistence {
+        self.persistence.clone()
+    }
+
+    /// What the start-up load found.
+    pub fn loaded(&self) -> Loaded {
+        self.loaded
+    }
+
+    /// Stops the writer after a last flush (call after the gate stopped), releasing the lock.
+    pub async fn close(self) {
+        let _ = self.stop.send(true);
+        let _ = self.writer.await;
+    }
+
+    /// Stops the writer without a last flush, as a crash would (tests of what `always` keeps).
+    pub fn abandon(self) {
+        self.writer.abort();
+    }
+}
+
+/// A connection of the store, named so a refused second instance can say who holds the lock.
+async fn connect(pg: &Config) -> Result<Connection, Error> {
+    let mut conn = Connection::connect_with(pg)
+        .await
+        .map_err(|e| Error::pg("connecting", e))?;
+    conn.batch_execute(&format!(
+        "SET application_name = {}",
+        sluice_pg::sql::quote_literal(APPLICATION)
+    ))
+    .await
+    .map_err(|e| Error::pg("naming the connection", e))?;
+    Ok(conn)
+}

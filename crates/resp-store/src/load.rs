@@ -1,0 +1,207 @@
+//! Start-up: the keyspace read back from the tables (binary COPY out) into the in-memory store.
+
+use std::time::Instant;
+
+use sluice_pg::Connection;
+use sluice_pg::sql::quote_ident;
+use sluice_resp::engine::{
+    CompactBytes, Store, Stream, StreamId, Value, stream::IdSpec, stream::NodeLimits,
+};
+
+use crate::Error;
+use crate::codec::{RowReader, as_f64, as_i32, as_i64, bytea_array, field};
+
+/// A progress line is logged every this many keys.
+const PROGRESS_EVERY: u64 = 250_000;
+
+/// What a load found.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Loaded {
+    pub keys: u64,
+    /// Collection elements (fields, items, members, entries).
+    pub elements: u64,
+    pub millis: u64,
+}
+
+/// Reads every live key of `schema` into `store` (which is empty and tracked; nothing loaded is
+/// marked dirty). Keys past their expiry are skipped; their rows go at the first flush.
+pub async fn load(conn: &mut Connection, schema: &str, store: &mut Store) -> Result<Loaded, Error> {
+    let started = Instant::now();
+    let s = quote_ident(schema);
+    let mut loaded = Loaded::default();
+    let databases = store.db_count();
+    let keys_sql = format!(
+        "COPY (SELECT db, key, type, (extract(epoch FROM expire_at) * 1000)::int8, value \
+               FROM {s}.keys WHERE expire_at IS NULL OR expire_at > now()) \
+         TO STDOUT (FORMAT binary)"
+    );
+    copy_rows(conn, &keys_sql, "keys", |data, f| {
+        let db = db_of(data, f, databases)?;
+        let key = required(data, f, 1)?;
+        let kind = required(data, f, 2)?;
+        let expire_at = field(data, f, 3)?.map(as_i64).transpose()?.unwrap_or(0);
+        let value = field(data, f, 4)?;
+        let value = match kind {
+            b"string" => Value::Str(CompactBytes::from(value.unwrap_or_default())),
+            b"list" => Value::List(Box::default()),
+            b"hash" => Value::Hash(Box::default()),
+            b"set" => Value::Set(Box::default()),
+            b"zset" => Value::ZSet(Box::default()),
+            b"stream" => Value::Stream(Box::new(crate::stream_meta::decode(value)?)),
+            _ => return Err(Error::Load("a key of an unknown type")),
+        };
+        store.load(db, key, value, expire_at);
+        loaded.keys += 1;
+        if loaded.keys % PROGRESS_EVERY == 0 {
+            tracing::info!(
+                keys = loaded.keys,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "loading the Redis keyspace from PostgreSQL"
+            );
+        }
+        Ok(())
+    })
+    .await?;
+    let elements = &mut loaded.elements;
+    copy_rows(
+        conn,
+        &format!("COPY {s}.hash_fields (db, key, field, value) TO STDOUT (FORMAT binary)"),
+        "hash_fields",
+        |data, f| {
+            let db = db_of(data, f, databases)?;
+            if let Some(Value::Hash(h)) = store.loaded_mut(db, required(data, f, 1)?) {
+                h.insert(required(data, f, 2)?.into(), required(data, f, 3)?.into());
+                *elements += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    copy_rows(
+        conn,
+        &format!(
+            "COPY (SELECT db, key, value FROM {s}.list_items ORDER BY db, key, pos) \
+             TO STDOUT (FORMAT binary)"
+        ),
+        "list_items",
+        |data, f| {
+            let db = db_of(data, f, databases)?;
+            if let Some(Value::List(l)) = store.loaded_mut(db, required(data, f, 1)?) {
+                l.push_back(required(data, f, 2)?.into());
+                *elements += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    copy_rows(
+        conn,
+        &format!("COPY {s}.set_members (db, key, member) TO STDOUT (FORMAT binary)"),
+        "set_members",
+        |data, f| {
+            let db = db_of(data, f, databases)?;
+            if let Some(Value::Set(set)) = store.loaded_mut(db, required(data, f, 1)?) {
+                set.insert(required(data, f, 2)?.into());
+                *elements += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    copy_rows(
+        conn,
+        &format!("COPY {s}.zset_members (db, key, member, score) TO STDOUT (FORMAT binary)"),
+        "zset_members",
+        |data, f| {
+            let db = db_of(data, f, databases)?;
+            if let Some(Value::ZSet(z)) = store.loaded_mut(db, required(data, f, 1)?) {
+                z.insert(required(data, f, 2)?, as_f64(required(data, f, 3)?)?);
+                *elements += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    copy_rows(
+        conn,
+        &format!(
+            "COPY (SELECT db, key, ms, seq, fields FROM {s}.stream_entries \
+                   ORDER BY db, key, ms, seq) TO STDOUT (FORMAT binary)"
+        ),
+        "stream_entries",
+        |data, f| {
+            let db = db_of(data, f, databases)?;
+            if let Some(Value::Stream(stream)) = store.loaded_mut(db, required(data, f, 1)?) {
+                // IDs are u64 kept in int8 columns bit for bit.
+                let id = StreamId::new(
+                    as_i64(required(data, f, 2)?)? as u64,
+                    as_i64(required(data, f, 3)?)? as u64,
+                );
+                let items = bytea_array(required(data, f, 4)?)?;
+                let pairs: Vec<(&[u8], &[u8])> =
+                    items.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+                append_loaded(stream, id, &pairs)?;
+                *elements += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    loaded.millis = started.elapsed().as_millis() as u64;
+    store.loaded();
+    Ok(loaded)
+}
+
+/// Appends a loaded entry without disturbing the counters read from the keys row.
+fn append_loaded(stream: &mut Stream, id: StreamId, pairs: &[(&[u8], &[u8])]) -> Result<(), Error> {
+    let (last, added, max_deleted) = (stream.last_id, stream.entries_added, stream.max_deleted_id);
+    // Appending needs an ID above the last one: the last entry loaded so far stands in for the
+    // stream's last ID (which may be a deleted entry's) until the counters are put back.
+    stream.last_id = stream.last_live_id().unwrap_or(StreamId::MIN);
+    let appended = stream.append(IdSpec::Exact(id), pairs, NodeLimits::default(), 0);
+    stream.last_id = last.max(id);
+    stream.entries_added = added;
+    stream.max_deleted_id = max_deleted;
+    appended
+        .map(|_| ())
+        .map_err(|_| Error::Load("stream entries out of order"))
+}
+
+fn db_of(
+    data: &[u8],
+    f: &[Option<std::ops::Range<usize>>],
+    databases: usize,
+) -> Result<usize, Error> {
+    let db = as_i32(required(data, f, 0)?)?;
+    usize::try_from(db)
+        .ok()
+        .filter(|&d| d < databases)
+        .ok_or(Error::Load(
+            "a key in a database number beyond [resp] databases",
+        ))
+}
+
+fn required<'d>(
+    data: &'d [u8],
+    f: &[Option<std::ops::Range<usize>>],
+    i: usize,
+) -> Result<&'d [u8], Error> {
+    field(data, f, i)?.ok_or(Error::Load("NULL in a NOT NULL column"))
+}
+
+/// Runs a `COPY ... TO STDOUT (FORMAT binary)` and calls `row` for each row.
+async fn copy_rows(
+    conn: &mut Connection,
+    sql: &str,
+    table: &'static str,
+    mut row: impl FnMut(&[u8], &[Option<std::ops::Range<usize>>]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut copy = conn.copy_out(sql).await.map_err(|e| Error::pg(table, e))?;
+    let mut reader = RowReader::default();
+    let mut fields = Vec::new();
+    while let Some(chunk) = copy.next_chunk().await.map_err(|e| Error::pg(table, e))? {
+        reader.feed(&chunk);
+        reader.drain(&mut fields, &mut row)?;
+    }
+    Ok(())
+}

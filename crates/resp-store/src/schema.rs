@@ -1,0 +1,121 @@
+//! The tables and views of the Redis store, created and versioned in `schema_migrations`.
+
+use sluice_pg::Connection;
+use sluice_pg::sql::{quote_ident, quote_literal};
+
+use crate::Error;
+
+/// The newest schema version this build writes.
+pub const VERSION: i32 = 1;
+
+/// The tables of version 1, `{s}` standing for the quoted schema.
+const V1_TABLES: &str = r#"
+CREATE TABLE {s}.keys (
+    db int4 NOT NULL,
+    key bytea NOT NULL,
+    type text NOT NULL CHECK (type IN ('string', 'list', 'hash', 'set', 'zset', 'stream')),
+    expire_at timestamptz,
+    value bytea,
+    PRIMARY KEY (db, key)
+);
+COMMENT ON TABLE {s}.keys IS 'One row per Redis key, written by Sluice; value holds a string''s bytes (a stream''s counters and consumer groups for streams)';
+CREATE INDEX keys_expire_at ON {s}.keys (expire_at) WHERE expire_at IS NOT NULL;
+CREATE TABLE {s}.hash_fields (
+    db int4 NOT NULL, key bytea NOT NULL, field bytea NOT NULL, value bytea NOT NULL,
+    PRIMARY KEY (db, key, field)
+);
+CREATE TABLE {s}.list_items (
+    db int4 NOT NULL, key bytea NOT NULL, pos int8 NOT NULL, value bytea NOT NULL,
+    PRIMARY KEY (db, key, pos)
+);
+CREATE TABLE {s}.set_members (
+    db int4 NOT NULL, key bytea NOT NULL, member bytea NOT NULL,
+    PRIMARY KEY (db, key, member)
+);
+CREATE TABLE {s}.zset_members (
+    db int4 NOT NULL, key bytea NOT NULL, member bytea NOT NULL, score float8 NOT NULL,
+    PRIMARY KEY (db, key, member)
+);
+CREATE TABLE {s}.stream_entries (
+    db int4 NOT NULL, key bytea NOT NULL, ms int8 NOT NULL, seq int8 NOT NULL,
+    fields bytea[] NOT NULL,
+    PRIMARY KEY (db, key, ms, seq)
+);
+CREATE FUNCTION {s}.as_text(b bytea) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT AS $f$
+BEGIN
+    RETURN convert_from(b, 'UTF8');
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END
+$f$;
+COMMENT ON FUNCTION {s}.as_text(bytea) IS 'The bytes as text when they are valid UTF-8, else NULL';
+CREATE VIEW {s}.strings AS
+    SELECT db, {s}.as_text(key) AS key_text, {s}.as_text(value) AS value_text, expire_at, key, value
+    FROM {s}.keys WHERE type = 'string';
+CREATE VIEW {s}.hashes AS
+    SELECT h.db, {s}.as_text(h.key) AS key_text, {s}.as_text(h.field) AS field_text,
+           {s}.as_text(h.value) AS value_text, k.expire_at, h.key, h.field, h.value
+    FROM {s}.hash_fields h JOIN {s}.keys k USING (db, key);
+CREATE VIEW {s}.lists AS
+    SELECT l.db, {s}.as_text(l.key) AS key_text,
+           row_number() OVER (PARTITION BY l.db, l.key ORDER BY l.pos) - 1 AS index,
+           {s}.as_text(l.value) AS value_text, k.expire_at, l.key, l.value
+    FROM {s}.list_items l JOIN {s}.keys k USING (db, key);
+CREATE VIEW {s}.sets AS
+    SELECT m.db, {s}.as_text(m.key) AS key_text, {s}.as_text(m.member) AS member_text,
+           k.expire_at, m.key, m.member
+    FROM {s}.set_members m JOIN {s}.keys k USING (db, key);
+CREATE VIEW {s}.sorted_sets AS
+    SELECT z.db, {s}.as_text(z.key) AS key_text, {s}.as_text(z.member) AS member_text, z.score,
+           k.expire_at, z.key, z.member
+    FROM {s}.zset_members z JOIN {s}.keys k USING (db, key);
+CREATE VIEW {s}.streams AS
+    SELECT e.db, {s}.as_text(e.key) AS key_text, e.ms::text || '-' || e.seq::text AS id,
+           {s}.as_text(e.fields[i]) AS field_text, {s}.as_text(e.fields[i + 1]) AS value_text,
+           k.expire_at, e.key, e.fields[i] AS field, e.fields[i + 1] AS value
+    FROM {s}.stream_entries e JOIN {s}.keys k USING (db, key),
+         generate_series(1, array_length(e.fields, 1), 2) AS i;
+"#;
+
+/// Creates the schema and its tables, or checks that an existing one is a version this build
+/// knows. Returns the version found before (0 for a new schema).
+pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> {
+    let s = quote_ident(schema);
+    conn.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {s}; \
+         CREATE TABLE IF NOT EXISTS {s}.schema_migrations (\
+             version int4 PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+    ))
+    .await
+    .map_err(|e| Error::pg("creating the schema", e))?;
+    let row = conn
+        .query_one(
+            &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
+            &[],
+        )
+        .await
+        .map_err(|e| Error::pg("reading schema_migrations", e))?;
+    let found: i32 = row
+        .get(0)
+        .map_err(|e| Error::pg("reading schema_migrations", e))?;
+    if found > VERSION {
+        return Err(Error::NewerSchema {
+            schema: schema.to_string(),
+            found,
+            known: VERSION,
+        });
+    }
+    if found < 1 {
+        let ddl = V1_TABLES.replace("{s}", &s);
+        let lock = format!(
+            "SELECT pg_advisory_xact_lock(hashtext({}))",
+            quote_literal(&format!("sluice_redis_migrate:{schema}"))
+        );
+        conn.batch_execute(&format!(
+            "BEGIN; {lock}; {ddl}; INSERT INTO {s}.schema_migrations (version) VALUES (1); COMMIT"
+        ))
+        .await
+        .map_err(|e| Error::pg("creating the tables (migration 1)", e))?;
+    }
+    Ok(found)
+}

@@ -1,0 +1,183 @@
+//! The writer task: takes snapshots of dirty keys on the appendfsync clock and commits them.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use sluice_pg::{Config, Connection};
+use sluice_resp::durable::{AppendFsync, Durability};
+use sluice_resp::engine::Store;
+use tokio::sync::watch;
+
+use crate::write::{Statements, encode, write};
+use crate::{Error, lock};
+
+/// How often `appendfsync no` flushes.
+const NO_FSYNC_INTERVAL: Duration = Duration::from_secs(5);
+/// Rows that expired are deleted at least this often, even with nothing else to write.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
+/// First and longest pause between attempts while PostgreSQL cannot be written.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Everything the writer task owns.
+pub struct Writer {
+    pub pg: Config,
+    pub schema: String,
+    pub store: Arc<Mutex<Store>>,
+    pub durability: Arc<Durability>,
+    /// The connection holding the owner lock (re-taken after it breaks).
+    pub lock: Option<Connection>,
+    pub conn: Option<Connection>,
+    pub statements: Statements,
+    last_write: Instant,
+    retry: Duration,
+}
+
+impl Writer {
+    pub fn new(
+        pg: Config,
+        schema: String,
+        store: Arc<Mutex<Store>>,
+        durability: Arc<Durability>,
+        lock: Connection,
+        conn: Connection,
+    ) -> Self {
+        let statements = Statements::new(&schema);
+        Self {
+            pg,
+            schema,
+            store,
+            durability,
+            lock: Some(lock),
+            conn: Some(conn),
+            statements,
+            last_write: Instant::now(),
+            retry: RETRY_FIRST,
+        }
+    }
+
+    /// Runs until `stop`, then makes a last flush (retried for up to `final_wait`).
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>, final_wait: Duration) {
+        let interval = match self.durability.policy() {
+            AppendFsync::Always => EXPIRY_SWEEP,
+            AppendFsync::EverySec => Duration::from_secs(1),
+            AppendFsync::No => NO_FSYNC_INTERVAL,
+        };
+        let durability = self.durability.clone();
+        let mut next_tick = tokio::time::Instant::now() + interval;
+        loop {
+            let failing = durability.failure().is_some();
+            let wake_at = if failing {
+                tokio::time::Instant::now() + self.retry
+            } else {
+                next_tick
+            };
+            tokio::select! {
+                biased;
+                _ = stop.changed() => break,
+                () = durability.flush_requested(), if !failing => {
+                    // Under everysec and no, a connection's wake-up is only SAVE's.
+                    if durability.policy() != AppendFsync::Always && !durability.take_forced() {
+                        continue;
+                    }
+                }
+                () = tokio::time::sleep_until(wake_at) => {
+                    next_tick = tokio::time::Instant::now() + interval;
+                }
+            }
+            let _ = self.flush_once().await;
+        }
+        let deadline = Instant::now() + final_wait;
+        loop {
+            if self.flush_once().await.is_ok() || Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(self.retry).await;
+        }
+        if let Some(failure) = durability.failure() {
+            tracing::error!(error = %failure, unsaved_keys = self.store.lock().dirty_len(), "the Redis store's last flush failed: changes since the last commit are lost");
+        }
+    }
+
+    /// Takes the dirty keys and writes them; on failure they are given back for the next try.
+    pub async fn flush_once(&mut self) -> Result<(), Error> {
+        let snapshot = lock_store(&self.store).await.take_dirty();
+        let Some(snapshot) = snapshot else {
+            return Ok(());
+        };
+        if snapshot.is_empty() && self.last_write.elapsed() < EXPIRY_SWEEP {
+            self.durability.set_clean(snapshot.generation);
+            return Ok(());
+        }
+        let encoded = encode(&snapshot);
+        match self.attempt(&encoded).await {
+            Ok(info) => {
+                self.last_write = Instant::now();
+                self.retry = RETRY_FIRST;
+                if self.durability.failure().is_some() {
+                    tracing::info!("the Redis store writes to PostgreSQL again");
+                }
+                self.durability.set_failure(None);
+                self.durability.set_committed(snapshot.generation, info);
+                Ok(())
+            }
+            Err(e) => {
+                let unsaved = {
+                    let mut store = lock_store(&self.store).await;
+                    store.restore_dirty(&snapshot);
+                    store.dirty_len()
+                };
+                if self.durability.failure().is_none() {
+                    tracing::error!(error = %e, unsaved_keys = unsaved, "writing the Redis store to PostgreSQL failed; retrying");
+                }
+                self.durability.set_failure(Some(e.to_string()));
+                self.retry = (self.retry * 2).min(RETRY_MAX);
+                Err(e)
+            }
+        }
+    }
+
+    async fn attempt(
+        &mut self,
+        encoded: &crate::write::Encoded,
+    ) -> Result<sluice_resp::durable::CommitInfo, Error> {
+        if self.lock.as_ref().is_none_or(Connection::is_broken) {
+            // The session holding the lock ended (PostgreSQL restarted): nobody may have taken
+            // the schema meanwhile, or this instance must stop writing to it.
+            self.lock = None;
+            self.lock = Some(lock::acquire(&self.pg, &self.schema).await?);
+        }
+        if self.conn.as_ref().is_none_or(Connection::is_broken) {
+            self.conn = None;
+            self.conn = Some(crate::connect(&self.pg).await?);
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Error::Load("no connection"));
+        };
+        let result = write(conn, &self.statements, encoded).await;
+        if result.is_err() && conn.is_broken() {
+            self.conn = None;
+        }
+        result
+    }
+}
+
+/// The store lock, awaited without blocking the runtime's thread: a Lua script may hold the
+/// store for long, and this thread may be the one that must serve SCRIPT KILL.
+async fn lock_store(store: &Mutex<Store>) -> parking_lot::MutexGuard<'_, Store> {
+    let mut tries = 0u32;
+    loop {
+        if let Some(guard) = store.try_lock() {
+            return guard;
+        }
+        // Connections hold it for a batch at a time: retry at once for a while, then (a long
+        // script) every millisecond.
+        tries += 1;
+        if tries < 256 {
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}

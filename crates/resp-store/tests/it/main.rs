@@ -1,0 +1,9 @@
+//! The Redis store's integration tests as one binary: a real PostgreSQL (the test kit's private
+//! cluster) and the `redis` crate as the client.
+
+mod common;
+mod durability;
+mod faults;
+mod owner;
+mod roundtrip;
+mod views;

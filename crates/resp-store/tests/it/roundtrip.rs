@@ -1,0 +1,231 @@
+//! Every data type written, the server stopped and started again on the same schema: every key,
+//! value and TTL is back; deleted, expired and flushed keys are not.
+
+use crate::common::{Server, q, schema, value};
+use sluice_resp::durable::AppendFsync;
+
+type Pairs = Vec<(String, String)>;
+/// XREAD's reply: per stream, its name and its entries (ID, fields and values).
+type StreamsRead = Vec<(String, Vec<(String, Vec<String>)>)>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_type_survives_a_restart() {
+    let schema = schema("rs_roundtrip");
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    let mut c = server.client().await;
+    let _: () = q(&mut c, &["SET", "str", "hello"]).await;
+    let _: () = redis::cmd("SET")
+        .arg("bin\x00key")
+        .arg(&[0u8, 255, 10, 13][..])
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = q(&mut c, &["SET", "ttl", "v", "PX", "600000"]).await;
+    let _: () = q(&mut c, &["SET", "short", "v", "PX", "300"]).await;
+    let _: i64 = q(&mut c, &["INCRBY", "counter", "41"]).await;
+    let _: i64 = q(&mut c, &["INCR", "counter"]).await;
+    let _: i64 = q(&mut c, &["RPUSH", "list", "a", "b", "c", "d"]).await;
+    let _: String = q(&mut c, &["LPOP", "list"]).await;
+    let _: i64 = q(&mut c, &["LPUSH", "list", "z"]).await;
+    let _: i64 = q(
+        &mut c,
+        &["HSET", "hash", "f1", "v1", "f2", "v2", "f3", "v3"],
+    )
+    .await;
+    let _: i64 = q(&mut c, &["HDEL", "hash", "f2"]).await;
+    let _: i64 = q(&mut c, &["SADD", "set", "x", "y", "z"]).await;
+    let _: i64 = q(&mut c, &["ZADD", "zset", "1.5", "a", "-2", "b", "inf", "c"]).await;
+    let _: String = q(&mut c, &["XADD", "stream", "1-1", "f", "v", "g", "w"]).await;
+    let _: String = q(&mut c, &["XADD", "stream", "2-0", "f", "v2"]).await;
+    let _: String = q(&mut c, &["XADD", "stream", "5-0", "gone", "x"]).await;
+    let _: i64 = q(&mut c, &["XDEL", "stream", "5-0"]).await;
+    let _: String = q(&mut c, &["XGROUP", "CREATE", "stream", "workers", "0"]).await;
+    // alice reads 1-1 and leaves it pending.
+    let _: redis::Value = q(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "alice",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+    )
+    .await;
+    let _: () = q(&mut c, &["SET", "deleted", "v"]).await;
+    let _: i64 = q(&mut c, &["DEL", "deleted"]).await;
+    let _: bool = q(&mut c, &["EXPIRE", "hash", "900"]).await;
+    // Database 3, and database 5 flushed after its first keys.
+    let _: () = q(&mut c, &["SELECT", "3"]).await;
+    let _: () = q(&mut c, &["SET", "in3", "three"]).await;
+    let _: () = q(&mut c, &["SELECT", "5"]).await;
+    let _: () = q(&mut c, &["MSET", "old1", "1", "old2", "2"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let _: () = q(&mut c, &["FLUSHDB"]).await;
+    let _: () = q(&mut c, &["SET", "new5", "five"]).await;
+    drop(c);
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    server.stop().await;
+
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    assert_eq!(server.store.loaded().keys, 11, "keys loaded");
+    let mut c = server.client().await;
+    let got: String = q(&mut c, &["GET", "str"]).await;
+    assert_eq!(got, "hello");
+    let got: Vec<u8> = redis::cmd("GET")
+        .arg("bin\x00key")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(got, [0u8, 255, 10, 13]);
+    let pttl: i64 = q(&mut c, &["PTTL", "ttl"]).await;
+    assert!((590_000..=600_000).contains(&pttl), "ttl back: {pttl}");
+    let exists: i64 = q(&mut c, &["EXISTS", "short", "deleted"]).await;
+    assert_eq!(exists, 0, "expired and deleted keys stay gone");
+    let counter: i64 = q(&mut c, &["GET", "counter"]).await;
+    assert_eq!(counter, 42);
+    let list: Vec<String> = q(&mut c, &["LRANGE", "list", "0", "-1"]).await;
+    assert_eq!(list, ["z", "b", "c", "d"]);
+    let hash: Pairs = q(&mut c, &["HGETALL", "hash"]).await;
+    let mut hash = hash;
+    hash.sort();
+    assert_eq!(
+        hash,
+        [("f1".into(), "v1".into()), ("f3".into(), "v3".into())]
+    );
+    let ttl: i64 = q(&mut c, &["TTL", "hash"]).await;
+    assert!((880..=900).contains(&ttl), "hash ttl back: {ttl}");
+    let mut set: Vec<String> = q(&mut c, &["SMEMBERS", "set"]).await;
+    set.sort();
+    assert_eq!(set, ["x", "y", "z"]);
+    let zset: Vec<String> = q(&mut c, &["ZRANGE", "zset", "0", "-1", "WITHSCORES"]).await;
+    assert_eq!(zset, ["b", "-2", "a", "1.5", "c", "inf"]);
+    let entries: Vec<(String, Vec<String>)> = q(&mut c, &["XRANGE", "stream", "-", "+"]).await;
+    assert_eq!(
+        entries,
+        [
+            (
+                "1-1".to_string(),
+                vec!["f".into(), "v".into(), "g".into(), "w".into()]
+            ),
+            ("2-0".to_string(), vec!["f".into(), "v2".into()]),
+        ]
+    );
+    // The stream's last ID (a deleted entry's) came back: a lower ID is refused.
+    let refused: redis::RedisResult<String> = redis::cmd("XADD")
+        .arg("stream")
+        .arg("4-0")
+        .arg("f")
+        .arg("v")
+        .query_async(&mut c)
+        .await;
+    assert!(refused.is_err(), "XADD below the last ID: {refused:?}");
+    // The consumer group, its pending entry and its consumer came back.
+    let pending: (i64, String, String, Vec<(String, String)>) =
+        q(&mut c, &["XPENDING", "stream", "workers"]).await;
+    assert_eq!(
+        pending,
+        (
+            1,
+            "1-1".into(),
+            "1-1".into(),
+            vec![("alice".into(), "1".into())]
+        )
+    );
+    let next: StreamsRead = q(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "bob",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+    )
+    .await;
+    assert_eq!(
+        next[0].1[0].0, "2-0",
+        "the group's last delivered ID came back"
+    );
+    let _: () = q(&mut c, &["SELECT", "3"]).await;
+    let got: String = q(&mut c, &["GET", "in3"]).await;
+    assert_eq!(got, "three");
+    let _: () = q(&mut c, &["SELECT", "5"]).await;
+    let keys: Vec<String> = q(&mut c, &["KEYS", "*"]).await;
+    assert_eq!(keys, ["new5"], "FLUSHDB removed the earlier rows");
+    drop(c);
+    server.stop().await;
+    let rows = value(&format!(
+        "SELECT count(*) FROM \"{schema}\".keys WHERE key IN ('short', 'deleted', 'old1')"
+    ))
+    .await;
+    assert_eq!(rows.as_deref(), Some("0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_key_written_many_times_is_written_once_per_flush() {
+    let schema = schema("rs_coalesce");
+    let server = Server::start(&schema, AppendFsync::No).await;
+    let mut c = server.client().await;
+    let mut pipe = redis::pipe();
+    for _ in 0..1000 {
+        pipe.cmd("INCR").arg("hot").ignore();
+    }
+    let _: () = pipe.query_async(&mut c).await.unwrap();
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let info: String = q(&mut c, &["INFO", "persistence"]).await;
+    assert!(info.contains("sluice_keys_written:1\r\n"), "{info}");
+    assert!(info.contains("sluice_rows_written:1\r\n"), "{info}");
+    assert!(info.contains("sluice_appendfsync:no\r\n"), "{info}");
+    let saved = value(&format!(
+        "SELECT value_text FROM \"{schema}\".strings WHERE key_text = 'hot'"
+    ))
+    .await;
+    assert_eq!(saved.as_deref(), Some("1000"));
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_group_bookkeeping_alone_is_kept() {
+    let schema = schema("rs_groups");
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    let mut c = server.client().await;
+    let _: String = q(&mut c, &["XADD", "jobs", "1-0", "n", "1"]).await;
+    let _: String = q(&mut c, &["XADD", "jobs", "2-0", "n", "2"]).await;
+    let _: String = q(&mut c, &["XGROUP", "CREATE", "jobs", "g", "0"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    // Changes WATCH does not see (deliveries, acknowledgements) must still reach the tables.
+    let _: redis::Value = q(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "w", "STREAMS", "jobs", ">"],
+    )
+    .await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let _: i64 = q(&mut c, &["XACK", "jobs", "g", "1-0"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    drop(c);
+    server.crash().await;
+
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    let mut c = server.client().await;
+    let pending: (i64, String, String, Vec<(String, String)>) =
+        q(&mut c, &["XPENDING", "jobs", "g"]).await;
+    assert_eq!(
+        pending,
+        (
+            1,
+            "2-0".into(),
+            "2-0".into(),
+            vec![("w".into(), "1".into())]
+        )
+    );
+    drop(c);
+    server.stop().await;
+}
