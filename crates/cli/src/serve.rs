@@ -212,6 +212,9 @@ async fn serve(
         }
         let mut router = Router::new();
         router.database(pool.clone());
+        if let Some(replicas) = &replicas {
+            router.replicas(replicas.clone());
+        }
         let jwt = settings.jwt_config()?;
         for LoadedView { prefix, view } in views {
             let mut mount = ViewMount::new(view, pool.clone())

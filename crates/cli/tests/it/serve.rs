@@ -199,6 +199,16 @@ fn replicas_of_the_embedded_postgresql_serve_the_view_gets() {
     assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
     assert!(body.contains("\"in_recovery\":true"), "{body}");
     assert!(body.contains("\"app\":\"sluice-replica-0\""), "{body}");
+    let (status, metrics) = get(&addr, "/-/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        metrics.contains("sluice_replica_up{replica=\"0\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sluice_replica_requests_total{replica=\"0\""),
+        "{metrics}"
+    );
 
     let pid = running.0.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();

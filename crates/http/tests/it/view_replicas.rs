@@ -81,6 +81,7 @@ async fn view_gets_go_to_the_replica_and_fall_back_to_the_primary() {
     .unwrap();
     let view = load_slice("replicas.json", VIEW.as_bytes()).unwrap();
     let mut router = Router::new();
+    router.database(primary.clone()).replicas(pools.clone());
     router.mount(
         "/v",
         Arc::new(ViewMount::new(view, primary.clone()).with_replicas(pools.clone())),
@@ -97,6 +98,25 @@ async fn view_gets_go_to_the_replica_and_fall_back_to_the_primary() {
     assert_eq!(head.status, 200);
     let replica = pools.replicas()[0].clone();
     assert!(replica.served() >= 5, "served {}", replica.served());
+    let labels = format!("replica=\"0\",host=\"{}\"", replica.host());
+    let metrics = server.send("GET", "/-/metrics", &[], "").await.body;
+    assert!(
+        metrics.contains(&format!("sluice_replica_up{{{labels}}} 1\n")),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "sluice_replica_state{{{labels},state=\"healthy\"}} 1\n"
+        )),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "sluice_replica_requests_total{{{labels}}} {}\n",
+            replica.served()
+        )),
+        "{metrics}"
+    );
 
     // A DELETE runs on the primary (a replica would refuse it); the replica's GET then misses
     // the row once replayed.
@@ -132,6 +152,17 @@ async fn view_gets_go_to_the_replica_and_fall_back_to_the_primary() {
     drop(conn);
     eventually_who(&server, &on_primary, "GETs leave the paused replica").await;
     assert_eq!(replica.state(), ReplicaState::Lagging);
+    let metrics = server.send("GET", "/-/metrics", &[], "").await.body;
+    assert!(
+        metrics.contains(&format!("sluice_replica_up{{{labels}}} 0\n")),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "sluice_replica_state{{{labels},state=\"lagging\"}} 1\n"
+        )),
+        "{metrics}"
+    );
     let note = server.send("GET", "/v/notes/3", &[], "").await;
     assert_eq!(
         note.status, 200,
