@@ -46,7 +46,8 @@ impl ViewMount {
         self
     }
 
-    /// Runs a GET or HEAD of `returns` on `pool`.
+    /// Runs a GET or HEAD of `returns` on `pool`; `lease` (of the replica `pool` belongs to)
+    /// is held until the answer's last byte.
     async fn get(
         &self,
         pool: &sluice_pg::Pool,
@@ -54,6 +55,7 @@ impl ViewMount {
         query: Query,
         returns: Return,
         parts: &http::request::Parts,
+        lease: Option<sluice_pg::pool::ReplicaLease>,
     ) -> Response {
         let accept = parts.headers.get(header::ACCEPT);
         match returns {
@@ -61,7 +63,7 @@ impl ViewMount {
             returns if parts.method == Method::HEAD => {
                 read::head_rows(pool, &query, returns, accept).await
             }
-            returns => read::get_rows(pool, query, returns, accept).await,
+            returns => read::get_rows(pool, query, returns, accept, lease).await,
         }
     }
 
@@ -231,27 +233,36 @@ impl ViewMount {
                         && command.arguments.len() == captures.len(),
                 };
                 if let Some(lease) = self.replicas.as_ref().and_then(|pools| pools.pick()) {
+                    let replica = lease.shared();
                     let response = self
                         .get(
-                            lease.pool(),
-                            lease.multiplexer(),
+                            replica.pool(),
+                            replica.multiplexer(),
                             query.clone(),
                             endpoint.returns,
                             &parts,
+                            Some(lease),
                         )
                         .await;
                     if response.status() != StatusCode::SERVICE_UNAVAILABLE {
                         return response;
                     }
                     tracing::debug!(
-                        replica = lease.index(),
+                        replica = replica.index(),
                         "replica unavailable; reading from the primary"
                     );
-                    lease.mark_unreachable();
+                    replica.mark_unreachable();
                 }
                 let multiplexer = self.objects.multiplexer(&self.pool);
-                self.get(&self.pool, multiplexer, query, endpoint.returns, &parts)
-                    .await
+                self.get(
+                    &self.pool,
+                    multiplexer,
+                    query,
+                    endpoint.returns,
+                    &parts,
+                    None,
+                )
+                .await
             }
             Method::DELETE => {
                 let Some(sql) = &endpoint.delete else {

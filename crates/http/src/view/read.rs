@@ -59,12 +59,14 @@ enum Layout {
     JsonCsv,
 }
 
-/// A GET of `return: "csj"` or `"json-csv"`: the rows streamed as they arrive.
+/// A GET of `return: "csj"` or `"json-csv"`: the rows streamed as they arrive. `lease` (a
+/// replica's, when `pool` is its pool) is held until the last row is sent.
 pub async fn get_rows(
     pool: &Pool,
     query: Query,
     returns: Return,
     accept: Option<&HeaderValue>,
+    lease: Option<sluice_pg::pool::ReplicaLease>,
 ) -> Response {
     let (layout, content_type) = match returns {
         Return::JsonCsv => (Layout::JsonCsv, "application/json"),
@@ -77,6 +79,7 @@ pub async fn get_rows(
     let pool = pool.clone();
     tokio::spawn(async move {
         produce(pool, query, layout, sender).await;
+        drop(lease);
     });
     let body: ResponseBody = match receiver.start().await {
         Outcome::Body((), body) => body,

@@ -98,6 +98,15 @@ async fn view_gets_go_to_the_replica_and_fall_back_to_the_primary() {
     assert_eq!(head.status, 200);
     let replica = pools.replicas()[0].clone();
     assert!(replica.served() >= 5, "served {}", replica.served());
+    // Every lease is given back once the bodies are sent (a streamed one holds it until then).
+    let started = Instant::now();
+    while replica.in_flight() != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a lease was never given back"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let labels = format!("replica=\"0\",host=\"{}\"", replica.host());
     let metrics = server.send("GET", "/-/metrics", &[], "").await.body;
     assert!(

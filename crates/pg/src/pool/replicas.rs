@@ -216,6 +216,12 @@ impl ReplicaLease {
     pub fn replica(&self) -> &Replica {
         &self.replica
     }
+
+    /// The replica, shared: it outlives the lease (to take the replica out after the lease
+    /// went with a streamed body).
+    pub fn shared(&self) -> Arc<Replica> {
+        self.replica.clone()
+    }
 }
 
 impl std::ops::Deref for ReplicaLease {
