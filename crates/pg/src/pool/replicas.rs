@@ -5,7 +5,8 @@
 //! by a [`ReplicaLease`] that counts the request until it is dropped. `None` means "use the
 //! primary": there are no replicas, or every one is out.
 //!
-//! A background task checks every replica once a second: it must answer, be in recovery
+//! A background task checks every replica once a second, on connections of its own (a pool
+//! busy with reads must not make its replica look unreachable): it must answer, be in recovery
 //! (`pg_is_in_recovery()`: a promoted replica is out), and not lag more than the allowed lag.
 //! Lag is measured against the primary's WAL position rather than by
 //! `now() - pg_last_xact_replay_timestamp()`: after a quiet spell on the primary that timestamp is
@@ -116,6 +117,9 @@ pub struct Replica {
     index: usize,
     host: String,
     pool: Pool,
+    /// How the checks connect: a connection of their own, not one of the pool's, so a pool
+    /// busy with reads does not make a healthy replica look unreachable.
+    probe: Config,
     healthy: AtomicBool,
     state: AtomicUsize,
     in_flight: AtomicUsize,
@@ -263,10 +267,13 @@ impl ReadPools {
                 Config::parse(url).map_err(|source| ReplicaError::BadUrl { index, source })?;
             config.set_application_name(&replica_application_name(index));
             let host = describe_host(&config);
-            let pool = Pool::new(config, settings.clone());
-            let status = tokio::time::timeout(CHECK_TIMEOUT * 5, recovery_status(&pool))
+            let probe = probe_config(&config);
+            let mut first = Probe::new(probe.clone());
+            let status = tokio::time::timeout(CHECK_TIMEOUT * 5, recovery_status(&mut first))
                 .await
                 .unwrap_or_else(|_| Err("no answer in time".to_owned()));
+            drop(first);
+            let pool = Pool::new(config, settings.clone());
             match status {
                 Ok((true, _)) => {}
                 Ok((false, _)) => return Err(ReplicaError::NotAReplica { index, host }),
@@ -282,6 +289,7 @@ impl ReadPools {
                 index,
                 host,
                 pool,
+                probe,
                 healthy: AtomicBool::new(true),
                 state: AtomicUsize::new(ReplicaState::Healthy.code()),
                 in_flight: AtomicUsize::new(0),
@@ -341,18 +349,24 @@ impl ReadPools {
         Some(ReplicaLease { replica })
     }
 
-    /// Checks every replica once and updates its state (the background task calls this every
-    /// [`CHECK_INTERVAL`]; tests may call it to decide at once).
-    pub async fn check_now(&self, noted: &mut [VecDeque<(Instant, u64)>]) {
-        let primary_lsn = tokio::time::timeout(CHECK_TIMEOUT, current_wal_lsn(&self.primary))
+    /// Checks every replica once and updates its state (the background task does this every
+    /// [`CHECK_INTERVAL`]).
+    async fn check_now(&self, state: &mut CheckState) {
+        let primary_lsn = tokio::time::timeout(CHECK_TIMEOUT, current_wal_lsn(&mut state.primary))
             .await
-            .ok()
-            .and_then(Result::ok);
+            .unwrap_or_else(|_| {
+                state.primary.conn = None;
+                Err("no answer in time".to_owned())
+            })
+            .ok();
         let now = Instant::now();
-        for (replica, noted) in self.replicas.iter().zip(noted.iter_mut()) {
-            let status = tokio::time::timeout(CHECK_TIMEOUT, recovery_status(&replica.pool))
+        for (replica, (probe, noted)) in self.replicas.iter().zip(state.replicas.iter_mut()) {
+            let status = tokio::time::timeout(CHECK_TIMEOUT, recovery_status(probe))
                 .await
-                .unwrap_or_else(|_| Err("no answer in time".to_owned()));
+                .unwrap_or_else(|_| {
+                    probe.conn = None;
+                    Err("no answer in time".to_owned())
+                });
             let state = match status {
                 Err(reason) => {
                     tracing::debug!(replica = replica.index, %reason, "replica check failed");
@@ -411,17 +425,73 @@ fn note_and_measure(
     })
 }
 
+/// The checks' connections (one to the primary, one per replica, opened again after a failure)
+/// and the primary positions noted per replica.
+struct CheckState {
+    primary: Probe,
+    replicas: Vec<(Probe, VecDeque<(Instant, u64)>)>,
+}
+
+/// A connection of the checks' own.
+struct Probe {
+    config: Config,
+    conn: Option<crate::Connection>,
+}
+
+impl Probe {
+    fn new(config: Config) -> Probe {
+        Probe { config, conn: None }
+    }
+
+    /// The single row of `sql` (text format), connecting first when needed; any failure closes
+    /// the connection, so the next check starts afresh.
+    async fn row(&mut self, sql: &str) -> Result<crate::OwnedRow, String> {
+        let conn = match &mut self.conn {
+            Some(conn) => conn,
+            slot => slot.insert(
+                crate::Connection::connect_with(&self.config)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        match conn.query_one(sql, &[]).await {
+            Ok(row) => Ok(row),
+            Err(error) => {
+                self.conn = None;
+                Err(error.to_string())
+            }
+        }
+    }
+}
+
+/// The checks' connection settings: `config` named `sluice-check`, so `pg_stat_activity` tells
+/// them from the reads.
+fn probe_config(config: &Config) -> Config {
+    let mut probe = config.clone();
+    probe.set_application_name("sluice-check");
+    probe
+}
+
 async fn check_forever(pools: Weak<ReadPools>) {
     let mut interval = tokio::time::interval(CHECK_INTERVAL);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut noted = Vec::new();
+    let mut state = match pools.upgrade() {
+        Some(pools) => CheckState {
+            primary: Probe::new(probe_config(pools.primary.config())),
+            replicas: pools
+                .replicas
+                .iter()
+                .map(|replica| (Probe::new(replica.probe.clone()), VecDeque::new()))
+                .collect(),
+        },
+        None => return,
+    };
     loop {
         interval.tick().await;
         let Some(pools) = pools.upgrade() else {
             return;
         };
-        noted.resize_with(pools.replicas.len(), VecDeque::new);
-        pools.check_now(&mut noted).await;
+        pools.check_now(&mut state).await;
     }
 }
 
@@ -435,29 +505,24 @@ fn describe_host(config: &Config) -> String {
         .join(",")
 }
 
-/// `(pg_is_in_recovery(), pg_last_wal_replay_lsn())` of the pool's server.
-async fn recovery_status(pool: &Pool) -> Result<(bool, Option<u64>), String> {
-    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
-    let row = conn
-        .query_one(
+/// `(pg_is_in_recovery(), pg_last_wal_replay_lsn())` of the probe's server.
+async fn recovery_status(probe: &mut Probe) -> Result<(bool, Option<u64>), String> {
+    let row = probe
+        .row(
             "SELECT pg_catalog.pg_is_in_recovery()::text, \
              pg_catalog.pg_last_wal_replay_lsn()::text",
-            &[],
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let in_recovery = row.raw(0) == Some(b"true".as_slice());
     let replayed = row.raw(1).and_then(parse_lsn);
     Ok((in_recovery, replayed))
 }
 
 /// The primary's `pg_current_wal_lsn()`.
-async fn current_wal_lsn(pool: &Pool) -> Result<u64, String> {
-    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
-    let row = conn
-        .query_one("SELECT pg_catalog.pg_current_wal_lsn()::text", &[])
-        .await
-        .map_err(|e| e.to_string())?;
+async fn current_wal_lsn(probe: &mut Probe) -> Result<u64, String> {
+    let row = probe
+        .row("SELECT pg_catalog.pg_current_wal_lsn()::text")
+        .await?;
     row.raw(0)
         .and_then(parse_lsn)
         .ok_or_else(|| "pg_current_wal_lsn() answered no position".to_owned())

@@ -56,10 +56,14 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
         "no URL in the message: {message}"
     );
 
+    // One connection per replica: the checks must not need it.
+    let mut one = PoolSettings::new();
+    one.set_max_size(1)
+        .set_acquire_timeout(Duration::from_millis(500));
     let pools = ReadPools::connect(
         primary.clone(),
         &[replica.url()],
-        PoolSettings::new(),
+        one,
         Duration::from_secs(1),
     )
     .await
@@ -78,6 +82,12 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
     drop(lease);
     assert_eq!(served.in_flight(), 0);
     assert_eq!(served.served(), 1);
+
+    // Its only connection busy for a while: the checks, on their own connection, keep it in.
+    let busy = served.pool().get().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(served.state(), ReplicaState::Healthy);
+    drop(busy);
 
     // Replay paused and a write on the primary: out once it lags more than a second.
     one_text(lease_pool(&pools), "SELECT pg_wal_replay_pause()::text").await;
