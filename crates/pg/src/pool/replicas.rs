@@ -50,16 +50,6 @@ pub enum ReplicaError {
         /// What the parser said.
         source: crate::config::ConfigError,
     },
-    /// A replica could not be reached or queried at start.
-    #[error("replica {index} ({host}): could not check it: {reason}")]
-    Unreachable {
-        /// Position in the list.
-        index: usize,
-        /// Host and port (no credentials).
-        host: String,
-        /// What failed.
-        reason: String,
-    },
     /// A replica URL points at a server that is not in recovery.
     #[error(
         "replica {index} ({host}) is not a replica: pg_is_in_recovery() is false there, so it \
@@ -253,8 +243,9 @@ pub struct ReadPools {
 
 impl ReadPools {
     /// Opens a pool per replica URL (its connections named [`replica_application_name`]),
-    /// checks that each answers and is in recovery (a primary is refused with
-    /// [`ReplicaError::NotAReplica`]), and starts the checks. Needs a Tokio runtime.
+    /// checks that each is in recovery (a primary is refused with
+    /// [`ReplicaError::NotAReplica`]; one that does not answer starts out), and starts the
+    /// checks. Needs a Tokio runtime.
     pub async fn connect(
         primary: Pool,
         urls: &[String],
@@ -274,24 +265,24 @@ impl ReadPools {
                 .unwrap_or_else(|_| Err("no answer in time".to_owned()));
             drop(first);
             let pool = Pool::new(config, settings.clone());
-            match status {
-                Ok((true, _)) => {}
+            let state = match status {
+                Ok((true, _)) => ReplicaState::Healthy,
                 Ok((false, _)) => return Err(ReplicaError::NotAReplica { index, host }),
                 Err(reason) => {
-                    return Err(ReplicaError::Unreachable {
-                        index,
-                        host,
-                        reason,
-                    });
+                    // Not refused: it may be starting; the checks bring it in once it answers
+                    // (and keep it out should it turn out to be a primary).
+                    tracing::warn!(replica = index, %host, %reason,
+                        "replica does not answer yet; it serves no reads until it does");
+                    ReplicaState::Unreachable
                 }
-            }
+            };
             replicas.push(Arc::new(Replica {
                 index,
                 host,
                 pool,
                 probe,
-                healthy: AtomicBool::new(true),
-                state: AtomicUsize::new(ReplicaState::Healthy.code()),
+                healthy: AtomicBool::new(state == ReplicaState::Healthy),
+                state: AtomicUsize::new(state.code()),
                 in_flight: AtomicUsize::new(0),
                 served: AtomicU64::new(0),
                 lag_millis: AtomicU64::new(0),

@@ -56,6 +56,19 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
         "no URL in the message: {message}"
     );
 
+    // A replica that does not answer is not refused: it starts out.
+    let silent = ReadPools::connect(
+        primary.clone(),
+        &["postgres://nobody@127.0.0.1:1/none?connect_timeout=1".to_owned()],
+        PoolSettings::new(),
+        Duration::from_secs(1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(silent.replicas()[0].state(), ReplicaState::Unreachable);
+    assert!(silent.pick().is_none());
+    drop(silent);
+
     // One connection per replica: the checks must not need it.
     let mut one = PoolSettings::new();
     one.set_max_size(1)
