@@ -1,5 +1,6 @@
 //! `ReadPools` on a private primary with a streaming replica: refusal of a primary, picking,
-//! lag eviction while replay is paused, and a stopped replica taken out and back in.
+//! lag eviction while replay is paused, a stopped replica taken out and back in, and a promoted
+//! one taken out.
 #![allow(clippy::unwrap_used)]
 
 use sluice_embedded::{ClusterOptions, private_cluster};
@@ -139,6 +140,14 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
     assert!(pools.pick().is_none());
     cluster.replicas()[0].start_server().unwrap();
     eventually("back when started", || pools.pick().is_some()).await;
+
+    // Promoted while serving: it is a primary now, and reads leave it.
+    one_text(lease_pool(&pools), "SELECT pg_promote()::text").await;
+    eventually("taken out when promoted", || {
+        served.state() == ReplicaState::NotInRecovery
+    })
+    .await;
+    assert!(pools.pick().is_none());
     pools.close().await;
     primary.close().await;
 }
