@@ -7,6 +7,7 @@ use sluice_embedded::{Cluster, ClusterOptions, default_data_dir};
 use sluice_http::view::ViewMount;
 use sluice_http::{Mount, Router};
 use sluice_pg::Pool;
+use sluice_pg::pool::{PRIMARY_APPLICATION_NAME, ReadPools};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -76,18 +77,39 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .build()
         .context("starting the async runtime")?;
 
+    let embedded_replicas = settings.database.embedded_replicas;
+    if embedded_replicas > 0 && settings.database_url().is_some() {
+        anyhow::bail!(
+            "--replicas (database.embedded_replicas) starts replicas of the embedded PostgreSQL \
+             and cannot be used with a database URL; give its replicas with --replica-url"
+        );
+    }
+    let mut replica_urls = settings.database.replicas.clone();
     // The HTTP gate and a Redis store in PostgreSQL need a database.
     let needs_database = http.is_some() || settings.resp_store_config().is_some();
     let (url, cluster) = match (settings.database_url(), needs_database) {
         (_, false) => (None, None),
         (Some(url), true) => (Some(url.to_string()), None),
         (None, true) => {
-            let cluster = start_embedded(&settings)?;
+            let mut cluster = start_embedded(&settings)?;
+            if embedded_replicas > 0 {
+                cluster
+                    .start_replicas(embedded_replicas)
+                    .context("starting the embedded replicas")?;
+                for replica in cluster.replicas() {
+                    eprintln!(
+                        "sluice: replica listening at {} (log: {})",
+                        replica.url(),
+                        replica.log_file().display()
+                    );
+                    replica_urls.push(replica.url());
+                }
+            }
             // The password stays in its file: this URL may show in error messages.
             (Some(cluster.url()), Some(cluster))
         }
     };
-    let result = runtime.block_on(serve(settings, views, url));
+    let result = runtime.block_on(serve(settings, views, url, replica_urls));
     // Connection threads and tasks of the gates end with the runtime, before PostgreSQL stops.
     drop(runtime);
     drop(cluster); // Stops the embedded server.
@@ -139,7 +161,12 @@ fn start_embedded(settings: &Settings) -> Result<Cluster> {
     Ok(cluster)
 }
 
-async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) -> Result<()> {
+async fn serve(
+    settings: Settings,
+    views: Vec<LoadedView>,
+    url: Option<String>,
+    replica_urls: Vec<String>,
+) -> Result<()> {
     let (stop, stopped) = watch::channel(false);
     let mut gates = tokio::task::JoinSet::new();
     let mut resp_store = None;
@@ -172,21 +199,48 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         gates.spawn(run_resp(listener, resp_config, wait_for(stopped.clone())));
     }
     let pool = match &url {
-        Some(url) => Some(
-            Pool::connect(url, settings.pool_settings())
-                .with_context(|| format!("the database URL {url}"))?,
-        ),
+        Some(url) => Some(primary_pool(url, &settings, !replica_urls.is_empty())?),
         None => None,
     };
+    let mut replicas = None;
     if let (Some(addr), Some(pool)) = (settings.http_listen(), &pool) {
         describe(pool).await?;
+        if !replica_urls.is_empty() {
+            let max_lag = settings.database.max_replica_lag.0;
+            let pools = ReadPools::connect(
+                pool.clone(),
+                &replica_urls,
+                settings.pool_settings(),
+                max_lag,
+            )
+            .await
+            .context("checking the read replicas")?;
+            println!(
+                "sluice: table, view and view-file reads on {} replica(s) ({}), out beyond \
+                 {max_lag:?} of lag",
+                pools.replicas().len(),
+                pools
+                    .replicas()
+                    .iter()
+                    .map(|r| r.host().to_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            replicas = Some(pools);
+        }
         let mut router = Router::new();
         router.database(pool.clone());
+        if let Some(replicas) = &replicas {
+            router.replicas(replicas.clone());
+        }
         let jwt = settings.jwt_config()?;
         for LoadedView { prefix, view } in views {
-            let mount = ViewMount::new(view, pool.clone())
+            let mut mount = ViewMount::new(view, pool.clone())
                 .with_jwt(jwt.clone())
                 .map_err(anyhow::Error::msg)?;
+            if let Some(replicas) = &replicas {
+                mount = mount.with_replicas(replicas.clone());
+            }
             let mount: Arc<dyn Mount> = Arc::new(mount);
             router.mount(&prefix, mount);
         }
@@ -229,7 +283,10 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
                     .context("loading the REST API's schema cache")?;
             handle.spawn_listeners();
             let source = sluice_rest::api::SchemaSource::Handle(handle);
-            let api = sluice_rest::api::RestApi::new(pool.clone(), config, source);
+            let mut api = sluice_rest::api::RestApi::new(pool.clone(), config, source);
+            if let Some(replicas) = &replicas {
+                api = api.with_replicas(replicas.clone());
+            }
             router.mount(&rest_prefix, Arc::new(api));
         }
         let tls = settings.http_tls()?;
@@ -274,10 +331,25 @@ async fn serve(settings: Settings, views: Vec<LoadedView>, url: Option<String>) 
         // The last changes are committed before PostgreSQL (embedded or not) is let go.
         store.close().await;
     }
+    if let Some(replicas) = replicas {
+        replicas.close().await;
+    }
     if let Some(pool) = pool {
         pool.close().await;
     }
     Ok(())
+}
+
+/// The primary's pool; with replicas its connections are named `sluice-primary` (unless the URL
+/// names them), so `pg_stat_activity` tells them from the replicas' `sluice-replica-<i>`.
+fn primary_pool(url: &str, settings: &Settings, with_replicas: bool) -> Result<Pool> {
+    let mut config = sluice_pg::Config::parse(url)
+        .map_err(anyhow::Error::new)
+        .with_context(|| format!("the database URL {url}"))?;
+    if with_replicas && config.application_name().is_none() {
+        config.set_application_name(PRIMARY_APPLICATION_NAME);
+    }
+    Ok(Pool::new(config, settings.pool_settings()))
 }
 
 /// Shows what Sluice is running on; fails early when the database cannot be reached.

@@ -41,20 +41,22 @@ const HOST: &str = "127.0.0.1";
 /// runs as the `postgres` system user (or `nobody`), which owns the files.
 #[derive(Debug)]
 pub struct Cluster {
-    programs: Programs,
-    data_dir: PathBuf,
-    socket_dir: PathBuf,
-    log_file: PathBuf,
-    port: u16,
-    ca_cert: Option<PathBuf>,
-    password: Secret,
-    test_roles: bool,
-    tls: bool,
-    settings: Vec<(String, String)>,
-    temp_root: Option<TempDir>,
-    watchdog: Option<Watchdog>,
-    stop_on_drop: bool,
-    released: bool,
+    pub(crate) programs: Programs,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) socket_dir: PathBuf,
+    pub(crate) log_file: PathBuf,
+    pub(crate) port: u16,
+    pub(crate) ca_cert: Option<PathBuf>,
+    pub(crate) password: Secret,
+    pub(crate) test_roles: bool,
+    pub(crate) tls: bool,
+    pub(crate) settings: Vec<(String, String)>,
+    pub(crate) temp_root: Option<TempDir>,
+    pub(crate) watchdog: Option<Watchdog>,
+    pub(crate) stop_on_drop: bool,
+    pub(crate) released: bool,
+    /// Streaming replicas started by [`Cluster::start_replicas`]; stopped before this server.
+    pub(crate) replicas: Vec<Cluster>,
 }
 
 impl Cluster {
@@ -220,6 +222,7 @@ impl Cluster {
             watchdog: None,
             stop_on_drop: false,
             released: false,
+            replicas: Vec::new(),
         }
     }
 
@@ -239,7 +242,7 @@ impl Cluster {
         Ok(())
     }
 
-    fn create_socket_dir(&self) -> Result<()> {
+    pub(crate) fn create_socket_dir(&self) -> Result<()> {
         if !self.socket_dir.exists() {
             check_reachable(&self.socket_dir, self.user())?;
             create_private_dir(&self.socket_dir, 0o700, self.user())?;
@@ -318,7 +321,7 @@ impl Cluster {
     /// Picks the port (requested, else `preferred` when free, else a free one), writes
     /// sluice.conf and starts the server, trying other ports when another process wins a race
     /// for the one picked.
-    fn launch(&mut self, requested: Option<u16>, preferred: Option<u16>) -> Result<()> {
+    pub(crate) fn launch(&mut self, requested: Option<u16>, preferred: Option<u16>) -> Result<()> {
         let attempts = if requested.is_some() {
             1
         } else {
@@ -442,9 +445,10 @@ impl Cluster {
     /// Stops the server and, for a temporary cluster, deletes its files. Unlike dropping, this
     /// reports failures.
     pub fn stop(mut self) -> Result<()> {
+        let replicas = self.stop_replicas();
         let stopped = self.shut_down();
         let removed = self.release(stopped.is_ok());
-        stopped.and(removed)
+        replicas.and(stopped).and(removed)
     }
 
     /// Stops the server for good: a temporary cluster's data is about to be deleted, so it
@@ -621,6 +625,9 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         if self.released {
             return;
+        }
+        if let Err(error) = self.stop_replicas() {
+            eprintln!("sluice-embedded: while dropping the replicas: {error}");
         }
         let stopped = !self.stop_on_drop || self.shut_down().is_ok();
         if let Err(error) = self.release(stopped) {

@@ -242,6 +242,31 @@ pub enum EmbeddedError {
         max: usize,
     },
 
+    /// A program needed to make replicas is missing from the install.
+    #[error(
+        "{program} is missing from {bin_dir}; it is needed to start replicas (install the \
+         PostgreSQL client programs of the same version)"
+    )]
+    ReplicaProgramMissing {
+        /// The program.
+        program: &'static str,
+        /// Where the server binaries are.
+        bin_dir: PathBuf,
+    },
+
+    /// A new replica did not replay the primary's WAL in time.
+    #[error("the replica in {data_dir} did not replay up to {lsn} in time ({last}); see {log}")]
+    ReplicaCatchUp {
+        /// The replica's data directory.
+        data_dir: PathBuf,
+        /// The primary's WAL position it had to reach.
+        lsn: String,
+        /// What the last check answered.
+        last: String,
+        /// The replica's server log.
+        log: PathBuf,
+    },
+
     /// No default place for a persistent data directory.
     #[error(
         "cannot choose a data directory: neither XDG_DATA_HOME nor HOME is set; pass one \

@@ -52,6 +52,7 @@ mod error;
 mod install;
 mod options;
 mod pidfile;
+mod replica;
 #[cfg(feature = "test-support")]
 mod roles;
 mod template;

@@ -25,7 +25,11 @@ impl Args for SettingFlags {
                     .long(key.flag())
                     .value_name(key.value_name)
                     .help(help(key))
-                    .action(ArgAction::Set);
+                    .action(if key.repeatable {
+                        ArgAction::Append
+                    } else {
+                        ArgAction::Set
+                    });
                 if let Some(short) = key.short {
                     arg = arg.short(short);
                 }
@@ -52,9 +56,16 @@ impl FromArgMatches for SettingFlags {
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         for key in keys() {
-            if let Some(value) = matches.get_one::<String>(&key.path()) {
+            let value = if key.repeatable {
+                matches
+                    .get_many::<String>(&key.path())
+                    .map(|values| values.cloned().collect::<Vec<_>>().join(","))
+            } else {
+                matches.get_one::<String>(&key.path()).cloned()
+            };
+            if let Some(value) = value {
                 self.given.retain(|(k, _)| k.path() != key.path());
-                self.given.push((key, value.clone()));
+                self.given.push((key, value));
             }
         }
         Ok(())

@@ -32,6 +32,8 @@ pub struct Key {
     pub value_name: &'static str,
     /// Its flag may be given without a value, meaning `true`.
     pub switch: bool,
+    /// Its flag may be given more than once (a list; the values are joined with commas).
+    pub repeatable: bool,
 }
 
 impl Key {
@@ -138,6 +140,8 @@ macro_rules! settings {
                         value_name:
                             <$ty as $crate::settings::value::SettingValue>::VALUE_NAME,
                         switch: <$ty as $crate::settings::value::SettingValue>::SWITCH,
+                        repeatable:
+                            <$ty as $crate::settings::value::SettingValue>::REPEATABLE,
                     },
                 )*],
             },

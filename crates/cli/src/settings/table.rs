@@ -37,6 +37,20 @@ settings! {
         /// Port of the embedded PostgreSQL on 127.0.0.1 (also SLUICE_PG_PORT; default: the one it
         /// used last, else a free one).
         pg_port: Option<u16> = None, flag "pg-port", alias "SLUICE_PG_PORT", sample "5433";
+        /// Read replicas: URLs of streaming replicas of the database (comma-separated in the
+        /// variable; the flag may be repeated). Table and view reads (GET, HEAD) and view-file
+        /// GETs go to the replica with the fewest requests in flight; writes, RPC and volatile
+        /// functions stay on the primary. A URL that is not in recovery is refused at start.
+        replicas: Vec<String> = Vec::new(), flag "replica-url",
+            sample "postgres://sluice@replica1.example/app";
+        /// Most replay lag a replica may have and still serve reads (checked every second
+        /// against its last replayed commit and WAL position); a replica beyond it, or
+        /// unreachable, is taken out until it catches up. With every replica out, reads go to
+        /// the primary.
+        max_replica_lag: Span = Span(Duration::from_secs(10));
+        /// Embedded PostgreSQL only: start this many streaming replicas of it (temporary, gone
+        /// when Sluice stops) and route reads to them, as with replicas.
+        embedded_replicas: usize = 0, flag "replicas";
     }
 
     [pool] PoolSection {

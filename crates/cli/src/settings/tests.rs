@@ -322,3 +322,43 @@ fn the_dump_reads_back_as_the_same_settings() {
         );
     }
 }
+
+#[test]
+fn replicas_come_from_repeated_flags_a_comma_list_or_the_file() {
+    let s = resolve_flags(&[]).unwrap();
+    assert!(s.database.replicas.is_empty());
+    assert_eq!(s.database.max_replica_lag, Span(Duration::from_secs(10)));
+    assert_eq!(s.database.embedded_replicas, 0);
+    let s = resolve_flags(&[
+        "--replica-url",
+        "postgres://a/app",
+        "--replica-url",
+        "postgres://b/app",
+        "--database-max-replica-lag",
+        "2s",
+        "--replicas",
+        "2",
+    ])
+    .unwrap();
+    assert_eq!(
+        s.database.replicas,
+        ["postgres://a/app", "postgres://b/app"]
+    );
+    assert_eq!(s.database.max_replica_lag, Span(Duration::from_secs(2)));
+    assert_eq!(s.database.embedded_replicas, 2);
+    let s = resolve(
+        None,
+        |name| {
+            (name == "SLUICE_DATABASE_REPLICAS").then(|| "postgres://a/x, postgres://b/x".into())
+        },
+        &[],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(s.database.replicas, ["postgres://a/x", "postgres://b/x"]);
+    let config =
+        TempToml::new("[database]\nreplicas = [\"postgres://c/y\"]\nmax_replica_lag = \"500ms\"\n");
+    let s = resolve(Some(&config.0), |_| None, &[], &[]).unwrap();
+    assert_eq!(s.database.replicas, ["postgres://c/y"]);
+    assert_eq!(s.database.max_replica_lag, Span(Duration::from_millis(500)));
+}

@@ -14,6 +14,8 @@ pub trait SettingValue: Sized {
     const VALUE_NAME: &'static str;
     /// A switch: its flag may be given without a value, meaning `true`.
     const SWITCH: bool = false;
+    /// A list: its flag may be given more than once, the values joined with commas.
+    const REPEATABLE: bool = false;
 
     /// From the text of a variable, a flag or a quoted TOML string.
     fn parse_text(text: &str) -> Result<Self, String>;
@@ -134,6 +136,7 @@ impl<T: SettingValue> SettingValue for Option<T> {
 /// A list: a TOML array, or comma-separated text.
 impl SettingValue for Vec<String> {
     const VALUE_NAME: &'static str = "LIST";
+    const REPEATABLE: bool = true;
     fn parse_text(text: &str) -> Result<Vec<String>, String> {
         Ok(text
             .split(',')

@@ -174,3 +174,66 @@ fn a_bad_view_file_stops_serve_naming_the_file_and_json_path() {
     assert!(stderr.contains(&view.display().to_string()), "{stderr}");
     assert!(stderr.contains("$.sql[1].path[1]"), "{stderr}");
 }
+
+#[test]
+fn replicas_of_the_embedded_postgresql_serve_the_view_gets() {
+    let scratch = Scratch::new("replicas");
+    let view = scratch.write(
+        "who.json",
+        r#"{"sql": {"path": [], "return": "object",
+            "GET": "SELECT pg_is_in_recovery() AS in_recovery, current_setting('application_name') AS app"}}"#,
+    );
+    let child = serve_command()
+        .arg("--data-dir")
+        .arg(scratch.0.join("pgdata"))
+        .args(["--replicas", "1", "--http", "127.0.0.1:0"])
+        .arg("--views")
+        .arg(format!("/who={}", view.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let addr = http_address(&mut running.0);
+    let (status, body) = get(&addr, "/who");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    assert!(body.contains("\"in_recovery\":true"), "{body}");
+    assert!(body.contains("\"app\":\"sluice-replica-0\""), "{body}");
+    let (status, metrics) = get(&addr, "/-/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        metrics.contains("sluice_replica_up{replica=\"0\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sluice_replica_requests_total{replica=\"0\""),
+        "{metrics}"
+    );
+
+    let pid = running.0.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let exit = wait_with_timeout(&mut running.0, Duration::from_secs(60));
+    assert!(exit.success(), "serve exited with {exit} after SIGTERM");
+}
+
+#[test]
+fn a_primary_given_as_a_replica_and_replicas_with_a_url_are_refused() {
+    let url = sluice_embedded::test_database().url().to_string();
+    let output = serve_command()
+        .args(["--http", "127.0.0.1:0", "-d", &url, "--replica-url", &url])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is not a replica"), "{stderr}");
+    assert!(stderr.contains("pg_is_in_recovery() is false"), "{stderr}");
+
+    let output = serve_command()
+        .args(["--http", "127.0.0.1:0", "-d", &url, "--replicas", "1"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--replica-url"), "{stderr}");
+}

@@ -3,4 +3,5 @@
 mod access;
 mod cluster;
 mod common;
+mod replicas;
 mod watchdog;

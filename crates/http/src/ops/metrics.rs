@@ -288,6 +288,70 @@ fn render_pool(out: &mut String, pool: &PoolStatus) {
     }
 }
 
+/// Each read replica's requests, requests in flight, measured lag and state.
+pub fn render_replicas(out: &mut String, replicas: &sluice_pg::pool::ReadPools) {
+    use sluice_pg::pool::Replica;
+    let label = |replica: &Replica| {
+        format!(
+            "replica=\"{}\",host=\"{}\"",
+            replica.index(),
+            escape(replica.host())
+        )
+    };
+    /// A family's name, type, help and value for one replica.
+    type Family = (
+        &'static str,
+        &'static str,
+        &'static str,
+        fn(&Replica) -> String,
+    );
+    let families: [Family; 4] = [
+        (
+            "sluice_replica_requests_total",
+            "counter",
+            "Reads sent to the replica.",
+            |r| r.served().to_string(),
+        ),
+        (
+            "sluice_replica_requests_in_flight",
+            "gauge",
+            "Reads on the replica now.",
+            |r| r.in_flight().to_string(),
+        ),
+        (
+            "sluice_replica_lag_seconds",
+            "gauge",
+            "Replay lag at the last check (age of the oldest primary WAL position not replayed).",
+            |r| (r.lag().as_secs_f64()).to_string(),
+        ),
+        (
+            "sluice_replica_up",
+            "gauge",
+            "1 while the replica serves reads, 0 while it is out.",
+            |r| u8::from(r.state() == sluice_pg::pool::ReplicaState::Healthy).to_string(),
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for replica in replicas.replicas() {
+            let _ = writeln!(out, "{name}{{{}}} {}", label(replica), value(replica));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP sluice_replica_state The replica's state at the last check (healthy, unreachable, not_in_recovery, lagging).\n\
+         # TYPE sluice_replica_state gauge"
+    );
+    for replica in replicas.replicas() {
+        let _ = writeln!(
+            out,
+            "sluice_replica_state{{{},state=\"{}\"}} 1",
+            label(replica),
+            replica.state().as_str()
+        );
+    }
+}
+
 /// A label value escaped as the text format asks (backslash, quote, newline).
 fn escape(value: &str) -> std::borrow::Cow<'_, str> {
     if value.contains(['\\', '"', '\n']) {

@@ -17,6 +17,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 pub async fn answer(
     op: &str,
     pool: Option<&sluice_pg::Pool>,
+    replicas: Option<&sluice_pg::pool::ReadPools>,
     metrics: &Metrics,
     shutting_down: bool,
 ) -> Response {
@@ -35,7 +36,11 @@ pub async fn answer(
         },
         "metrics" => {
             let status = pool.map(sluice_pg::Pool::status);
-            let mut response = Response::new(full(metrics.render(status.as_ref())));
+            let mut text = metrics.render(status.as_ref());
+            if let Some(replicas) = replicas {
+                metrics::render_replicas(&mut text, replicas);
+            }
+            let mut response = Response::new(full(text));
             response.headers_mut().insert(
                 http::header::CONTENT_TYPE,
                 http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),

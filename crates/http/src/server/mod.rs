@@ -98,6 +98,8 @@ pub struct Router {
     mounts: Vec<(Arc<str>, Arc<dyn Mount>)>,
     /// The pool `/-/ready` checks and `/-/metrics` reports.
     pool: Option<sluice_pg::Pool>,
+    /// The read replicas `/-/metrics` reports.
+    replicas: Option<Arc<sluice_pg::pool::ReadPools>>,
 }
 
 impl Router {
@@ -121,6 +123,12 @@ impl Router {
     /// and `/-/metrics` includes the pool's gauges. Without one, `/-/ready` answers 200.
     pub fn database(&mut self, pool: sluice_pg::Pool) -> &mut Router {
         self.pool = Some(pool);
+        self
+    }
+
+    /// The read replicas: `/-/metrics` reports each one's requests, lag and state.
+    pub fn replicas(&mut self, replicas: Arc<sluice_pg::pool::ReadPools>) -> &mut Router {
+        self.replicas = Some(replicas);
         self
     }
 
@@ -326,6 +334,7 @@ impl Shared {
             let response = ops::answer(
                 op,
                 self.router.pool.as_ref(),
+                self.router.replicas.as_deref(),
                 &self.metrics,
                 self.shutting_down.load(Ordering::Relaxed),
             )

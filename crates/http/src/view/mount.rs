@@ -21,6 +21,8 @@ pub struct ViewMount {
     objects: ObjectGets,
     /// Verifies the tokens of a view that requires roles.
     jwt: Option<Arc<crate::jwt::JwtConfig>>,
+    /// Streaming replicas GETs go to, when configured.
+    replicas: Option<Arc<sluice_pg::pool::ReadPools>>,
 }
 
 impl ViewMount {
@@ -31,6 +33,37 @@ impl ViewMount {
             pool,
             objects: ObjectGets::new(),
             jwt: None,
+            replicas: None,
+        }
+    }
+
+    /// Sends GETs and HEADs to `replicas` while one is healthy (the primary's pool, given to
+    /// [`ViewMount::new`], keeps preconditions, writes and deletes). A GET a replica answers
+    /// with 503 before any row (it went away, or has no connection to give) is taken out and
+    /// the GET runs again on the primary: a read changes nothing, so that is safe.
+    pub fn with_replicas(mut self, replicas: Arc<sluice_pg::pool::ReadPools>) -> Self {
+        self.replicas = Some(replicas);
+        self
+    }
+
+    /// Runs a GET or HEAD of `returns` on `pool`; `lease` (of the replica `pool` belongs to)
+    /// is held until the answer's last byte.
+    async fn get(
+        &self,
+        pool: &sluice_pg::Pool,
+        multiplexer: Option<&sluice_pg::pool::Multiplexer>,
+        query: Query,
+        returns: Return,
+        parts: &http::request::Parts,
+        lease: Option<sluice_pg::pool::ReplicaLease>,
+    ) -> Response {
+        let accept = parts.headers.get(header::ACCEPT);
+        match returns {
+            Return::Object => read::get_object(pool, multiplexer, &self.objects, query).await,
+            returns if parts.method == Method::HEAD => {
+                read::head_rows(pool, &query, returns, accept).await
+            }
+            returns => read::get_rows(pool, query, returns, accept, lease).await,
         }
     }
 
@@ -199,27 +232,37 @@ impl ViewMount {
                         .all(|a| matches!(a, Source::Capture(_)))
                         && command.arguments.len() == captures.len(),
                 };
-                match endpoint.returns {
-                    Return::Object => read::get_object(&self.pool, &self.objects, query).await,
-                    returns if parts.method == Method::HEAD => {
-                        read::head_rows(
-                            &self.pool,
-                            &query,
-                            returns,
-                            parts.headers.get(header::ACCEPT),
+                if let Some(lease) = self.replicas.as_ref().and_then(|pools| pools.pick()) {
+                    let replica = lease.shared();
+                    let response = self
+                        .get(
+                            replica.pool(),
+                            replica.multiplexer(),
+                            query.clone(),
+                            endpoint.returns,
+                            &parts,
+                            Some(lease),
                         )
-                        .await
+                        .await;
+                    if response.status() != StatusCode::SERVICE_UNAVAILABLE {
+                        return response;
                     }
-                    returns => {
-                        read::get_rows(
-                            &self.pool,
-                            query,
-                            returns,
-                            parts.headers.get(header::ACCEPT),
-                        )
-                        .await
-                    }
+                    tracing::debug!(
+                        replica = replica.index(),
+                        "replica unavailable; reading from the primary"
+                    );
+                    replica.mark_unreachable();
                 }
+                let multiplexer = self.objects.multiplexer(&self.pool);
+                self.get(
+                    &self.pool,
+                    multiplexer,
+                    query,
+                    endpoint.returns,
+                    &parts,
+                    None,
+                )
+                .await
             }
             Method::DELETE => {
                 let Some(sql) = &endpoint.delete else {

@@ -28,6 +28,7 @@ pub fn negotiate(accept: Option<&HeaderValue>) -> Negotiated {
 }
 
 /// A statement to run and its parameters (text, `None` for NULL).
+#[derive(Debug, Clone)]
 pub struct Query {
     /// The statement.
     pub sql: String,
@@ -58,12 +59,14 @@ enum Layout {
     JsonCsv,
 }
 
-/// A GET of `return: "csj"` or `"json-csv"`: the rows streamed as they arrive.
+/// A GET of `return: "csj"` or `"json-csv"`: the rows streamed as they arrive. `lease` (a
+/// replica's, when `pool` is its pool) is held until the last row is sent.
 pub async fn get_rows(
     pool: &Pool,
     query: Query,
     returns: Return,
     accept: Option<&HeaderValue>,
+    lease: Option<sluice_pg::pool::ReplicaLease>,
 ) -> Response {
     let (layout, content_type) = match returns {
         Return::JsonCsv => (Layout::JsonCsv, "application/json"),
@@ -76,6 +79,7 @@ pub async fn get_rows(
     let pool = pool.clone();
     tokio::spawn(async move {
         produce(pool, query, layout, sender).await;
+        drop(lease);
     });
     let body: ResponseBody = match receiver.start().await {
         Outcome::Body((), body) => body,
@@ -310,7 +314,7 @@ impl ObjectGets {
     }
 
     /// The pipelining mode over `pool`, started on first use (it needs the runtime).
-    fn multiplexer(&self, pool: &Pool) -> Option<&Multiplexer> {
+    pub fn multiplexer(&self, pool: &Pool) -> Option<&Multiplexer> {
         self.multiplexer
             .get_or_init(|| {
                 pool.multiplexer(pool.settings().max_size())
@@ -324,9 +328,15 @@ impl ObjectGets {
 }
 
 /// A GET of `return: "object"`: exactly one row as a JSON object. The first run of a statement
-/// prepares it and learns its layout; later runs go through the pipelining mode.
-pub async fn get_object(pool: &Pool, gets: &ObjectGets, mut query: Query) -> Response {
-    if let (Some(plan), Some(multiplexer)) = (gets.plan(&query.sql), gets.multiplexer(pool)) {
+/// prepares it on `pool` and learns its layout; later runs go through `multiplexer` (the
+/// pipelining mode over the same server's pool) when there is one.
+pub async fn get_object(
+    pool: &Pool,
+    multiplexer: Option<&Multiplexer>,
+    gets: &ObjectGets,
+    mut query: Query,
+) -> Response {
+    if let (Some(plan), Some(multiplexer)) = (gets.plan(&query.sql), multiplexer) {
         let count = if query.captures_only {
             plan.params.min(query.params.len())
         } else {

@@ -36,12 +36,17 @@ mod hooks;
 mod maintenance;
 mod multiplex;
 mod recycle;
+mod replicas;
 mod settings;
 mod shared;
 
 pub use error::{PoolError, PoolErrorKind, PoolStatus};
 pub use guard::PooledConnection;
 pub use multiplex::Multiplexer;
+pub use replicas::{
+    CHECK_INTERVAL, PRIMARY_APPLICATION_NAME, ReadPools, Replica, ReplicaError, ReplicaLease,
+    ReplicaState, parse_lsn, replica_application_name,
+};
 pub use settings::{PoolSettings, Reset, SESSION_RESET, SESSION_RESET_SAME_AUTHORIZATION};
 
 use crate::config::Config;

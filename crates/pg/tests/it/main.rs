@@ -15,6 +15,7 @@ mod large;
 mod pipeline;
 mod pool;
 mod pool_restart;
+mod replicas;
 mod restart;
 mod session;
 mod statements;

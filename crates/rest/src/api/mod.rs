@@ -63,6 +63,8 @@ impl SchemaSource {
 /// The REST API over a pool: mount it at the API's prefix.
 pub struct RestApi {
     pub(crate) pool: sluice_pg::Pool,
+    /// Streaming replicas table and view reads go to, when configured.
+    pub(crate) replicas: Option<Arc<sluice_pg::pool::ReadPools>>,
     pub(crate) config: RestConfig,
     schema: SchemaSource,
     /// The pipelining mode small reads go through, started on first use.
@@ -106,6 +108,7 @@ impl RestApi {
         });
         RestApi {
             pool,
+            replicas: None,
             config,
             schema,
             multiplexer: std::sync::OnceLock::new(),
@@ -113,6 +116,13 @@ impl RestApi {
             timezones: tokio::sync::OnceCell::new(),
             jwt_cache,
         }
+    }
+
+    /// Sends table and view reads (GET, HEAD) to `replicas` while one is healthy; writes and
+    /// function calls stay on the primary's pool.
+    pub fn with_replicas(mut self, replicas: Arc<sluice_pg::pool::ReadPools>) -> RestApi {
+        self.replicas = Some(replicas);
+        self
     }
 
     /// The time zone `Prefer: timezone` asks for, when the server knows it (PostgREST's rule:

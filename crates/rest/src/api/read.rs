@@ -15,7 +15,11 @@ use sluice_formats::{ColumnKind, ColumnSpec, Scalar};
 use sluice_http::stream::{self, CHUNK, ChunkSender, Outcome};
 use sluice_http::{Response, empty, full};
 use sluice_pg::SyncMode;
+use sluice_pg::pool::{Replica, ReplicaLease};
 use std::sync::Arc;
+
+mod produce;
+use produce::produce;
 
 /// What a read sends, rendered before the producer task takes it.
 struct ReadJob {
@@ -69,7 +73,16 @@ pub(super) async fn read(
         Ok(job) => job,
         Err(error) => return error_response(&error),
     };
-    respond(api, request, job).await
+    respond(api, request, job, Route::Replica).await
+}
+
+/// Where a read may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// A healthy replica when there is one (table and view reads).
+    Replica,
+    /// The primary (function calls: they may write, or call something volatile).
+    Primary,
 }
 
 /// A function call's result, streamed like a read.
@@ -101,10 +114,10 @@ pub(super) async fn stream_call(
         max_rows: api.config.max_rows,
         bounded: false,
     };
-    respond(api, request, job).await
+    respond(api, request, job, Route::Primary).await
 }
 
-async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Response {
+async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: Route) -> Response {
     let head_only = request.method == Method::Head;
     let representation = job.representation;
     let count_preference = job.count_preference;
@@ -126,8 +139,12 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
         && job.shape == Shape::Rows
         && job.counts.is_empty()
         && job.representation != Representation::Csv;
+    let lease = match route {
+        Route::Replica => api.replicas.as_ref().and_then(|pools| pools.pick()),
+        Route::Primary => None,
+    };
     if fast {
-        match multiplexed(api, &job).await {
+        match multiplexed(api, &job, lease.as_deref()).await {
             Some(Ok((head, body))) => {
                 return finish_response(
                     head,
@@ -143,7 +160,7 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob) -> Resp
     }
     let (sender, receiver) = stream::channel::<ReadHead, ApiError>();
     let pool = api.pool.clone();
-    tokio::spawn(produce(pool, job, sender));
+    tokio::spawn(produce(pool, lease, job, sender));
     let (head, body) = match receiver.start().await {
         Outcome::Body(head, body) => (head, body),
         Outcome::Failed(error) => return error_response(&error),
@@ -190,9 +207,14 @@ fn finish_response(
 /// A small read through the pipelining mode: its statement rides in a batch with other
 /// requests' on a pooled connection (one round trip for many). `None` when the result has
 /// columns whose JSON needs the catalog (domains, composites): the caller streams it instead.
+///
+/// On a replica that turns out to be gone (its connection lost, or none to be had), the
+/// replica is taken out and the read runs again on the primary: a read changes nothing, so
+/// running it twice is safe.
 async fn multiplexed(
     api: &RestApi,
     job: &ReadJob,
+    replica: Option<&Replica>,
 ) -> Option<Result<(ReadHead, bytes::Bytes), ApiError>> {
     let needs_catalog = {
         let known = api.needs_catalog.read();
@@ -201,7 +223,31 @@ async fn multiplexed(
     if needs_catalog {
         return None;
     }
-    let multiplexer = api.multiplexer()?;
+    let answer = match replica {
+        Some(replica) => {
+            let answer = send_multiplexed(replica.multiplexer()?, job).await;
+            match answer {
+                Err(error) if error.is_unavailable() => {
+                    replica.mark_unreachable();
+                    send_multiplexed(api.multiplexer()?, job).await
+                }
+                answer => answer,
+            }
+        }
+        None => send_multiplexed(api.multiplexer()?, job).await,
+    };
+    let rows = match answer {
+        Ok(rows) => rows,
+        Err(error) => return Some(Err(ApiError::from_pg(&error, false))),
+    };
+    encode_multiplexed(api, job, &rows)
+}
+
+/// Sends the job's statement (with its context statement) through `multiplexer`.
+async fn send_multiplexed(
+    multiplexer: &sluice_pg::pool::Multiplexer,
+    job: &ReadJob,
+) -> sluice_pg::Result<sluice_pg::Rows> {
     let owned = |statement: &Statement| -> Vec<Box<dyn sluice_pg::ToSql + Send>> {
         statement
             .params
@@ -211,7 +257,7 @@ async fn multiplexed(
     };
     let params = owned(&job.main);
     // The request's role and settings ride in the same implicit transaction as its statement.
-    let answer = match job.context.first() {
+    match job.context.first() {
         Some(context) => {
             multiplexer
                 .query_in_context(
@@ -223,11 +269,15 @@ async fn multiplexed(
                 .await
         }
         None => multiplexer.query(job.main.sql.clone(), params).await,
-    };
-    let rows = match answer {
-        Ok(rows) => rows,
-        Err(error) => return Some(Err(ApiError::from_pg(&error, false))),
-    };
+    }
+}
+
+/// A multiplexed read's rows as the response body; `None` when a column needs the catalog.
+fn encode_multiplexed(
+    api: &RestApi,
+    job: &ReadJob,
+    rows: &sluice_pg::Rows,
+) -> Option<Result<(ReadHead, bytes::Bytes), ApiError>> {
     let mut specs = Vec::with_capacity(rows.columns().len());
     for column in rows.columns() {
         let Some(kind) = sluice_formats::ColumnKind::builtin(column.type_oid()) else {
@@ -355,298 +405,6 @@ fn keyed_by_primary_key(plan: &crate::plan::ReadPlan<'_>) -> bool {
 /// Reads the answer's settings after a call, in its transaction.
 const RESPONSE_SETTINGS: &str = "SELECT pg_catalog.current_setting('response.headers', true), \
                                  pg_catalog.current_setting('response.status', true)";
-
-/// Where the rows come from: streamed from the connection, or collected already.
-enum Source<'c> {
-    Stream(sluice_pg::RowStream<'c>),
-    Collected(std::vec::IntoIter<sluice_pg::RowBlock>),
-}
-
-impl Source<'_> {
-    async fn next_block(&mut self) -> sluice_pg::Result<Option<sluice_pg::RowBlock>> {
-        match self {
-            Source::Stream(stream) => stream.next_block().await,
-            Source::Collected(blocks) => Ok(blocks.next()),
-        }
-    }
-}
-
-/// Runs the job on a pooled connection and streams its rows through `sender`.
-async fn produce(pool: sluice_pg::Pool, job: ReadJob, mut sender: ChunkSender<ReadHead, ApiError>) {
-    let mut conn = match pool.get().await {
-        Ok(conn) => conn,
-        Err(error) => {
-            let _ = sender.fail(ApiError::from_pool(&error)).await;
-            return;
-        }
-    };
-    // The statement's columns (described once per connection, then cached with the statement)
-    // and the JSON kinds of their types, before the rows hold the connection.
-    let statement = match conn.prepare(&job.main.sql).await {
-        Ok(statement) => statement,
-        Err(error) => {
-            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
-            return;
-        }
-    };
-    let oids: Vec<u32> = statement.columns().iter().map(|c| c.type_oid()).collect();
-    let kinds = match sluice_formats::kind::column_kinds(&mut conn, &oids).await {
-        Ok(kinds) => kinds,
-        Err(error) => {
-            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
-            return;
-        }
-    };
-    let json_like = job.representation != Representation::Csv;
-    let records: Vec<Option<RecordLayout>> = statement
-        .columns()
-        .iter()
-        .map(|column| {
-            json_like
-                .then(|| record_layout(&conn, column.type_oid()))
-                .flatten()
-        })
-        .collect();
-    let specs: Vec<ColumnSpec> = statement
-        .columns()
-        .iter()
-        .zip(kinds)
-        .zip(&records)
-        .map(|((column, kind), record)| {
-            let kind = match record {
-                Some(_) => ColumnKind::scalar(Scalar::Json),
-                None => rest_kind(column.type_oid(), kind),
-            };
-            ColumnSpec::new(column.name(), kind)
-        })
-        .collect();
-    let mut encoder = response::encoder(job.representation, &specs);
-    let has_records = records.iter().any(Option::is_some);
-    let mut converted: Vec<Vec<u8>> = vec![Vec::new(); records.len()];
-    let mut scratch = Vec::new();
-
-    let context_params: Vec<_> = job.context.iter().map(Statement::driver_params).collect();
-    let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
-    let main_params = job.main.driver_params();
-    let mut batch = match conn.pipeline(SyncMode::Once).await {
-        Ok(batch) => batch,
-        Err(error) => {
-            let _ = sender.fail(ApiError::from_pg(&error, false)).await;
-            return;
-        }
-    };
-    let mut queued = Ok(());
-    for (context, params) in job.context.iter().zip(&context_params) {
-        queued = queued.and_then(|()| batch.query(&context.sql, params).map(drop));
-    }
-    for (count, params) in job.counts.iter().zip(&count_params) {
-        queued = queued.and_then(|()| batch.query(&count.sql, params).map(drop));
-    }
-    queued = queued.and_then(|()| batch.query(&job.main.sql, &main_params).map(drop));
-    if let Err(error) = queued {
-        let _ = sender.fail(ApiError::from_pg(&error, false)).await;
-        return;
-    }
-    // A call answering one row reads what the function set for the answer
-    // (`response.headers`, `response.status`) after it, in the same transaction; its row is
-    // collected first. Other results stream, shaped only by the pre-request function.
-    let single_row_call = matches!(job.shape, Shape::Scalar | Shape::OutObject);
-    let (before, mut rows, shaping) = if single_row_call {
-        let queued = batch.query(RESPONSE_SETTINGS, &[]);
-        let results = match queued.map(|_| batch.run()) {
-            Ok(run) => run.await,
-            Err(error) => Err(error),
-        };
-        let mut results = match results {
-            Ok(results) => results,
-            Err(error) => {
-                let _ = sender.fail(ApiError::from_pg(&error, false)).await;
-                return;
-            }
-        };
-        if let Some(Err(error)) = super::write::failed_statement(&results).map(|i| &results[i]) {
-            let _ = sender.fail(ApiError::from_pg(error, false)).await;
-            return;
-        }
-        let cell = |rows: &sluice_pg::Rows, i: usize| {
-            rows.get(0)
-                .and_then(|row| row.raw(i))
-                .map(|raw| String::from_utf8_lossy(raw).into_owned())
-        };
-        let settings = results.pop().and_then(Result::ok);
-        let main = results.pop().and_then(Result::ok);
-        let before: Vec<sluice_pg::Rows> = results.into_iter().filter_map(Result::ok).collect();
-        let shaping = match &settings {
-            Some(rows) => {
-                super::context::Shaping::parse(cell(rows, 0).as_deref(), cell(rows, 1).as_deref())
-            }
-            None => Ok(super::context::Shaping::default()),
-        };
-        let shaping = match shaping {
-            Ok(shaping) => shaping,
-            Err(error) => {
-                let _ = sender.fail(error).await;
-                return;
-            }
-        };
-        let Some(main) = main else {
-            let _ = sender
-                .fail(ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "PGRSTX00",
-                    "The call ended without an answer",
-                ))
-                .await;
-            return;
-        };
-        (
-            before,
-            Source::Collected(main.into_blocks().into_iter()),
-            shaping,
-        )
-    } else {
-        let (before, rows) = match batch.run_stream().await {
-            Ok(result) => result,
-            Err(error) => {
-                let _ = sender.fail(ApiError::from_pg(&error, false)).await;
-                return;
-            }
-        };
-        let shaping = match job.context.get(1).and(before.get(1)) {
-            Some(rows) => match super::context::Shaping::from_pre_request(rows) {
-                Ok(shaping) => shaping,
-                Err(error) => {
-                    let _ = sender.fail(error).await;
-                    return;
-                }
-            },
-            None => super::context::Shaping::default(),
-        };
-        (before, Source::Stream(rows), shaping)
-    };
-    let total = total_of(&job, &before);
-    if let Some(total) = total
-        && job.offset > 0
-        && job.offset >= total
-    {
-        let error = ApiError::new(
-            StatusCode::RANGE_NOT_SATISFIABLE,
-            "PGRST103",
-            "Requested range not satisfiable",
-        )
-        .details(format!(
-            "An offset of {} was requested, but there are only {total} rows.",
-            job.offset
-        ));
-        let _ = sender.fail(error).await;
-        return;
-    }
-    let single = job.representation == Representation::Object;
-    let values = matches!(job.shape, Shape::Scalar | Shape::ScalarSet);
-    let value_kind = specs.first().map(|s| s.kind);
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
-    if job.shape == Shape::ScalarSet {
-        buf.push(b'[');
-    } else if !single && !values {
-        encoder.begin(&mut buf);
-    }
-    let mut value_rows: u64 = 0;
-    loop {
-        let block = match rows.next_block().await {
-            Ok(Some(block)) => block,
-            Ok(None) => break,
-            Err(error) => {
-                if let Err(error) = sender.fail(ApiError::from_pg(&error, false)).await {
-                    tracing::warn!(%error, "a REST read failed mid-stream; the response is cut short");
-                }
-                return;
-            }
-        };
-        for row in block.iter() {
-            if values {
-                if job.shape == Shape::Scalar && value_rows >= 1 {
-                    break;
-                }
-                if value_rows > 0 {
-                    buf.push(b',');
-                }
-                if let Some(kind) = value_kind {
-                    sluice_formats::encode::write_json_value(
-                        &mut buf,
-                        kind,
-                        row.raw(0),
-                        &mut scratch,
-                    );
-                }
-                value_rows += 1;
-                continue;
-            }
-            if single && encoder.rows() >= 1 {
-                let _ = sender.fail(not_single(2)).await;
-                return;
-            }
-            if has_records {
-                for (i, record) in records.iter().enumerate() {
-                    if let (Some(layout), Some(raw), Some(slot)) =
-                        (record, row.raw(i), converted.get_mut(i))
-                    {
-                        slot.clear();
-                        layout.write(slot, raw, &mut scratch);
-                    }
-                }
-                encoder.row(
-                    (0..row.len()).map(|i| match (records.get(i), converted.get(i)) {
-                        (Some(Some(_)), Some(json)) if row.raw(i).is_some() => Some(&json[..]),
-                        _ => row.raw(i),
-                    }),
-                    &mut buf,
-                );
-            } else {
-                encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
-            }
-            if buf.len() >= CHUNK {
-                if !sender.started() {
-                    sender.set_head(ReadHead {
-                        shaping: shaping.clone(),
-                        ..head(&job, None, total)
-                    });
-                }
-                let chunk = Bytes::from(std::mem::replace(
-                    &mut buf,
-                    Vec::with_capacity(CHUNK + CHUNK / 4),
-                ));
-                if !sender.send(chunk).await {
-                    return;
-                }
-            }
-        }
-    }
-    let rows_sent = if values { value_rows } else { encoder.rows() };
-    if values {
-        match job.shape {
-            Shape::ScalarSet => buf.push(b']'),
-            _ if value_rows == 0 => buf.extend_from_slice(b"null"),
-            _ => {}
-        }
-    } else if single {
-        if rows_sent != 1 {
-            let _ = sender.fail(not_single(rows_sent)).await;
-            return;
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        }
-    } else {
-        encoder.finish(&mut buf);
-    }
-    if !sender.started() {
-        sender.set_head(ReadHead {
-            shaping,
-            ..head(&job, Some(rows_sent), total)
-        });
-    }
-    sender.finish(Bytes::from(buf)).await;
-}
 
 /// How a composite column's values become JSON objects: its fields' names and kinds from the
 /// connection's type cache (loaded with the result's types).

@@ -7,4 +7,5 @@ mod common;
 mod grammar_props;
 mod jwt_keys;
 mod overload;
+mod replicas;
 mod spec;

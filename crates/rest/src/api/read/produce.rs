@@ -1,0 +1,354 @@
+//! Streaming a read's rows from one pooled connection, again on the primary when a replica is gone.
+
+use super::*;
+use sluice_pg::pool::PooledConnection;
+
+/// How one attempt at a read ended.
+enum Attempt {
+    /// Answered (rows or an error): nothing more to do.
+    Done,
+    /// The replica was gone before anything was sent: the sender is back for another attempt.
+    ReplicaGone(ChunkSender<ReadHead, ApiError>),
+}
+
+/// Ends an attempt on an error met before anything was sent: on a replica whose session is
+/// gone (or that cannot serve), the read is handed back to run on the primary (a read changes
+/// nothing, so running it again is safe); otherwise the error is the answer.
+async fn fail_early(
+    sender: ChunkSender<ReadHead, ApiError>,
+    error: &sluice_pg::Error,
+    on_replica: bool,
+) -> Attempt {
+    if on_replica && error.is_unavailable() {
+        return Attempt::ReplicaGone(sender);
+    }
+    let _ = sender.fail(ApiError::from_pg(error, false)).await;
+    Attempt::Done
+}
+
+/// Where the rows come from: streamed from the connection, or collected already.
+enum Source<'c> {
+    Stream(sluice_pg::RowStream<'c>),
+    Collected(std::vec::IntoIter<sluice_pg::RowBlock>),
+}
+
+impl Source<'_> {
+    async fn next_block(&mut self) -> sluice_pg::Result<Option<sluice_pg::RowBlock>> {
+        match self {
+            Source::Stream(stream) => stream.next_block().await,
+            Source::Collected(blocks) => Ok(blocks.next()),
+        }
+    }
+}
+
+/// Runs the job on a pooled connection (the replica's when it has a lease, the primary's when
+/// there is none or the replica turns out to be gone) and streams its rows through `sender`.
+/// The lease is held until the last row is sent.
+pub(super) async fn produce(
+    pool: sluice_pg::Pool,
+    mut lease: Option<ReplicaLease>,
+    job: ReadJob,
+    mut sender: ChunkSender<ReadHead, ApiError>,
+) {
+    loop {
+        let acquired = match &lease {
+            Some(lease) => lease.pool().get().await,
+            None => pool.get().await,
+        };
+        let conn = match acquired {
+            Ok(conn) => conn,
+            Err(error) => match lease.take() {
+                Some(gone) => {
+                    tracing::debug!(replica = gone.index(), %error,
+                        "replica has no connection to give; reading from the primary");
+                    gone.mark_unreachable();
+                    continue;
+                }
+                None => {
+                    let _ = sender.fail(ApiError::from_pool(&error)).await;
+                    return;
+                }
+            },
+        };
+        match produce_on(conn, &job, sender, lease.is_some()).await {
+            Attempt::Done => return,
+            Attempt::ReplicaGone(back) => {
+                if let Some(gone) = lease.take() {
+                    tracing::debug!(
+                        replica = gone.index(),
+                        "replica gone; reading from the primary"
+                    );
+                    gone.mark_unreachable();
+                }
+                sender = back;
+            }
+        }
+    }
+}
+
+/// One attempt at the job on `conn`.
+async fn produce_on(
+    mut conn: PooledConnection,
+    job: &ReadJob,
+    sender: ChunkSender<ReadHead, ApiError>,
+    on_replica: bool,
+) -> Attempt {
+    let mut sender = sender;
+    // The statement's columns (described once per connection, then cached with the statement)
+    // and the JSON kinds of their types, before the rows hold the connection.
+    let statement = match conn.prepare(&job.main.sql).await {
+        Ok(statement) => statement,
+        Err(error) => return fail_early(sender, &error, on_replica).await,
+    };
+    let oids: Vec<u32> = statement.columns().iter().map(|c| c.type_oid()).collect();
+    let kinds = match sluice_formats::kind::column_kinds(&mut conn, &oids).await {
+        Ok(kinds) => kinds,
+        Err(error) => return fail_early(sender, &error, on_replica).await,
+    };
+    let json_like = job.representation != Representation::Csv;
+    let records: Vec<Option<RecordLayout>> = statement
+        .columns()
+        .iter()
+        .map(|column| {
+            json_like
+                .then(|| record_layout(&conn, column.type_oid()))
+                .flatten()
+        })
+        .collect();
+    let specs: Vec<ColumnSpec> = statement
+        .columns()
+        .iter()
+        .zip(kinds)
+        .zip(&records)
+        .map(|((column, kind), record)| {
+            let kind = match record {
+                Some(_) => ColumnKind::scalar(Scalar::Json),
+                None => rest_kind(column.type_oid(), kind),
+            };
+            ColumnSpec::new(column.name(), kind)
+        })
+        .collect();
+    let mut encoder = response::encoder(job.representation, &specs);
+    let has_records = records.iter().any(Option::is_some);
+    let mut converted: Vec<Vec<u8>> = vec![Vec::new(); records.len()];
+    let mut scratch = Vec::new();
+
+    let context_params: Vec<_> = job.context.iter().map(Statement::driver_params).collect();
+    let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
+    let main_params = job.main.driver_params();
+    let mut batch = match conn.pipeline(SyncMode::Once).await {
+        Ok(batch) => batch,
+        Err(error) => return fail_early(sender, &error, on_replica).await,
+    };
+    let mut queued = Ok(());
+    for (context, params) in job.context.iter().zip(&context_params) {
+        queued = queued.and_then(|()| batch.query(&context.sql, params).map(drop));
+    }
+    for (count, params) in job.counts.iter().zip(&count_params) {
+        queued = queued.and_then(|()| batch.query(&count.sql, params).map(drop));
+    }
+    queued = queued.and_then(|()| batch.query(&job.main.sql, &main_params).map(drop));
+    if let Err(error) = queued {
+        let _ = sender.fail(ApiError::from_pg(&error, false)).await;
+        return Attempt::Done;
+    }
+    // A call answering one row reads what the function set for the answer
+    // (`response.headers`, `response.status`) after it, in the same transaction; its row is
+    // collected first. Other results stream, shaped only by the pre-request function.
+    let single_row_call = matches!(job.shape, Shape::Scalar | Shape::OutObject);
+    let (before, mut rows, shaping) = if single_row_call {
+        let queued = batch.query(RESPONSE_SETTINGS, &[]);
+        let results = match queued.map(|_| batch.run()) {
+            Ok(run) => run.await,
+            Err(error) => Err(error),
+        };
+        let mut results = match results {
+            Ok(results) => results,
+            Err(error) => return fail_early(sender, &error, on_replica).await,
+        };
+        if let Some(Err(error)) = crate::api::write::failed_statement(&results).map(|i| &results[i])
+        {
+            let _ = sender.fail(ApiError::from_pg(error, false)).await;
+            return Attempt::Done;
+        }
+        let cell = |rows: &sluice_pg::Rows, i: usize| {
+            rows.get(0)
+                .and_then(|row| row.raw(i))
+                .map(|raw| String::from_utf8_lossy(raw).into_owned())
+        };
+        let settings = results.pop().and_then(Result::ok);
+        let main = results.pop().and_then(Result::ok);
+        let before: Vec<sluice_pg::Rows> = results.into_iter().filter_map(Result::ok).collect();
+        let shaping = match &settings {
+            Some(rows) => crate::api::context::Shaping::parse(
+                cell(rows, 0).as_deref(),
+                cell(rows, 1).as_deref(),
+            ),
+            None => Ok(crate::api::context::Shaping::default()),
+        };
+        let shaping = match shaping {
+            Ok(shaping) => shaping,
+            Err(error) => {
+                let _ = sender.fail(error).await;
+                return Attempt::Done;
+            }
+        };
+        let Some(main) = main else {
+            let _ = sender
+                .fail(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "PGRSTX00",
+                    "The call ended without an answer",
+                ))
+                .await;
+            return Attempt::Done;
+        };
+        (
+            before,
+            Source::Collected(main.into_blocks().into_iter()),
+            shaping,
+        )
+    } else {
+        let (before, rows) = match batch.run_stream().await {
+            Ok(result) => result,
+            Err(error) => return fail_early(sender, &error, on_replica).await,
+        };
+        let shaping = match job.context.get(1).and(before.get(1)) {
+            Some(rows) => match crate::api::context::Shaping::from_pre_request(rows) {
+                Ok(shaping) => shaping,
+                Err(error) => {
+                    let _ = sender.fail(error).await;
+                    return Attempt::Done;
+                }
+            },
+            None => crate::api::context::Shaping::default(),
+        };
+        (before, Source::Stream(rows), shaping)
+    };
+    let total = total_of(job, &before);
+    if let Some(total) = total
+        && job.offset > 0
+        && job.offset >= total
+    {
+        let error = ApiError::new(
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "PGRST103",
+            "Requested range not satisfiable",
+        )
+        .details(format!(
+            "An offset of {} was requested, but there are only {total} rows.",
+            job.offset
+        ));
+        let _ = sender.fail(error).await;
+        return Attempt::Done;
+    }
+    let single = job.representation == Representation::Object;
+    let values = matches!(job.shape, Shape::Scalar | Shape::ScalarSet);
+    let value_kind = specs.first().map(|s| s.kind);
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
+    if job.shape == Shape::ScalarSet {
+        buf.push(b'[');
+    } else if !single && !values {
+        encoder.begin(&mut buf);
+    }
+    let mut value_rows: u64 = 0;
+    loop {
+        let block = match rows.next_block().await {
+            Ok(Some(block)) => block,
+            Ok(None) => break,
+            Err(error) if !sender.started() => {
+                return fail_early(sender, &error, on_replica).await;
+            }
+            Err(error) => {
+                if let Err(error) = sender.fail(ApiError::from_pg(&error, false)).await {
+                    tracing::warn!(%error, "a REST read failed mid-stream; the response is cut short");
+                }
+                return Attempt::Done;
+            }
+        };
+        for row in block.iter() {
+            if values {
+                if job.shape == Shape::Scalar && value_rows >= 1 {
+                    break;
+                }
+                if value_rows > 0 {
+                    buf.push(b',');
+                }
+                if let Some(kind) = value_kind {
+                    sluice_formats::encode::write_json_value(
+                        &mut buf,
+                        kind,
+                        row.raw(0),
+                        &mut scratch,
+                    );
+                }
+                value_rows += 1;
+                continue;
+            }
+            if single && encoder.rows() >= 1 {
+                let _ = sender.fail(not_single(2)).await;
+                return Attempt::Done;
+            }
+            if has_records {
+                for (i, record) in records.iter().enumerate() {
+                    if let (Some(layout), Some(raw), Some(slot)) =
+                        (record, row.raw(i), converted.get_mut(i))
+                    {
+                        slot.clear();
+                        layout.write(slot, raw, &mut scratch);
+                    }
+                }
+                encoder.row(
+                    (0..row.len()).map(|i| match (records.get(i), converted.get(i)) {
+                        (Some(Some(_)), Some(json)) if row.raw(i).is_some() => Some(&json[..]),
+                        _ => row.raw(i),
+                    }),
+                    &mut buf,
+                );
+            } else {
+                encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
+            }
+            if buf.len() >= CHUNK {
+                if !sender.started() {
+                    sender.set_head(ReadHead {
+                        shaping: shaping.clone(),
+                        ..head(job, None, total)
+                    });
+                }
+                let chunk = Bytes::from(std::mem::replace(
+                    &mut buf,
+                    Vec::with_capacity(CHUNK + CHUNK / 4),
+                ));
+                if !sender.send(chunk).await {
+                    return Attempt::Done;
+                }
+            }
+        }
+    }
+    let rows_sent = if values { value_rows } else { encoder.rows() };
+    if values {
+        match job.shape {
+            Shape::ScalarSet => buf.push(b']'),
+            _ if value_rows == 0 => buf.extend_from_slice(b"null"),
+            _ => {}
+        }
+    } else if single {
+        if rows_sent != 1 {
+            let _ = sender.fail(not_single(rows_sent)).await;
+            return Attempt::Done;
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+    } else {
+        encoder.finish(&mut buf);
+    }
+    if !sender.started() {
+        sender.set_head(ReadHead {
+            shaping,
+            ..head(job, Some(rows_sent), total)
+        });
+    }
+    sender.finish(Bytes::from(buf)).await;
+    Attempt::Done
+}
