@@ -210,7 +210,7 @@ settings! {
         enabled: bool = true;
         /// Tokens clients may send (Authorization: Token ...), comma-separated; empty: none.
         token: Vec<String> = Vec::new();
-        /// Also accept a bearer JWT verified with [rest] jwt_secret in place of a token; requests
+        /// Also accept a bearer JWT verified with the REST API's jwt_secret in place of a token; requests
         /// then need one or the other.
         jwt: bool = false;
         /// Store a measurement's tags in one jsonb column instead of a column per tag.

@@ -86,7 +86,7 @@ impl RequestContext {
     }
 
     /// The statements sent in front of the request's own: the settings, then the pre-request
-    /// function (see [`shaping`]).
+    /// function (its row carries the answer's `response.headers` and `response.status`).
     pub fn statements(&self) -> Vec<Statement> {
         let mut statements = vec![self.statement()];
         if let Some(function) = &self.pre_request {
