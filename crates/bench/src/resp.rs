@@ -260,18 +260,7 @@ impl Server {
 
     /// Its CPU time so far (user + system), in clock ticks.
     fn cpu_ticks(&self) -> Result<u64> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))?;
-        // Fields 14 and 15 (utime, stime); the name in field 2 may hold spaces, so count from
-        // its closing parenthesis (field 3 onwards).
-        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let tick = |i: usize| -> Result<u64> {
-            fields
-                .get(i)
-                .and_then(|v| v.parse().ok())
-                .context("unexpected /proc/PID/stat")
-        };
-        Ok(tick(11)? + tick(12)?)
+        crate::setup::cpu_ticks(self.child.id())
     }
 
     /// Its resident set size (VmRSS) in KiB.
@@ -336,12 +325,7 @@ fn redis_cli_input(port: u16, args: &[&str], input: &mut dyn std::io::Read) -> R
 
 /// Clock ticks per second (`getconf CLK_TCK`).
 fn clock_ticks() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    crate::setup::clock_ticks_per_second()
 }
 
 /// The machine, for the line printed before a run.

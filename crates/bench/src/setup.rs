@@ -143,6 +143,11 @@ pub fn check_cases(asked: &[String], known: &[&str]) -> anyhow::Result<()> {
 
 /// A process's CPU time so far (user + system), in seconds, from `/proc/PID/stat`.
 pub fn cpu_seconds(pid: u32) -> Result<f64> {
+    Ok(cpu_ticks(pid)? as f64 / clock_ticks_per_second())
+}
+
+/// A process's CPU time so far (user + system), in clock ticks, from `/proc/PID/stat`.
+pub fn cpu_ticks(pid: u32) -> Result<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // Fields 14 and 15 (utime, stime); the name in field 2 may hold spaces, so count from its
     // closing parenthesis (field 3 onwards).
@@ -154,7 +159,7 @@ pub fn cpu_seconds(pid: u32) -> Result<f64> {
             .and_then(|v| v.parse().ok())
             .context("unexpected /proc/PID/stat")
     };
-    Ok((tick(11)? + tick(12)?) as f64 / clock_ticks_per_second())
+    Ok(tick(11)? + tick(12)?)
 }
 
 /// Clock ticks per second (`getconf CLK_TCK`).

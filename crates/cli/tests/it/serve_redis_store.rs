@@ -7,8 +7,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::serve_support::Running;
 
@@ -36,26 +35,7 @@ fn serve_redis(schema: &str) -> Child {
 
 /// The address from the child's `sluice: Redis protocol on ADDR` line.
 fn resp_address(child: &mut Child) -> String {
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = received
-            .recv_timeout(left)
-            .expect("serve never said where the Redis gate listens");
-        if let Some(addr) = line.strip_prefix("sluice: Redis protocol on ") {
-            return addr.to_string();
-        }
-    }
+    crate::serve_support::announced_address(child, "sluice: Redis protocol on ")
 }
 
 /// Sends one command and reads a one-line reply (`+OK`, `:1`, `-ERR ...`, `$n` then the data).

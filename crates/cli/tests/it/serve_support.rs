@@ -18,6 +18,12 @@ impl Drop for Running {
 
 /// The address from the child's `sluice: HTTP on http://ADDR` line.
 pub fn http_address(child: &mut Child) -> String {
+    announced_address(child, "sluice: HTTP on http://")
+}
+
+/// The rest of the first line of the child's standard output that starts with `prefix` (how
+/// `sluice serve` says where a gate listens), within a minute.
+pub fn announced_address(child: &mut Child, prefix: &str) -> String {
     let stdout = child.stdout.take().expect("the child's stdout is piped");
     let (lines, received) = mpsc::channel();
     std::thread::spawn(move || {
@@ -33,8 +39,8 @@ pub fn http_address(child: &mut Child) -> String {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = received
             .recv_timeout(left)
-            .expect("serve never said where HTTP listens");
-        if let Some(addr) = line.strip_prefix("sluice: HTTP on http://") {
+            .unwrap_or_else(|_| panic!("serve never printed a line starting {prefix:?}"));
+        if let Some(addr) = line.strip_prefix(prefix) {
             return addr.to_string();
         }
     }
