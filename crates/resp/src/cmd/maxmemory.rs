@@ -104,7 +104,7 @@ pub fn info_lines(text: &mut String, shared: &Shared, store: &mut Store) {
     let used = store.used_memory();
     let peak = store.eviction.peak.max(used);
     store.eviction.peak = peak;
-    let rss = resident_bytes();
+    let rss = super::server::resident_bytes();
     let limit = shared.maxmemory.load(Ordering::Relaxed);
     let policy = {
         let params = shared.params.read();
@@ -125,16 +125,6 @@ pub fn info_lines(text: &mut String, shared: &Shared, store: &mut Store) {
     );
 }
 
-/// The process's resident memory from /proc (0 where unavailable).
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
 
 /// Bytes as Redis's `*_human` fields show them.
 pub fn human_bytes(n: u64) -> String {
