@@ -115,7 +115,7 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
     })
     .await;
     assert_eq!(served.state(), ReplicaState::Lagging);
-    assert!(served.lag() > Duration::from_secs(1), "{:?}", served.lag());
+    assert!(served.lag() >= Duration::from_secs(1), "{:?}", served.lag());
     // Quiet primary, paused replica: it stays out.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(served.state(), ReplicaState::Lagging);
