@@ -125,7 +125,6 @@ pub fn info_lines(text: &mut String, shared: &Shared, store: &mut Store) {
     );
 }
 
-
 /// Bytes as Redis's `*_human` fields show them.
 pub fn human_bytes(n: u64) -> String {
     let units = [("G", 1u64 << 30), ("M", 1 << 20), ("K", 1 << 10)];
