@@ -2,15 +2,15 @@
 
 use std::collections::HashMap;
 
-use mlua::Function;
+use mlua::{Function, Table};
 
 use super::runner::{Invocation, execute};
 use super::vm::{Vm, new_vm};
 use crate::cmd::{Args, Cx, unknown_subcommand};
 
-/// A cached script: its compiled function and whether its shebang allows writes.
+/// A cached script: whether its shebang allows writes (its compiled function is in the
+/// engine's `functions` table under the same SHA-1).
 struct Script {
-    func: Function,
     /// A `#!lua` shebang without `flags=no-writes`... `None` when there is no shebang
     /// (Redis's compatibility mode, where only the commands decide).
     writes: Option<bool>,
@@ -20,6 +20,10 @@ struct Script {
 pub struct EvalEngine {
     vm: Vm,
     scripts: HashMap<String, Script>,
+    /// The compiled scripts by SHA-1, in one Lua table: a Rust handle per cached function would
+    /// take a slot of mlua's reference stack each, which holds about 8,000 (a server that ran
+    /// that many distinct scripts would fail); a table holds any number.
+    functions: Table,
 }
 
 const SCRIPT_FLAGS: &[&str] = &[
@@ -61,9 +65,12 @@ fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
 
 impl EvalEngine {
     pub fn new() -> mlua::Result<Self> {
+        let vm = new_vm()?;
+        let functions = vm.lua.create_table()?;
         Ok(Self {
-            vm: new_vm()?,
+            vm,
             scripts: HashMap::new(),
+            functions,
         })
     }
 
@@ -100,7 +107,10 @@ impl EvalEngine {
                     compile_error(&e)
                 )
             })?;
-        self.scripts.insert(sha.clone(), Script { func, writes });
+        self.functions
+            .raw_set(sha.as_str(), func)
+            .map_err(|e| format!("ERR Error caching script: {e}"))?;
+        self.scripts.insert(sha.clone(), Script { writes });
         Ok(sha)
     }
 }
@@ -152,8 +162,16 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
             .error("ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    let func: Function = match engine.functions.raw_get(sha.as_str()) {
+        Ok(func) => func,
+        Err(e) => {
+            cx.out
+                .error(&format!("ERR Error running script {sha}: {e}"));
+            return;
+        }
+    };
     let inv = Invocation {
-        func: script.func.clone(),
+        func,
         keys,
         args: argv,
         eval: true,
