@@ -238,26 +238,35 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
             return;
         }
     };
-    // Per request sent: where its context's and its own results are.
-    let mut sent = Vec::with_capacity(batch.len());
-    for request in batch {
-        let mut context_at = None;
-        if let Some(context) = &request.context {
-            match add(&mut pipeline, context) {
-                Ok(i) => context_at = Some(i),
-                Err(e) => {
-                    drop(request.reply.send(Err(e)));
-                    continue;
-                }
-            }
-        }
-        let main = add(&mut pipeline, &request.main);
-        // The group ends here even when the statement did not encode: a context alone in its
-        // group only sets what its Sync undoes.
-        pipeline.sync();
-        match main {
-            Ok(i) => sent.push((context_at, i, request.reply)),
+    // Written first, by reference, with one parameter list reused for every statement (no
+    // allocation per statement); then each request's place in the results, or the error that
+    // kept it from being written.
+    let mut placed: Vec<Result<(Option<usize>, usize)>> = Vec::with_capacity(batch.len());
+    {
+        let mut refs: Vec<&dyn ToSql> = Vec::with_capacity(8);
+        for request in &batch {
+            let context_at = match &request.context {
+                Some(context) => match add(&mut pipeline, &mut refs, context) {
+                    Ok(i) => Some(i),
+                    Err(e) => {
+                        placed.push(Err(e));
+                        continue;
+                    }
+                },
+                None => None,
+            };
             // Not written (a parameter did not encode): only this caller hears of it.
+            let main = add(&mut pipeline, &mut refs, &request.main);
+            // The group ends here even when the statement did not encode: a context alone in
+            // its group only sets what its Sync undoes.
+            pipeline.sync();
+            placed.push(main.map(|i| (context_at, i)));
+        }
+    }
+    let mut sent = Vec::with_capacity(batch.len());
+    for (request, place) in batch.into_iter().zip(placed) {
+        match place {
+            Ok((context_at, main_at)) => sent.push((context_at, main_at, request.reply)),
             Err(e) => drop(request.reply.send(Err(e))),
         }
     }
@@ -291,12 +300,14 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
     }
 }
 
-/// Adds a queued statement to the pipeline; its index in the results.
-fn add(pipeline: &mut crate::Pipeline<'_>, statement: &Owned) -> Result<usize> {
-    let refs: Vec<&dyn ToSql> = statement
-        .params
-        .iter()
-        .map(|p| &**p as &dyn ToSql)
-        .collect();
-    pipeline.query(statement.sql.as_ref(), &refs)
+/// Adds a queued statement to the pipeline through `refs` (cleared and refilled: reused for
+/// every statement of a batch); its index in the results.
+fn add<'a>(
+    pipeline: &mut crate::Pipeline<'_>,
+    refs: &mut Vec<&'a dyn ToSql>,
+    statement: &'a Owned,
+) -> Result<usize> {
+    refs.clear();
+    refs.extend(statement.params.iter().map(|p| &**p as &dyn ToSql));
+    pipeline.query(statement.sql.as_ref(), refs)
 }
