@@ -3,7 +3,7 @@
 //! the same table shape; alternating and repeated, medians and the ratio.
 
 use crate::report::{Line, median, print};
-use crate::setup::Target;
+use crate::setup::{StatTicks, Target, cpu_seconds, self_cpu_seconds, stat_ticks};
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 use clap::Args;
@@ -11,7 +11,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sluice_influx::{Duplicates, InfluxApi, InfluxConfig};
-use sluice_pg::{Pool, PoolSettings};
+use sluice_pg::{Config, Pool, PoolSettings};
 use std::fmt::Write as _;
 use std::process::Command;
 use std::sync::Arc;
@@ -46,6 +46,14 @@ pub struct InfluxArgs {
     /// through a staging table and INSERT ... ON CONFLICT) or "keep" (plain COPY).
     #[arg(long, default_value = "merge", value_parser = ["merge", "keep"])]
     duplicates: String,
+    /// Also run `psql \copy` a second time in each round, to print the noise floor: the ratio
+    /// of two identical contenders in the same run.
+    #[arg(long)]
+    floor: bool,
+    /// Also run `psql \copy` into a table with a unique index on (time, host, region) in each
+    /// round: what PostgreSQL itself takes to keep one row per series and time.
+    #[arg(long)]
+    indexed: bool,
 }
 
 /// The Influx database (schema) Sluice writes to, and the schema of psql's table.
@@ -138,18 +146,33 @@ impl Workload {
     }
 }
 
+/// What one contender's load took: wall seconds, and CPU seconds of the client and gateway
+/// process(es) and of the PostgreSQL backends that served them.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    secs: f64,
+    client_cpu: f64,
+    backend_cpu: f64,
+}
+
+/// The `application_name` of the benchmark's write API pool, to find its backends.
+const SLUICE_APPLICATION: &str = "sluice-bench-influx";
+
 /// Posts every batch through a fresh in-process write API (cold cache, table created by the
-/// first write); returns the seconds from the first request to the last answer.
+/// first write): the seconds from the first request to the last answer, the CPU of this
+/// process (server and clients) meanwhile, and that of the pool's backends.
 fn run_sluice(
     runtime: &tokio::runtime::Runtime,
-    url: &str,
+    target: &Target,
     args: &InfluxArgs,
     work: &Workload,
-) -> Result<f64> {
+) -> Result<Run> {
     runtime.block_on(async {
         let mut settings = PoolSettings::new();
         settings.set_max_size(args.writers.max(1));
-        let pool = Pool::connect(url, settings)?;
+        let mut config = Config::parse(&target.url)?;
+        config.set_application_name(SLUICE_APPLICATION);
+        let pool = Pool::new(config, settings);
         let duplicates = if args.duplicates == "keep" {
             Duplicates::Keep
         } else {
@@ -177,6 +200,7 @@ fn run_sluice(
         let uri: http::Uri = format!("http://{addr}/write?db={SLUICE_SCHEMA}").parse()?;
         let next = Arc::new(AtomicUsize::new(0));
         let batches = Arc::new(work.batches.clone());
+        let cpu_before = self_cpu_seconds(StatTicks::Own)?;
         let start = Instant::now();
         let mut writers = Vec::new();
         for _ in 0..args.writers.max(1) {
@@ -204,28 +228,48 @@ fn run_sluice(
             writer.await??;
         }
         let secs = start.elapsed().as_secs_f64();
+        let client_cpu = self_cpu_seconds(StatTicks::Own)? - cpu_before;
+        // The pool's connections are still open: their backends' CPU is all this load's.
+        let pids = target.psql(&format!(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = '{SLUICE_APPLICATION}'"
+        ))?;
+        let mut backend_cpu = 0.0;
+        for pid in pids.lines().filter_map(|p| p.trim().parse::<u32>().ok()) {
+            backend_cpu += cpu_seconds(pid)?;
+        }
         let _ = stop.send(());
         let _ = server.await;
         pool.close().await;
-        Ok(secs)
+        Ok(Run {
+            secs,
+            client_cpu,
+            backend_cpu,
+        })
     })
 }
 
-/// Loads the CSV with `psql \copy` into the table of the same shape; returns wall seconds.
-fn run_psql(target: &Target, work: &Workload) -> Result<f64> {
+/// Loads the CSV with `psql \copy` into the table of the same shape: wall seconds, psql's CPU
+/// and its backend's (read by psql itself from `/proc` after the copy, before it disconnects).
+fn run_psql(target: &Target, work: &Workload, table: &str) -> Result<Run> {
     let file = work.csv.path().to_string_lossy().into_owned();
+    let script = format!(
+        "SELECT pg_backend_pid() AS pid \\gset\n\\copy {PSQL_SCHEMA}.{table} FROM '{file}' csv\n\
+         \\setenv BACKEND :pid\n\\! cat /proc/$BACKEND/stat\n"
+    );
+    let children_before = self_cpu_seconds(StatTicks::Children)?;
     let start = Instant::now();
-    let out = Command::new(target.program("psql"))
-        .args([
-            "-X",
-            "-q",
-            "-d",
-            &target.url,
-            "-c",
-            &format!("\\copy {PSQL_SCHEMA}.cpu FROM '{file}' csv"),
-        ])
-        .output()
+    let mut child = Command::new(target.program("psql"))
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", &target.url])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .context("running psql")?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write as _;
+        stdin.write_all(script.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
     let secs = start.elapsed().as_secs_f64();
     if !out.status.success() {
         bail!(
@@ -233,7 +277,15 @@ fn run_psql(target: &Target, work: &Workload) -> Result<f64> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    Ok(secs)
+    let client_cpu = self_cpu_seconds(StatTicks::Children)? - children_before;
+    let stat = String::from_utf8_lossy(&out.stdout);
+    let backend_ticks = stat_ticks(stat.lines().last().unwrap_or(""), StatTicks::Own)
+        .context("psql printed no /proc stat of its backend")?;
+    Ok(Run {
+        secs,
+        client_cpu,
+        backend_cpu: backend_ticks as f64 / crate::setup::clock_ticks_per_second(),
+    })
 }
 
 pub fn run(args: InfluxArgs) -> Result<()> {
@@ -261,31 +313,48 @@ pub fn run(args: InfluxArgs) -> Result<()> {
     target.psql(&format!(
         "DROP SCHEMA IF EXISTS {PSQL_SCHEMA} CASCADE; CREATE SCHEMA {PSQL_SCHEMA}; \
          CREATE TABLE {PSQL_SCHEMA}.cpu (time timestamptz NOT NULL, host text, region text, \
-         usage_user float8, usage_system float8, usage_idle float8)"
+         usage_user float8, usage_system float8, usage_idle float8); \
+         CREATE TABLE {PSQL_SCHEMA}.cpu_unique (LIKE {PSQL_SCHEMA}.cpu); \
+         CREATE UNIQUE INDEX ON {PSQL_SCHEMA}.cpu_unique (time, host, region)"
     ))?;
-    let (mut sluice_t, mut psql_t) = (Vec::new(), Vec::new());
+    let (mut sluice_runs, mut psql_runs, mut floor) = (Vec::new(), Vec::new(), Vec::new());
+    let mut indexed_runs = Vec::new();
     for round in 0..args.rounds {
         let mut line = format!("round {}:", round + 1);
         for turn in 0..2 {
             if (round + turn) % 2 == 0 {
                 target.psql(&format!("DROP SCHEMA IF EXISTS {SLUICE_SCHEMA} CASCADE"))?;
-                let secs = run_sluice(&runtime, &target.url, &args, &work)?;
+                let run = run_sluice(&runtime, &target, &args, &work)?;
                 let rows = target.psql(&format!("SELECT count(*) FROM {SLUICE_SCHEMA}.cpu"))?;
                 if rows != args.points.to_string() {
                     bail!("sluice wrote {rows} rows, not {}", args.points);
                 }
-                let _ = write!(line, " sluice {secs:.3}s");
-                sluice_t.push(secs);
+                let _ = write!(line, " sluice {:.3}s", run.secs);
+                sluice_runs.push(run);
             } else {
                 target.psql(&format!("TRUNCATE {PSQL_SCHEMA}.cpu"))?;
-                let secs = run_psql(&target, &work)?;
+                let run = run_psql(&target, &work, "cpu")?;
                 let rows = target.psql(&format!("SELECT count(*) FROM {PSQL_SCHEMA}.cpu"))?;
                 if rows != args.points.to_string() {
                     bail!("psql loaded {rows} rows, not {}", args.points);
                 }
-                let _ = write!(line, " psql {secs:.3}s");
-                psql_t.push(secs);
+                let _ = write!(line, " psql {:.3}s", run.secs);
+                psql_runs.push(run);
             }
+        }
+        if args.floor {
+            target.psql(&format!("TRUNCATE {PSQL_SCHEMA}.cpu"))?;
+            let again = run_psql(&target, &work, "cpu")?;
+            let _ = write!(line, " psql again {:.3}s", again.secs);
+            if let Some(first) = psql_runs.last() {
+                floor.push(first.secs / again.secs);
+            }
+        }
+        if args.indexed {
+            target.psql(&format!("TRUNCATE {PSQL_SCHEMA}.cpu_unique"))?;
+            let run = run_psql(&target, &work, "cpu_unique")?;
+            let _ = write!(line, " psql into a unique index {:.3}s", run.secs);
+            indexed_runs.push(run);
         }
         eprintln!("{line}");
     }
@@ -298,33 +367,70 @@ pub fn run(args: InfluxArgs) -> Result<()> {
     target.psql(&format!(
         "DROP SCHEMA {SLUICE_SCHEMA} CASCADE; DROP SCHEMA {PSQL_SCHEMA} CASCADE"
     ))?;
-    let (s, p) = (median(&sluice_t), median(&psql_t));
+    let medians = |runs: &[Run]| {
+        let of = |f: fn(&Run) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
+        (of(|r| r.secs), of(|r| r.client_cpu), of(|r| r.backend_cpu))
+    };
+    let (s, s_client, s_backend) = medians(&sluice_runs);
+    let (p, p_client, p_backend) = medians(&psql_runs);
+    // CPU per point, in microseconds.
+    let per_point = |cpu: f64| cpu * 1e6 / args.points as f64;
+    if !floor.is_empty() {
+        let (low, high) = floor
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(*r), h.max(*r)));
+        println!("noise floor: psql against itself {low:.2}-{high:.2} x in these rounds");
+    }
     let rate = |secs: f64| args.points as f64 / secs;
+    let mut lines = vec![
+        Line {
+            case: "`psql \\copy ... csv` (one COPY, same table shape)".into(),
+            figure: format!("{:.0} points/s ({p:.3} s)", rate(p)),
+            note: format!(
+                "reference; CPU per point: psql {:.2} us + its backend {:.2} us",
+                per_point(p_client),
+                per_point(p_backend)
+            ),
+        },
+        Line {
+            case: format!(
+                "sluice `POST /write` ({} writers, in-process server, {} threads, \
+                     duplicates = {})",
+                args.writers, args.threads, args.duplicates
+            ),
+            figure: format!("{:.0} points/s ({s:.3} s)", rate(s)),
+            note: format!(
+                "{:.2} x the rate of psql (bar >= 0.7); CPU per point: clients and server \
+                     {:.2} us + backends {:.2} us; rows differing from psql's: {differ}",
+                p / s,
+                per_point(s_client),
+                per_point(s_backend)
+            ),
+        },
+    ];
+    if !indexed_runs.is_empty() {
+        let (i, i_client, i_backend) = medians(&indexed_runs);
+        lines.push(Line {
+            case: "`psql \\copy ... csv` into a table with a unique index on (time, host, region)"
+                .into(),
+            figure: format!("{:.0} points/s ({i:.3} s)", rate(i)),
+            note: format!(
+                "{:.2} x the rate of psql; sluice is {:.2} x this; CPU per point: psql {:.2} us \
+                 + its backend {:.2} us",
+                p / i,
+                i / s,
+                per_point(i_client),
+                per_point(i_backend)
+            ),
+        });
+    }
     print(
         &format!(
             "{} points `cpu,host=..,region=.. usage_user=..,usage_system=..,usage_idle=.. ts` \
              ({} hosts), {}-line batches",
             args.points, args.hosts, args.batch
         ),
-        &[
-            Line {
-                case: "`psql \\copy ... csv` (one COPY, same table shape)".into(),
-                figure: format!("{:.0} points/s ({p:.3} s)", rate(p)),
-                note: "reference".into(),
-            },
-            Line {
-                case: format!(
-                    "sluice `POST /write` ({} writers, in-process server, {} threads, \
-                     duplicates = {})",
-                    args.writers, args.threads, args.duplicates
-                ),
-                figure: format!("{:.0} points/s ({s:.3} s)", rate(s)),
-                note: format!(
-                    "{:.2} x the rate of psql (bar >= 0.7); rows differing from psql's: {differ}",
-                    p / s
-                ),
-            },
-        ],
+        &lines,
     );
     Ok(())
 }

@@ -149,8 +149,22 @@ pub fn cpu_seconds(pid: u32) -> Result<f64> {
 /// A process's CPU time so far (user + system), in clock ticks, from `/proc/PID/stat`.
 pub fn cpu_ticks(pid: u32) -> Result<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields 14 and 15 (utime, stime); the name in field 2 may hold spaces, so count from its
-    // closing parenthesis (field 3 onwards).
+    stat_ticks(&stat, StatTicks::Own)
+}
+
+/// Which CPU times of a `/proc/PID/stat` line to add up.
+#[derive(Debug, Clone, Copy)]
+pub enum StatTicks {
+    /// The process's own (utime + stime).
+    Own,
+    /// Its waited-for children's (cutime + cstime).
+    Children,
+}
+
+/// The CPU clock ticks of one `/proc/PID/stat` line.
+pub fn stat_ticks(stat: &str, which: StatTicks) -> Result<u64> {
+    // Fields 14 and 15 (utime, stime), 16 and 17 (cutime, cstime); the name in field 2 may
+    // hold spaces, so count from its closing parenthesis (field 3 onwards).
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let tick = |i: usize| -> Result<u64> {
@@ -159,15 +173,28 @@ pub fn cpu_ticks(pid: u32) -> Result<u64> {
             .and_then(|v| v.parse().ok())
             .context("unexpected /proc/PID/stat")
     };
-    Ok(tick(11)? + tick(12)?)
+    match which {
+        StatTicks::Own => Ok(tick(11)? + tick(12)?),
+        StatTicks::Children => Ok(tick(13)? + tick(14)?),
+    }
 }
 
-/// Clock ticks per second (`getconf CLK_TCK`).
+/// This process's CPU time (`which`: its own, or its waited-for children's), in seconds.
+pub fn self_cpu_seconds(which: StatTicks) -> Result<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    Ok(stat_ticks(&stat, which)? as f64 / clock_ticks_per_second())
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`), asked once: a later call must not start a
+/// child process, whose CPU would count in a children's CPU reading.
 pub fn clock_ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .unwrap_or(100.0)
+    })
 }
