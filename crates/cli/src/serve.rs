@@ -251,14 +251,11 @@ async fn serve(
                     anyhow::anyhow!("[influx] jwt is set but [rest] jwt_secret is not")
                 })?);
             }
-            let retains = config.retention.is_some()
-                || config.database_retention.values().any(Option::is_some);
             let api = sluice_influx::InfluxApi::new(pool.clone(), config);
             api.mount_all(&mut router);
-            if retains {
-                // Old partitions dropped, the next ones made ahead, hourly.
-                api.spawn_retention(std::time::Duration::from_secs(3600));
-            }
+            // Old partitions dropped, the next ones made ahead, hourly: a retention may come
+            // from the configuration or from a client (InfluxQL, v2 buckets).
+            api.spawn_retention(std::time::Duration::from_secs(3600));
             println!("sluice: InfluxDB write API on /write and /api/v2/write");
         }
         let rest_prefix = settings.rest.prefix.trim_end_matches('/').to_string();

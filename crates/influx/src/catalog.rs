@@ -23,8 +23,11 @@ COMMENT ON SCHEMA sluice_influx IS 'Sluice''s InfluxDB write API: the schemas an
 CREATE TABLE IF NOT EXISTS sluice_influx.databases (
     name text PRIMARY KEY,
     nspid oid NOT NULL,
-    created timestamptz NOT NULL DEFAULT now()
+    created timestamptz NOT NULL DEFAULT now(),
+    retention_seconds bigint CHECK (retention_seconds >= 0),
+    retention_policy text
 );
+COMMENT ON COLUMN sluice_influx.databases.retention_seconds IS 'The retention a client set (InfluxQL CREATE DATABASE ... WITH DURATION, CREATE/ALTER RETENTION POLICY, a v2 bucket''s retention rules); 0 keeps forever; NULL: the configuration''s';
 CREATE TABLE IF NOT EXISTS sluice_influx.measurements (
     database text NOT NULL,
     name text NOT NULL,
@@ -33,16 +36,52 @@ CREATE TABLE IF NOT EXISTS sluice_influx.measurements (
     PRIMARY KEY (database, name)
 );";
 
-/// Whether the catalog exists (so nothing needs creating, and no right to create schemas).
-pub async fn exists(conn: &mut Connection) -> sluice_pg::Result<bool> {
+/// The columns a catalog made by an earlier Sluice lacks: the retention clients set.
+pub const CATALOG_MIGRATION: &str = "\
+ALTER TABLE sluice_influx.databases
+    ADD COLUMN IF NOT EXISTS retention_seconds bigint CHECK (retention_seconds >= 0),
+    ADD COLUMN IF NOT EXISTS retention_policy text";
+
+/// What of the catalog exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogState {
+    /// Nothing: it is to be created.
+    Missing,
+    /// Made by an earlier Sluice: it lacks [`CATALOG_MIGRATION`]'s columns.
+    Old,
+    /// Complete: nothing needs creating, and no right to create schemas.
+    Current,
+}
+
+/// What of the catalog exists.
+pub async fn state(conn: &mut Connection) -> sluice_pg::Result<CatalogState> {
     let rows = conn
         .query(
             "SELECT pg_catalog.to_regclass('sluice_influx.measurements') IS NOT NULL \
-               AND pg_catalog.to_regclass('sluice_influx.databases') IS NOT NULL",
+               AND pg_catalog.to_regclass('sluice_influx.databases') IS NOT NULL, \
+             EXISTS (SELECT 1 FROM pg_catalog.pg_attribute \
+                     WHERE attrelid = pg_catalog.to_regclass('sluice_influx.databases') \
+                       AND attname = 'retention_seconds' AND NOT attisdropped)",
             &[],
         )
         .await?;
-    Ok(rows.iter().next().and_then(|r| r.get(0).ok()) == Some(true))
+    let row = rows.iter().next();
+    let flag = |i: usize| row.and_then(|r| r.get::<bool>(i).ok()) == Some(true);
+    Ok(match (flag(0), flag(1)) {
+        (false, _) => CatalogState::Missing,
+        (true, false) => CatalogState::Old,
+        (true, true) => CatalogState::Current,
+    })
+}
+
+/// Adds the columns an earlier Sluice's catalog lacks, under the catalog's lock (it needs the
+/// catalog's owner: a least-privilege role gets 42501, and the retention clients set is then
+/// not kept).
+pub async fn migrate(conn: &mut Connection) -> sluice_pg::Result<()> {
+    let mut tx = conn.transaction()?;
+    ddl::lock(&mut tx, ddl::lock_key(CATALOG_SCHEMA, "")).await?;
+    tx.batch_execute(CATALOG_MIGRATION).await?;
+    tx.commit().await
 }
 
 /// Creates the catalog under its advisory lock (concurrent `CREATE ... IF NOT EXISTS` can

@@ -1,4 +1,5 @@
-//! The InfluxDB write API over PostgreSQL: `/write`, `/api/v2/write`, `/ping`, `/health`, `/query`.
+//! The InfluxDB write API over PostgreSQL: `/write`, `/api/v2/write`, `/ping`, `/health`,
+//! `/query` (databases and retention policies), `/api/v2/buckets`.
 //!
 //! Mount it on the HTTP server at each of [`PATHS`]:
 //!
@@ -21,13 +22,16 @@
 
 #![warn(missing_docs)]
 
+mod buckets;
 mod catalog;
 mod config;
 mod copy;
 mod ddl;
 mod encode;
+mod influxql;
 mod merge;
 mod plan;
+mod policy;
 mod query;
 mod reply;
 mod request;
@@ -52,7 +56,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The URL prefixes the API answers; mount the same [`InfluxApi`] at each.
-pub const PATHS: &[&str] = &["/write", "/api/v2/write", "/ping", "/health", "/query"];
+pub const PATHS: &[&str] = &[
+    "/write",
+    "/api/v2/write",
+    "/api/v2/buckets",
+    "/api/v2/orgs",
+    "/ping",
+    "/health",
+    "/query",
+];
 
 /// The write API: a pool to write with, its options, and the known table shapes.
 pub struct InfluxApi {
@@ -62,6 +74,11 @@ pub struct InfluxApi {
     scratch: parking_lot::Mutex<Vec<write::Scratch>>,
     /// Whether Sluice's catalog ([`CATALOG_SCHEMA`]) is known to exist.
     catalog_ready: AtomicBool,
+    /// Whether the catalog keeps the retention clients set (false: an earlier Sluice made it
+    /// and this role may not add the columns).
+    policies_kept: AtomicBool,
+    /// Each database's retention policy as clients set it, as last read.
+    policies: policy::PolicyCache,
 }
 
 /// Scratch buffers kept for reuse: about one per concurrent request.
@@ -87,6 +104,8 @@ impl InfluxApi {
             shapes: shape::ShapeCache::default(),
             scratch: parking_lot::Mutex::new(Vec::new()),
             catalog_ready: AtomicBool::new(false),
+            policies_kept: AtomicBool::new(true),
+            policies: policy::PolicyCache::default(),
         })
     }
 
@@ -95,9 +114,25 @@ impl InfluxApi {
         if self.catalog_ready.load(Ordering::Acquire) {
             return Ok(());
         }
-        if !catalog::exists(conn).await? {
-            catalog::create(conn).await?;
+        let mut kept = true;
+        match catalog::state(conn).await? {
+            catalog::CatalogState::Current => {}
+            catalog::CatalogState::Missing => catalog::create(conn).await?,
+            catalog::CatalogState::Old => match catalog::migrate(conn).await {
+                Ok(()) => {}
+                Err(error) if error.is_code(sluice_pg::sqlstate::INSUFFICIENT_PRIVILEGE) => {
+                    tracing::warn!(
+                        "the Influx catalog sluice_influx.databases was made by an earlier \
+                         Sluice and this role may not add its retention columns: retention \
+                         set by clients is not kept until its owner runs {}",
+                        catalog::CATALOG_MIGRATION.replace('\n', " ")
+                    );
+                    kept = false;
+                }
+                Err(error) => return Err(error),
+            },
         }
+        self.policies_kept.store(kept, Ordering::Release);
         self.catalog_ready.store(true, Ordering::Release);
         Ok(())
     }
@@ -185,9 +220,20 @@ impl InfluxApi {
                 let q = params
                     .get("q")
                     .ok_or_else(|| ApiError::Invalid("missing required parameter \"q\"".into()))?;
-                let statements = query::parse(q)?;
-                let body = query::run(&self, &statements).await?;
+                let statements = influxql::parse(q)?;
+                let body = query::run(&self, &statements, params.get("db")).await?;
                 Ok(json_response(StatusCode::OK, body))
+            }
+            _ if path.starts_with("/api/v2/buckets") || path.starts_with("/api/v2/orgs") => {
+                let params = QueryParams::parse(request.uri().query());
+                self.authorize(&request, &params)?;
+                let query = request.uri().query().map(str::to_owned);
+                let body = if method == Method::POST || method == Method::PATCH {
+                    request::body(request, &context).await?
+                } else {
+                    bytes::Bytes::new()
+                };
+                buckets::answer(&self, &method, &path, query.as_deref(), &body).await
             }
             _ => Err(ApiError::NotFound),
         }

@@ -69,6 +69,9 @@ pub enum ApiError {
     /// Any other database failure.
     #[error("database error: {0}")]
     Database(String),
+    /// What the request would create exists already (a bucket of that name).
+    #[error("{0}")]
+    Conflict(String),
     /// No such endpoint.
     #[error("not found")]
     NotFound,
@@ -92,6 +95,7 @@ impl ApiError {
             ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Database(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Conflict(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         }
@@ -109,6 +113,7 @@ impl ApiError {
             ApiError::Timeout(_) => "request timeout",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Database(_) => "internal error",
+            ApiError::Conflict(_) => "conflict",
             ApiError::NotFound => "not found",
             ApiError::MethodNotAllowed => "method not allowed",
         }

@@ -117,6 +117,13 @@ impl InfluxApi {
     pub async fn enforce_retention(&self) -> Result<RetentionPass, reply::ApiError> {
         let mut pass = RetentionPass::default();
         let mut conn = self.pool.get().await.map_err(reply::from_pool)?;
+        // Nothing written yet: nothing to prune, and no catalog to make for it.
+        let state = crate::catalog::state(&mut conn)
+            .await
+            .map_err(reply::from_db)?;
+        if state == crate::catalog::CatalogState::Missing {
+            return Ok(pass);
+        }
         self.ensure_catalog(&mut conn)
             .await
             .map_err(reply::from_db)?;
@@ -135,9 +142,19 @@ impl InfluxApi {
             let table: String = row.get(1).map_err(reply::from_db)?;
             tables.push((schema, table));
         }
+        // Every database's policy, read once per pass (and the cache refreshed with it).
+        let mut policies = foldhash::HashMap::default();
+        for (database, policy) in crate::policy::read_all(&mut conn, self.keeps_policies())
+            .await
+            .map_err(reply::from_db)?
+        {
+            self.policies.put(&database, policy.clone());
+            policies.insert(database, policy);
+        }
         let today = day_of(now_ns());
         for (schema, table) in tables {
-            let Some(retention) = self.config.retention_of(&schema) else {
+            let policy = policies.get(&schema).cloned().unwrap_or_default();
+            let Some(retention) = self.retention_with(&schema, &policy) else {
                 continue;
             };
             let mut tx = conn.transaction().map_err(reply::from_db)?;

@@ -358,9 +358,11 @@ async fn write_once(
     let merge = api.config.duplicates == Duplicates::Merge;
     // Whether each table merges duplicates (it has the series column).
     let mut merges: Vec<bool> = vec![false; plan.tables.len()];
+    let mut conn = api.pool.get().await.map_err(from_pool)?;
+    api.ensure_catalog(&mut conn).await?;
     // Retention: points older than the cutoff are not written; partitions for the days of the
     // others must exist.
-    let retention = api.config.retention_of(schema);
+    let retention = api.retention_of(&mut conn, schema).await?;
     let cutoff = retention.map(|r| retention::now_ns().saturating_sub(retention::retention_ns(r)));
     let times: Vec<TableTimes> = plan
         .tables
@@ -395,8 +397,6 @@ async fn write_once(
     // on the advisory locks.
     unsure.sort_by_key(|&index| plan.tables[index].name);
 
-    let mut conn = api.pool.get().await.map_err(from_pool)?;
-    api.ensure_catalog(&mut conn).await?;
     let mut tx = conn.transaction()?;
     let mut learned: Vec<(&str, TableShape)> = Vec::with_capacity(unsure.len());
     if !schema_known {
@@ -484,7 +484,7 @@ async fn write_once(
                     "points beyond retention policy: {old} points of measurement {:?} are older \
                      than the database's retention ({})",
                     table.name,
-                    retention.map_or_else(String::new, humane)
+                    crate::policy::go_duration(retention)
                 )
             };
             if strict {
@@ -548,14 +548,14 @@ struct TableTimes {
 }
 
 impl TableTimes {
+    /// The days are gathered whatever the retention: a table made partitioned under one keeps
+    /// needing a partition for each day after the retention is lifted.
     fn of(table: &TablePlan<'_>, batch: &Batch<'_>, cutoff: Option<i64>) -> TableTimes {
         let mut times = TableTimes {
             days: Default::default(),
             old_by_layout: vec![0; table.layouts.len()],
         };
-        let Some(cutoff) = cutoff else {
-            return times;
-        };
+        let cutoff = cutoff.unwrap_or(i64::MIN);
         let mut last_day = None;
         for &(index, layout) in &table.rows {
             let Some(time) = batch.point(index as usize).map(|p| p.time()) else {
@@ -585,10 +585,4 @@ impl TableTimes {
             .map(|(old, _)| old)
             .sum()
     }
-}
-
-/// A retention as InfluxDB prints durations (`720h0m0s`).
-fn humane(retention: std::time::Duration) -> String {
-    let secs = retention.as_secs();
-    format!("{}h{}m{}s", secs / 3600, secs / 60 % 60, secs % 60)
 }

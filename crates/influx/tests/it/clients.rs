@@ -53,6 +53,39 @@ assert client.write_points([{"measurement": "mem", "tags": {"host": "a b", "rack
 print("influxdb v1 client ok")
 "#;
 
+const V1_POLICY_SCRIPT: &str = r#"
+import sys
+from influxdb import InfluxDBClient
+port, db = int(sys.argv[1]), sys.argv[2]
+client = InfluxDBClient(host="127.0.0.1", port=port, database=db)
+client.create_database(db)
+assert {"name": db} in client.get_list_database(), client.get_list_database()
+client.create_retention_policy("week", "7d", 1, database=db, default=True)
+policies = client.get_list_retention_policies(db)
+assert policies == [{"name": "week", "duration": "168h0m0s", "shardGroupDuration": "24h0m0s",
+                     "replicaN": 1, "default": True}], policies
+client.alter_retention_policy("week", database=db, duration="2d")
+assert client.get_list_retention_policies(db)[0]["duration"] == "48h0m0s"
+print("influxdb v1 client retention policies ok")
+"#;
+
+const V2_BUCKET_SCRIPT: &str = r#"
+import sys
+from influxdb_client import InfluxDBClient, BucketRetentionRules
+url, name = sys.argv[1], sys.argv[2]
+with InfluxDBClient(url=url, token="any", org="my-org") as client:
+    buckets = client.buckets_api()
+    made = buckets.create_bucket(bucket_name=name, org="my-org",
+        retention_rules=BucketRetentionRules(type="expire", every_seconds=7200))
+    found = buckets.find_bucket_by_name(name)
+    assert found.id == made.id and found.retention_rules[0].every_seconds == 7200, found
+    found.retention_rules = [BucketRetentionRules(type="expire", every_seconds=86400)]
+    changed = buckets.update_bucket(bucket=found)
+    assert changed.retention_rules[0].every_seconds == 86400, changed
+    assert name in [b.name for b in buckets.find_buckets().buckets]
+print("influxdb-client buckets ok")
+"#;
+
 fn run(script: &str, args: &[String]) {
     let Some(python) = clients::require(clients::python(), "the Python clients venv") else {
         return;
@@ -141,4 +174,42 @@ async fn influxdb_v1_client_write_points() {
             vec![s("a b"), s("r1"), s("1"), s("1.5"), s("f"), s("n1")],
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn influxdb_v1_client_manages_retention_policies() {
+    if clients::require(clients::python(), "the Python clients venv").is_none() {
+        return;
+    }
+    let server = start(InfluxConfig::default()).await;
+    let db = unique("influx_py1_rp");
+    let args = [server.addr.port().to_string(), db.clone()];
+    tokio::task::spawn_blocking(move || run(V1_POLICY_SCRIPT, &args))
+        .await
+        .unwrap();
+    let kept = rows(&format!(
+        "SELECT retention_seconds::text, retention_policy FROM sluice_influx.databases \
+         WHERE name = '{db}'"
+    ))
+    .await;
+    let s = |v: &str| Some(v.to_owned());
+    assert_eq!(kept, [vec![s("172800"), s("week")]]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn influxdb_client_creates_and_changes_a_bucket() {
+    if clients::require(clients::python(), "the Python clients venv").is_none() {
+        return;
+    }
+    let server = start(InfluxConfig::default()).await;
+    let bucket = unique("influx_py2_bucket");
+    let args = [format!("http://{}", server.addr), bucket.clone()];
+    tokio::task::spawn_blocking(move || run(V2_BUCKET_SCRIPT, &args))
+        .await
+        .unwrap();
+    let kept = rows(&format!(
+        "SELECT retention_seconds::text FROM sluice_influx.databases WHERE name = '{bucket}'"
+    ))
+    .await;
+    assert_eq!(kept, [vec![Some("86400".to_owned())]]);
 }

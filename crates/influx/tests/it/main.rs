@@ -8,5 +8,6 @@ mod endpoints;
 mod limits;
 mod ownership;
 mod partial;
+mod policies;
 mod retention;
 mod write;

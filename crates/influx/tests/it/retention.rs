@@ -181,3 +181,26 @@ async fn tables_without_partitions_keep_working() {
     assert_eq!(count(&db, "cpu").await, Some(2));
     assert!(partitions(&db, "cpu").await.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitioned_tables_keep_taking_writes_once_the_retention_is_lifted() {
+    let db = unique("influx_ret_lifted");
+    let retaining = start(retaining(days(30))).await;
+    let now = now_ns();
+    let answer = retaining
+        .post(&format!("/write?db={db}"), &format!("cpu v=1 {now}\n"))
+        .await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    // Without a retention the table stays partitioned: a point of 40 days ago needs (and
+    // gets) its day's partition.
+    let forever = start(InfluxConfig::default()).await;
+    let answer = forever
+        .post(
+            &format!("/write?db={db}"),
+            &format!("cpu v=2 {}\n", now - 40 * DAY_NS),
+        )
+        .await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    assert_eq!(count(&db, "cpu").await, Some(2));
+    assert_eq!(partitions(&db, "cpu").await.len(), 2);
+}
