@@ -519,3 +519,97 @@ mod tests {
         assert!(text.contains("found \"REPLICATE\""), "{text}");
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A name as clients write it: bare when it can be, else quoted with escapes.
+    fn written(name: &str) -> String {
+        let bare = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if bare {
+            name.to_owned()
+        } else {
+            format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+        }
+    }
+
+    /// A keyword in a random case.
+    fn cased(word: &str, upper: bool) -> String {
+        if upper {
+            word.to_ascii_uppercase()
+        } else {
+            word.to_ascii_lowercase()
+        }
+    }
+
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z_][a-z0-9_]{0,20}",
+            "[ -~]{1,20}",
+            "[a-zé;\"\\\\ ]{1,12}",
+        ]
+    }
+
+    fn duration() -> impl Strategy<Value = (String, Option<Duration>)> {
+        prop_oneof![
+            Just(("INF".to_owned(), None)),
+            (1u64..1000).prop_map(|h| (format!("{h}h"), Some(Duration::from_secs(h * 3600)))),
+            (1u64..100).prop_map(|d| (format!("{d}d"), Some(Duration::from_secs(d * 86_400)))),
+            (1u64..50).prop_map(|w| (format!("{w}w"), Some(Duration::from_secs(w * 604_800)))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_parses_or_fails_cleanly(text in "\\PC{0,80}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn statements_as_clients_write_them_parse_back(
+            database in name(),
+            policy in name(),
+            (written_duration, duration) in duration(),
+            default in any::<bool>(),
+            upper in any::<bool>(),
+            spaces in "[ \t\n]{1,3}",
+        ) {
+            let k = |word: &str| cased(word, upper);
+            let s = &spaces;
+            let create = format!(
+                "{}{s}{}{s}{}{s}{}{s}{}{s}{}{s}{}{s}{written_duration}{s}{}{s}1{}",
+                k("create"), k("retention"), k("policy"), written(&policy), k("on"),
+                written(&database), k("duration"), k("replication"),
+                if default { format!("{s}{}", k("default")) } else { String::new() },
+            );
+            prop_assert_eq!(
+                parse(&create).ok(),
+                Some(vec![Statement::CreateRetentionPolicy {
+                    policy: policy.clone(),
+                    database: database.clone(),
+                    duration,
+                    default,
+                }])
+            );
+            let two = format!(
+                "{} {} {} {} {} {written_duration}; {} {} {} {} {}",
+                k("create"), k("database"), written(&database), k("with"), k("duration"),
+                k("show"), k("retention"), k("policies"), k("on"), written(&database),
+            );
+            prop_assert_eq!(
+                parse(&two).ok(),
+                Some(vec![
+                    Statement::CreateDatabase {
+                        name: database.clone(),
+                        duration: Some(duration),
+                        policy: None,
+                    },
+                    Statement::ShowRetentionPolicies { database: Some(database.clone()) },
+                ])
+            );
+        }
+    }
+}

@@ -28,7 +28,7 @@ mod config;
 mod copy;
 mod ddl;
 mod encode;
-mod influxql;
+pub mod influxql;
 mod merge;
 mod plan;
 mod policy;
