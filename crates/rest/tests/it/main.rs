@@ -7,5 +7,6 @@ mod common;
 mod grammar_props;
 mod jwt_keys;
 mod overload;
+mod read_your_writes;
 mod replicas;
 mod spec;
