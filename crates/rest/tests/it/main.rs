@@ -8,5 +8,6 @@ mod grammar_props;
 mod jwt_keys;
 mod overload;
 mod read_your_writes;
+mod replica_faults;
 mod replicas;
 mod spec;
