@@ -10,4 +10,5 @@ mod overload;
 mod read_your_writes;
 mod replica_faults;
 mod replicas;
+mod schema_notify;
 mod spec;
