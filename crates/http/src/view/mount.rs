@@ -71,8 +71,8 @@ impl ViewMount {
         response
     }
 
-    /// Runs a GET or HEAD of `returns` on `pool`; `lease` (of the replica `pool` belongs to)
-    /// is held until the answer's last byte.
+    /// Runs a GET or HEAD of `returns` on `pool`; on a replica, `replica` holds its lease (kept
+    /// until the answer's last byte) and the position the read must see there, if any.
     async fn get(
         &self,
         pool: &sluice_pg::Pool,
@@ -80,10 +80,13 @@ impl ViewMount {
         query: Query,
         returns: Return,
         parts: &http::request::Parts,
-        lease: Option<sluice_pg::pool::ReplicaLease>,
-        guard: Option<sluice_pg::Lsn>,
+        replica: Option<(sluice_pg::pool::ReplicaLease, Option<sluice_pg::Lsn>)>,
     ) -> Response {
         let accept = parts.headers.get(header::ACCEPT);
+        let (lease, guard) = match replica {
+            Some((lease, guard)) => (Some(lease), guard),
+            None => (None, None),
+        };
         match returns {
             Return::Object => {
                 read::get_object(pool, multiplexer, &self.objects, query, guard).await
@@ -284,8 +287,7 @@ impl ViewMount {
                             query.clone(),
                             endpoint.returns,
                             &parts,
-                            Some(lease),
-                            named,
+                            Some((lease, named)),
                         )
                         .await;
                     if response
@@ -311,7 +313,6 @@ impl ViewMount {
                     query,
                     endpoint.returns,
                     &parts,
-                    None,
                     None,
                 )
                 .await

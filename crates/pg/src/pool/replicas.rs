@@ -260,12 +260,28 @@ pub struct ReadPools {
     primary: Pool,
     replicas: Vec<Arc<Replica>>,
     max_lag: Duration,
+    /// Servers not in recovery serve reads too (see [`ReadPools::connect_allowing_primary`]).
+    allow_primary: bool,
     next: AtomicUsize,
     /// Reads that name a commit position: what each replica replayed, the waits.
     pub(super) replay: Replay,
 }
 
 impl ReadPools {
+    /// As [`ReadPools::connect`], but a server that is not in recovery is taken as a replica
+    /// instead of refused, and kept in by the checks: for measuring what routing costs, with
+    /// the primary itself under another URL as the "replica" (the same server answers either
+    /// way, so only the routing differs). Its lag counts as zero. Not for serving: a real
+    /// primary given as a replica may be another database than the one written to.
+    pub async fn connect_allowing_primary(
+        primary: Pool,
+        urls: &[String],
+        settings: PoolSettings,
+        max_lag: Duration,
+    ) -> Result<Arc<ReadPools>, ReplicaError> {
+        ReadPools::connect_with(primary, urls, settings, max_lag, true).await
+    }
+
     /// Opens a pool per replica URL (its connections named [`replica_application_name`]),
     /// checks that each is in recovery (a primary is refused with
     /// [`ReplicaError::NotAReplica`]; one that does not answer starts out), and starts the
@@ -275,6 +291,16 @@ impl ReadPools {
         urls: &[String],
         settings: PoolSettings,
         max_lag: Duration,
+    ) -> Result<Arc<ReadPools>, ReplicaError> {
+        ReadPools::connect_with(primary, urls, settings, max_lag, false).await
+    }
+
+    async fn connect_with(
+        primary: Pool,
+        urls: &[String],
+        settings: PoolSettings,
+        max_lag: Duration,
+        allow_primary: bool,
     ) -> Result<Arc<ReadPools>, ReplicaError> {
         let mut replicas = Vec::with_capacity(urls.len());
         for (index, url) in urls.iter().enumerate() {
@@ -291,6 +317,7 @@ impl ReadPools {
             let pool = Pool::new(config, settings.clone());
             let state = match status {
                 Ok((true, _)) => ReplicaState::Healthy,
+                Ok((false, _)) if allow_primary => ReplicaState::Healthy,
                 Ok((false, _)) => return Err(ReplicaError::NotAReplica { index, host }),
                 Err(reason) => {
                     // Not refused: it may be starting; the checks bring it in once it answers
@@ -318,6 +345,7 @@ impl ReadPools {
             primary,
             replicas,
             max_lag,
+            allow_primary,
             next: AtomicUsize::new(0),
             replay: Replay::new(),
         });
@@ -402,6 +430,7 @@ impl ReadPools {
                     tracing::debug!(replica = replica.index, %reason, "replica check failed");
                     ReplicaState::Unreachable
                 }
+                Ok((false, _)) if self.allow_primary => ReplicaState::Healthy,
                 Ok((false, _)) => ReplicaState::NotInRecovery,
                 Ok((true, replayed)) => {
                     if let Some(replayed) = replayed {
