@@ -1,5 +1,5 @@
 //! WAL positions (`pg_lsn`): PostgreSQL's `X/Y` text form, the position a commit reports for
-//! reads that must see it (`Connection::commit_lsn`, [`Pipeline::commit_position`]), and the
+//! reads that must see it (`Connection::commit_lsn`, [`crate::Pipeline::commit_position`]), and the
 //! guard a read on a replica runs first ([`REPLAYED_SQL`]).
 //!
 //! The commit position is read right after the COMMIT, in the same round trip:
@@ -72,7 +72,7 @@ impl Lsn {
     /// are `block_size` bytes: the page's start when nothing is on the page yet (the position is
     /// within the page header, where no record ends), else the position itself.
     ///
-    /// Safe whatever the header's size (20 to 40 bytes): a record is at least [`MIN_RECORD`]
+    /// Safe whatever the header's size (20 to 40 bytes): a record is at least `MIN_RECORD` (24)
     /// bytes, so none fits between a header's end and `position`. A commit that ended at or
     /// before `position` either ended at or before the page's start, or is the record that
     /// crosses into this page, and then no record ends between the page's start and it: a

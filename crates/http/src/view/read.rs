@@ -376,7 +376,7 @@ impl ObjectGets {
 /// pipelining mode over the same server's pool) when there is one.
 ///
 /// With `guard`, the read runs only on a server that has replayed the WAL that far
-/// ([`not_replayed`] otherwise).
+/// (a 503 `replica_behind` the mount reads from the primary after, otherwise).
 pub async fn get_object(
     pool: &Pool,
     multiplexer: Option<&Multiplexer>,
