@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real clients the test suites drive: the Python packages of requirements.txt into
 # target/clients/venv and the npm packages of package.json into target/clients/node. Installs
-# python3 (with venv), Node.js and redis-server from Debian's packages first when they are missing and this runs
-# as root. Does nothing when the manifests have not changed since the last install.
+# python3 (with venv), Node.js, redis-server, HAProxy and curl from Debian's packages first when they
+# are missing and this runs as root. Does nothing when the manifests have not changed since the
+# last install.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,6 +19,10 @@ command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
 # The Redis tests compare with a private redis-server (DUMP/RESTORE both ways, differential).
 command -v redis-server >/dev/null || need_apt+=(redis-server)
+# The stateless-gateway script puts a real load balancer in front of two `sluice serve` and
+# drives it with curl.
+command -v haproxy >/dev/null || need_apt+=(haproxy)
+command -v curl >/dev/null || need_apt+=(curl)
 if ((${#need_apt[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     echo "install.sh: missing ${need_apt[*]}: sudo apt-get install ${need_apt[*]}" >&2

@@ -7,6 +7,7 @@ mod http;
 mod influx;
 mod peers;
 mod pool;
+mod replicas;
 mod report;
 mod resp;
 mod rest;
@@ -42,6 +43,10 @@ enum Command {
     /// PostgREST's json_agg, a bulk POST vs import and PostgREST's statement, seed 001's load,
     /// the schema cache's load.
     Rest(rest::RestArgs),
+    /// Read replicas: REST GET by key on the primary alone, twice (the noise floor), with reads
+    /// routed to the primary itself as a replica (the routing overhead) and to a real streaming
+    /// replica (with each server's share of the transactions).
+    Replicas(replicas::ReplicasArgs),
     /// The Redis gate against redis-server: redis-benchmark side by side, paired variants, the
     /// data types, RSS after loading.
     Resp(resp::RespArgs),
@@ -65,6 +70,7 @@ fn main() -> anyhow::Result<()> {
         Command::Influx(args) => influx::run(args),
         Command::Pool(args) => pool::run(args),
         Command::PoolWorker(args) => pool::worker(args),
+        Command::Replicas(args) => replicas::run(args),
         Command::Rest(args) => rest::run(args),
         Command::RestWorker(args) => rest::worker(args),
         Command::Resp(args) => resp::run(args),

@@ -78,14 +78,32 @@ impl Target {
 
     /// Runs `psql -Atc sql` and returns its output.
     pub fn psql(&self, sql: &str) -> Result<String> {
+        self.psql_at(&self.url, sql)
+    }
+
+    /// Runs `psql -Atc sql` on the server at `url` (a replica of this one, say).
+    pub fn psql_at(&self, url: &str, sql: &str) -> Result<String> {
         let out = Command::new(self.program("psql"))
-            .args(["-X", "-At", "-d", &self.url, "-c", sql])
+            .args(["-X", "-At", "-d", url, "-c", sql])
             .output()
             .context("running psql")?;
         if !out.status.success() {
             bail!("psql failed: {}", String::from_utf8_lossy(&out.stderr));
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// Starts a streaming replica of the embedded cluster (after the pgbench data is there, so
+    /// it copies it) and answers its URL; an error for a server given by URL.
+    pub fn start_replica(&mut self) -> Result<String> {
+        let cluster = self
+            ._cluster
+            .as_mut()
+            .context("the server was given by URL: give its replica with --replica-url")?;
+        eprintln!("starting a streaming replica of the embedded cluster ...");
+        cluster.start_replicas(1)?;
+        let replica = cluster.replicas().last().context("no replica started")?;
+        Ok(format!("{}?sslmode=disable", replica.url_with_password()))
     }
 
     /// Makes sure `pgbench -i -s scale` data is there (2,000,000 accounts for scale 20).

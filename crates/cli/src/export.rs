@@ -42,6 +42,21 @@ pub struct ExportArgs {
     /// Print `peak_rss_kib=N` on standard error at the end (for benchmarks).
     #[arg(long, hide = true)]
     pub report_peak_rss: bool,
+    /// Read from a streaming replica instead of the primary: the URL given (--replica=URL), or,
+    /// without one, the configured replicas (`[database] replicas` of --config, else
+    /// SLUICE_DATABASE_REPLICAS), the first that answers and is in recovery. A server that is
+    /// not in recovery is refused: it is a primary.
+    #[arg(
+        long,
+        value_name = "URL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub replica: Option<String>,
+    /// The config file (sluice.toml) whose `[database] replicas` --replica reads from.
+    #[arg(long = "config", value_name = "FILE", requires = "replica")]
+    pub config: Option<PathBuf>,
     /// The query: any statement that returns rows (SELECT, VALUES, TABLE, ... RETURNING).
     pub sql: String,
 }
@@ -112,6 +127,65 @@ pub(crate) async fn connect(database: Option<&str>) -> anyhow::Result<Connection
             config.user()
         )
     })
+}
+
+/// A connection to a streaming replica: `url`, or when it is empty the configured replicas
+/// (`[database] replicas` of `config`, else SLUICE_DATABASE_REPLICAS), the first that answers
+/// and is in recovery. A server that is not in recovery is refused.
+async fn connect_replica(
+    url: &str,
+    config: Option<&std::path::Path>,
+) -> anyhow::Result<Connection> {
+    let urls = if url.is_empty() {
+        let settings = crate::settings::resolve(config, |name| std::env::var(name).ok(), &[], &[])
+            .context("reading the configured replicas")?;
+        let urls = settings.database.replicas;
+        if urls.is_empty() {
+            anyhow::bail!(
+                "--replica without a URL reads from the configured replicas, and none is \
+                 configured: give --replica URL, [database] replicas in --config FILE, or \
+                 SLUICE_DATABASE_REPLICAS"
+            );
+        }
+        urls
+    } else {
+        vec![url.to_owned()]
+    };
+    let mut refusals = Vec::new();
+    for (index, url) in urls.iter().enumerate() {
+        let mut config = Config::parse(url)
+            .with_context(|| format!("replica {index}: reading its connection settings"))?;
+        config.set_application_name("sluice-export-replica");
+        let host = config
+            .targets()
+            .iter()
+            .map(|t| format!("{}:{}", t.host, t.port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut conn = match Connection::connect_with(&config).await {
+            Ok(conn) => conn,
+            Err(error) => {
+                refusals.push(format!("replica {index} ({host}): {error}"));
+                continue;
+            }
+        };
+        let in_recovery = conn
+            .query_one("SELECT pg_catalog.pg_is_in_recovery()", &[])
+            .await
+            .with_context(|| format!("asking replica {index} ({host}) whether it is in recovery"))?
+            .get::<bool>(0)?;
+        if in_recovery {
+            return Ok(conn);
+        }
+        refusals.push(format!(
+            "replica {index} ({host}) is not a replica: pg_is_in_recovery() is false there, so \
+             it is a primary"
+        ));
+    }
+    anyhow::bail!(
+        "no replica to read from ({}); leave out --replica to read from the primary",
+        refusals.join("; ")
+    )
 }
 
 /// The JSON kinds of columns of types `oids` (types that are not built in are looked up in the
@@ -218,7 +292,10 @@ async fn export(args: &ExportArgs) -> Result<(), Failure> {
         args.no_header,
     );
     let sql = args.sql.as_str();
-    let mut conn = connect(args.database.as_deref()).await?;
+    let mut conn = match &args.replica {
+        None => connect(args.database.as_deref()).await?,
+        Some(url) => connect_replica(url, args.config.as_deref()).await?,
+    };
 
     // Describe first: the columns' names and types decide the encoding before any row arrives.
     let statement = conn.prepare(sql).await.map_err(|e| db_failure(e, sql))?;

@@ -215,6 +215,7 @@ async fn serve(
             )
             .await
             .context("checking the read replicas")?;
+            pools.set_lsn_wait(settings.database.lsn_wait.0);
             println!(
                 "sluice: table, view and view-file reads on {} replica(s) ({}), out beyond \
                  {max_lag:?} of lag",
@@ -234,12 +235,13 @@ async fn serve(
             router.replicas(replicas.clone());
         }
         let jwt = settings.jwt_config()?;
+        let lsn = settings.lsn_options(replicas.is_some());
         for LoadedView { prefix, view } in views {
             let mut mount = ViewMount::new(view, pool.clone())
                 .with_jwt(jwt.clone())
                 .map_err(anyhow::Error::msg)?;
             if let Some(replicas) = &replicas {
-                mount = mount.with_replicas(replicas.clone());
+                mount = mount.with_replicas(replicas.clone()).with_lsn(lsn);
             }
             let mount: Arc<dyn Mount> = Arc::new(mount);
             router.mount(&prefix, mount);
@@ -251,7 +253,7 @@ async fn serve(
                     anyhow::anyhow!("[influx] jwt is set but [rest] jwt_secret is not")
                 })?);
             }
-            let api = sluice_influx::InfluxApi::new(pool.clone(), config);
+            let api = sluice_influx::InfluxApi::with_lsn(pool.clone(), config, lsn);
             api.mount_all(&mut router);
             // Old partitions dropped, the next ones made ahead, hourly: a retention may come
             // from the configuration or from a client (InfluxQL, v2 buckets).
@@ -282,7 +284,7 @@ async fn serve(
             let source = sluice_rest::api::SchemaSource::Handle(handle);
             let mut api = sluice_rest::api::RestApi::new(pool.clone(), config, source);
             if let Some(replicas) = &replicas {
-                api = api.with_replicas(replicas.clone());
+                api = api.with_replicas(replicas.clone()).with_lsn(lsn);
             }
             router.mount(&rest_prefix, Arc::new(api));
         }

@@ -36,6 +36,7 @@ impl Mount for One {
                 body,
                 context: &context,
                 pool: &self.pool,
+                report_lsn: false,
             })
             .await
         })

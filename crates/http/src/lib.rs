@@ -4,6 +4,7 @@
 pub mod body;
 pub mod budget;
 pub mod jwt;
+pub mod lsn;
 pub mod mount;
 pub mod ops;
 pub mod server;

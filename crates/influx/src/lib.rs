@@ -79,6 +79,8 @@ pub struct InfluxApi {
     policies_kept: AtomicBool,
     /// Each database's retention policy as clients set it, as last read.
     policies: policy::PolicyCache,
+    /// Whether writes answer with their commit position (`Sluice-Lsn`, `sluice_http::lsn`).
+    lsn: sluice_http::lsn::LsnOptions,
 }
 
 /// Scratch buffers kept for reuse: about one per concurrent request.
@@ -106,7 +108,22 @@ impl InfluxApi {
             catalog_ready: AtomicBool::new(false),
             policies_kept: AtomicBool::new(true),
             policies: policy::PolicyCache::default(),
+            lsn: sluice_http::lsn::LsnOptions::default(),
         })
+    }
+
+    /// The API writing through `pool`, its writes answering with their commit position as
+    /// `options` say (for clients that then read from replicas through the REST API or views).
+    pub fn with_lsn(
+        pool: sluice_pg::Pool,
+        config: InfluxConfig,
+        options: sluice_http::lsn::LsnOptions,
+    ) -> Arc<InfluxApi> {
+        let mut api = InfluxApi::new(pool, config);
+        if let Some(api) = Arc::get_mut(&mut api) {
+            api.lsn = options;
+        }
+        api
     }
 
     /// Makes Sluice's catalog on first use (a no-op once known to exist).
@@ -192,20 +209,33 @@ impl InfluxApi {
                 let access = self.config.database_access(&schema)?;
                 let options = Options::now().with_precision(precision(&params, v2)?);
                 let strict = !accept_partial(&params, self.config.accept_partial)?;
+                // Only the cookie keeps the largest position the client presented.
+                let named = match self.lsn.cookie {
+                    Some(_) => sluice_http::lsn::requested(request.headers())
+                        .ok()
+                        .flatten(),
+                    None => None,
+                };
                 let body = request::body(request, &context).await?;
                 let outcome = write::write(&self, &schema, access, &body, options, strict).await?;
                 let rejected = outcome.rejected;
-                if rejected.is_empty() {
-                    return Ok(no_content());
-                }
-                if outcome.written == 0 && rejected.parse_only {
+                let mut response = if rejected.is_empty() {
+                    no_content()
+                } else if outcome.written == 0 && rejected.parse_only {
                     return Err(ApiError::Invalid(rejected.joined()));
+                } else {
+                    // Some points were written: the answer is an error, their commit stands.
+                    ApiError::PartialWrite {
+                        reasons: rejected.joined(),
+                        dropped: rejected.dropped,
+                        v2,
+                    }
+                    .response()
+                };
+                if let Some(lsn) = outcome.lsn {
+                    sluice_http::lsn::stamp(response.headers_mut(), lsn, named, &self.lsn);
                 }
-                Err(ApiError::PartialWrite {
-                    reasons: rejected.joined(),
-                    dropped: rejected.dropped,
-                    v2,
-                })
+                Ok(response)
             }
             "/query" => {
                 if method != Method::GET && method != Method::POST {

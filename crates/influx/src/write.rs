@@ -126,6 +126,8 @@ impl Scratch {
 pub struct Outcome {
     pub written: usize,
     pub rejected: Rejections,
+    /// The commit position, when writes report it.
+    pub lsn: Option<sluice_pg::Lsn>,
 }
 
 /// Writes a body of line protocol into `schema`: all of it or nothing when `strict`, else
@@ -508,7 +510,10 @@ async fn write_once(
             Err(error) => return Err(table_failure(index, table, Phase::Rows, error)),
         }
     }
-    tx.commit().await?;
+    outcome.lsn = match api.lsn.report {
+        true => tx.commit_lsn().await?,
+        false => tx.commit().await.map(|()| None)?,
+    };
     drop(conn);
     for rejected in table_rejected {
         outcome.rejected.extend(rejected);

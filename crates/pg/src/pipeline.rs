@@ -117,6 +117,23 @@ impl Pipeline<'_> {
         }
     }
 
+    /// Ends the current group and adds, as a group of its own, the statement that reads the
+    /// WAL position once that group committed ([`crate::lsn::COMMIT_POSITION_SQL`]): in the same
+    /// round trip, after the commit. [`SyncMode::Groups`] only (a usage error otherwise); read
+    /// its result with [`crate::Lsn::from_commit_position`]. Returns its index in the results.
+    pub fn commit_position(&mut self) -> Result<usize> {
+        if self.mode != SyncMode::Groups {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "commit_position needs a pipeline with SyncMode::Groups",
+            ));
+        }
+        self.sync();
+        let at = self.query(crate::lsn::COMMIT_POSITION_SQL, &[])?;
+        self.sync();
+        Ok(at)
+    }
+
     /// The number of statements added.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -3,6 +3,9 @@
 
 use crate::conn::Connection;
 use crate::error::{Error, ErrorKind, Result};
+use crate::lsn::Lsn;
+
+use crate::pipeline::SyncMode;
 use crate::protocol::backend::TransactionStatus;
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};
@@ -120,6 +123,17 @@ impl Transaction<'_> {
         Ok(())
     }
 
+    /// Commits, and answers the commit's WAL position read in the same round trip (see
+    /// [`crate::lsn`]): `None` when nothing ran (there was nothing to commit) or the position
+    /// could not be read (the commit stands; see [`Connection::commit_lsn`]).
+    pub async fn commit_lsn(mut self) -> Result<Option<Lsn>> {
+        self.finished = true;
+        if self.conn.prelude.begin.take().is_some() {
+            return Ok(None);
+        }
+        self.conn.commit_lsn().await
+    }
+
     /// Rolls back.
     pub async fn rollback(mut self) -> Result<()> {
         self.finished = true;
@@ -127,6 +141,33 @@ impl Transaction<'_> {
             return Ok(());
         }
         self.conn.simple_query("ROLLBACK").await.map(drop)
+    }
+}
+
+impl Connection {
+    /// Commits the transaction block open on this connection (one begun with a `BEGIN`
+    /// statement) and reads the commit's WAL position after it, both in one round trip (a
+    /// pipeline of two groups: the COMMIT, then [`crate::lsn::COMMIT_POSITION_SQL`]).
+    ///
+    /// Fails, as [`Transaction::commit`] does, when the COMMIT fails or rolls back instead
+    /// (`ErrorKind::RolledBack`). When the COMMIT succeeded but the position cannot be read
+    /// (the server is a standby, or refuses the function), the commit stands and the answer is
+    /// `Ok(None)`, with a warning in the log.
+    pub async fn commit_lsn(&mut self) -> Result<Option<Lsn>> {
+        let mut batch = self.pipeline(SyncMode::Groups).await?;
+        batch.query("COMMIT", &[])?;
+        batch.commit_position()?;
+        let mut results = batch.run().await?.into_iter();
+        let committed = results
+            .next()
+            .unwrap_or_else(|| Err(Error::new(ErrorKind::Protocol, "COMMIT gave no result")))?;
+        if committed.command_tag().as_str() == "ROLLBACK" {
+            return Err(Error::new(
+                ErrorKind::RolledBack,
+                "COMMIT rolled the transaction back because a statement in it failed",
+            ));
+        }
+        Ok(Lsn::from_commit_result(results.next().as_ref()))
     }
 }
 

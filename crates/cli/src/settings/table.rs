@@ -38,9 +38,11 @@ settings! {
         /// used last, else a free one).
         pg_port: Option<u16> = None, flag "pg-port", alias "SLUICE_PG_PORT", sample "5433";
         /// Read replicas: URLs of streaming replicas of the database (comma-separated in the
-        /// variable; the flag may be repeated). Table and view reads (GET, HEAD) and view-file
-        /// GETs go to the replica with the fewest requests in flight; writes, RPC and volatile
-        /// functions stay on the primary. A URL that is not in recovery is refused at start.
+        /// variable; the flag may be repeated). Table and view reads (GET, HEAD), calls of
+        /// STABLE or IMMUTABLE functions by GET and view-file GETs go to the replica with the
+        /// fewest requests in flight; writes, POST calls and volatile functions stay on the
+        /// primary. A URL that is not in recovery is refused at start. Writes then answer with
+        /// their commit position (Sluice-Lsn) for reads that must see them.
         replicas: Vec<String> = Vec::new(), flag "replica-url",
             sample "postgres://sluice@replica1.example/app";
         /// Most replay lag a replica may have and still serve reads (checked every second
@@ -48,6 +50,13 @@ settings! {
         /// unreachable, is taken out until it catches up. With every replica out, reads go to
         /// the primary.
         max_replica_lag: Span = Span(Duration::from_secs(10));
+        /// Read your writes: how long a read that names a commit position (the Sluice-Lsn
+        /// header or cookie of a write's answer) waits for a replica to replay it before the
+        /// primary serves it (0: the primary at once).
+        lsn_wait: Span = Span(sluice_pg::pool::DEFAULT_LSN_WAIT);
+        /// Read your writes for browsers: writes also set the sluice-lsn cookie (HttpOnly,
+        /// Path=/, kept for max_replica_lag), which later reads send back by themselves.
+        lsn_cookie: bool = false;
         /// Embedded PostgreSQL only: start this many streaming replicas of it (temporary, gone
         /// when Sluice stops) and route reads to them, as with replicas.
         embedded_replicas: usize = 0, flag "replicas";
@@ -392,6 +401,17 @@ impl Settings {
     /// The database URL, when one is given (else the embedded PostgreSQL runs).
     pub fn database_url(&self) -> Option<&str> {
         Some(self.database.url.as_str()).filter(|url| !url.is_empty())
+    }
+
+    /// How writes report their commit position (`Sluice-Lsn`): on when reads may go to
+    /// replicas (`replicas` given), the cookie with `lsn_cookie`, kept for the allowed lag
+    /// (past it, every healthy replica has replayed the position anyway).
+    pub fn lsn_options(&self, replicas: bool) -> sluice_http::lsn::LsnOptions {
+        let keep = self.database.max_replica_lag.0 + Duration::from_secs(1);
+        sluice_http::lsn::LsnOptions {
+            report: replicas,
+            cookie: (replicas && self.database.lsn_cookie).then_some(keep),
+        }
     }
 
     /// The pool's settings.

@@ -3,6 +3,8 @@
 mod export_import;
 mod export_import_errors;
 mod export_import_support;
+mod export_replica;
+mod gateways;
 mod lp;
 mod serve;
 mod serve_memory;

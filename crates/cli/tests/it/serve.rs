@@ -65,6 +65,44 @@ fn get(addr: &str, path: &str) -> (String, String) {
     )
 }
 
+/// One HTTP/1.1 request with `Connection: close`: the status line, the head's lines and the
+/// body.
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[&str],
+    body: &str,
+) -> (String, Vec<String>, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for header in headers {
+        head.push_str(header);
+        head.push_str("\r\n");
+    }
+    write!(stream, "{head}\r\n{body}").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let mut lines = head.lines().map(str::to_owned);
+    let status = lines.next().unwrap_or_default();
+    (status, lines.collect(), body.to_string())
+}
+
+/// The value of header `name` among a head's lines.
+fn header<'a>(lines: &'a [String], name: &str) -> Option<&'a str> {
+    lines.iter().find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
 fn wait_with_timeout(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + timeout;
     loop {
@@ -187,6 +225,7 @@ fn replicas_of_the_embedded_postgresql_serve_the_view_gets() {
         .arg("--data-dir")
         .arg(scratch.0.join("pgdata"))
         .args(["--replicas", "1", "--http", "127.0.0.1:0"])
+        .args(["--database-lsn-cookie", "--rest-schemas", "public,metrics"])
         .arg("--views")
         .arg(format!("/who={}", view.display()))
         .stdout(Stdio::piped())
@@ -208,6 +247,60 @@ fn replicas_of_the_embedded_postgresql_serve_the_view_gets() {
     assert!(
         metrics.contains("sluice_replica_requests_total{replica=\"0\""),
         "{metrics}"
+    );
+
+    // Writes answer with their commit position, here also as a cookie: an Influx write (which
+    // makes the table), then a REST write into it; a REST read naming the position sees both.
+    let (status, head, body) = request(
+        &addr,
+        "POST",
+        "/write?db=metrics",
+        &[],
+        "ryw,host=a value=1 1700000000000000000",
+    );
+    assert_eq!(status, "HTTP/1.1 204 No Content", "{body}");
+    let influx = header(&head, "sluice-lsn").expect("Sluice-Lsn on an Influx write");
+    assert!(
+        sluice_pg::Lsn::parse(influx.as_bytes()).is_some(),
+        "{influx}"
+    );
+    assert!(
+        header(&head, "set-cookie").is_some_and(|c| c.starts_with("sluice-lsn=")),
+        "{head:?}"
+    );
+    // The REST API learns of the new table by the DDL's NOTIFY (or its next miss).
+    let started = Instant::now();
+    let (status, head, body) = loop {
+        let answer = request(
+            &addr,
+            "POST",
+            "/ryw",
+            &["content-type: application/json", "content-profile: metrics"],
+            r#"{"time": "2023-11-14T22:13:21Z", "host": "b", "value": 2,
+                "sluice_series": "00000000-0000-0000-0000-000000000001"}"#,
+        );
+        if !answer.0.contains("404") || started.elapsed() > Duration::from_secs(15) {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status, "HTTP/1.1 201 Created", "{body}");
+    let rest = header(&head, "sluice-lsn").expect("Sluice-Lsn on a REST write");
+    let cookie = header(&head, "set-cookie").expect("the cookie").to_owned();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    assert_eq!(cookie, format!("sluice-lsn={rest}"));
+    let (status, _, body) = request(
+        &addr,
+        "GET",
+        "/ryw?select=host,value&order=host",
+        &[&format!("cookie: {cookie}"), "accept-profile: metrics"],
+        "",
+    );
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        rows,
+        serde_json::json!([{"host": "a", "value": 1}, {"host": "b", "value": 2}])
     );
 
     let pid = running.0.id().to_string();

@@ -350,6 +350,20 @@ pub fn render_replicas(out: &mut String, replicas: &sluice_pg::pool::ReadPools) 
             replica.state().as_str()
         );
     }
+    let _ = writeln!(
+        out,
+        "# HELP sluice_read_your_writes_total Reads that named a commit position (Sluice-Lsn), by \
+         where they went: a replica that had replayed it, one that replayed it while the read \
+         waited, the primary (none did within the wait), the primary after a replica's guard \
+         found it behind.\n# TYPE sluice_read_your_writes_total counter"
+    );
+    for (outcome, count) in replicas.lsn_outcomes() {
+        let _ = writeln!(
+            out,
+            "sluice_read_your_writes_total{{route=\"{}\"}} {count}",
+            outcome.as_str()
+        );
+    }
 }
 
 /// A label value escaped as the text format asks (backslash, quote, newline).

@@ -5,6 +5,11 @@ use crate::mount::{Response, full};
 use http::{HeaderValue, StatusCode, header};
 use sluice_pg::{ErrorKind, PoolError, PoolErrorKind};
 
+/// Marks the answer of a read whose replica had not replayed the position the request named
+/// (the mount reads from the primary instead of answering with it).
+#[derive(Debug, Clone, Copy)]
+pub struct ReplicaBehind;
+
 /// An error answer of a view endpoint.
 #[derive(Debug, Clone)]
 pub struct ApiError {
@@ -102,6 +107,9 @@ impl ApiError {
         });
         let mut response = Response::new(full(body.to_string()));
         *response.status_mut() = self.status;
+        if self.code == crate::view::read::NOT_REPLAYED {
+            response.extensions_mut().insert(ReplicaBehind);
+        }
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

@@ -23,6 +23,8 @@ pub struct ViewMount {
     jwt: Option<Arc<crate::jwt::JwtConfig>>,
     /// Streaming replicas GETs go to, when configured.
     replicas: Option<Arc<sluice_pg::pool::ReadPools>>,
+    /// Whether writes answer with their commit position (`Sluice-Lsn`), and the cookie.
+    lsn: crate::lsn::LsnOptions,
 }
 
 impl ViewMount {
@@ -34,6 +36,7 @@ impl ViewMount {
             objects: ObjectGets::new(),
             jwt: None,
             replicas: None,
+            lsn: crate::lsn::LsnOptions::default(),
         }
     }
 
@@ -41,13 +44,35 @@ impl ViewMount {
     /// [`ViewMount::new`], keeps preconditions, writes and deletes). A GET a replica answers
     /// with 503 before any row (it went away, or has no connection to give) is taken out and
     /// the GET runs again on the primary: a read changes nothing, so that is safe.
+    ///
+    /// Writes then answer with their commit position (`Sluice-Lsn`), and a GET that names one
+    /// is served by a replica that has replayed it, else by the primary.
     pub fn with_replicas(mut self, replicas: Arc<sluice_pg::pool::ReadPools>) -> Self {
         self.replicas = Some(replicas);
+        self.lsn.report = true;
         self
     }
 
-    /// Runs a GET or HEAD of `returns` on `pool`; `lease` (of the replica `pool` belongs to)
-    /// is held until the answer's last byte.
+    /// Whether writes answer with their commit position, and set the cookie (by default they
+    /// answer with it once [`ViewMount::with_replicas`] was given replicas).
+    pub fn with_lsn(mut self, options: crate::lsn::LsnOptions) -> Self {
+        self.lsn = options;
+        self
+    }
+
+    /// A write's answer with the `Sluice-Lsn` header (and cookie) of the commit it carries.
+    fn stamped(&self, mut response: Response, named: Option<sluice_pg::Lsn>) -> Response {
+        if let Some(committed) = response
+            .extensions_mut()
+            .remove::<crate::view::write::Committed>()
+        {
+            crate::lsn::stamp(response.headers_mut(), committed.0, named, &self.lsn);
+        }
+        response
+    }
+
+    /// Runs a GET or HEAD of `returns` on `pool`; on a replica, `replica` holds its lease (kept
+    /// until the answer's last byte) and the position the read must see there, if any.
     async fn get(
         &self,
         pool: &sluice_pg::Pool,
@@ -55,15 +80,22 @@ impl ViewMount {
         query: Query,
         returns: Return,
         parts: &http::request::Parts,
-        lease: Option<sluice_pg::pool::ReplicaLease>,
+        replica: Option<(sluice_pg::pool::ReplicaLease, Option<sluice_pg::Lsn>)>,
     ) -> Response {
         let accept = parts.headers.get(header::ACCEPT);
+        let (lease, guard) = match replica {
+            Some((lease, guard)) => (Some(lease), guard),
+            None => (None, None),
+        };
         match returns {
-            Return::Object => read::get_object(pool, multiplexer, &self.objects, query).await,
+            Return::Object => {
+                read::get_object(pool, multiplexer, &self.objects, query, guard).await
+            }
+            // A HEAD reads no rows: nothing it answers depends on what was replayed.
             returns if parts.method == Method::HEAD => {
                 read::head_rows(pool, &query, returns, accept).await
             }
-            returns => read::get_rows(pool, query, returns, accept, lease).await,
+            returns => read::get_rows(pool, query, returns, accept, lease, guard).await,
         }
     }
 
@@ -146,6 +178,15 @@ impl ViewMount {
         if let Some(error) = self.refusal(&parts.headers) {
             return error.into_response();
         }
+        let named = match crate::lsn::requested(&parts.headers) {
+            Ok(named) => named,
+            Err(bad) => {
+                return ApiError::new(StatusCode::BAD_REQUEST, "bad_lsn", bad.to_string())
+                    .with_details(serde_json::Value::String(bad.details()))
+                    .with_hint(crate::lsn::BadLsn::HINT)
+                    .into_response();
+            }
+        };
         let rest = context.rest(parts.uri.path());
         let segments: Vec<&str> = segments(rest).collect();
         let mut captures: Vec<String> = Vec::new();
@@ -232,7 +273,12 @@ impl ViewMount {
                         .all(|a| matches!(a, Source::Capture(_)))
                         && command.arguments.len() == captures.len(),
                 };
-                if let Some(lease) = self.replicas.as_ref().and_then(|pools| pools.pick()) {
+                let lease = match (&self.replicas, named) {
+                    (Some(pools), Some(lsn)) => pools.pick_replayed(lsn).await,
+                    (Some(pools), None) => pools.pick(),
+                    (None, _) => None,
+                };
+                if let (Some(lease), Some(pools)) = (lease, &self.replicas) {
                     let replica = lease.shared();
                     let response = self
                         .get(
@@ -241,17 +287,24 @@ impl ViewMount {
                             query.clone(),
                             endpoint.returns,
                             &parts,
-                            Some(lease),
+                            Some((lease, named)),
                         )
                         .await;
-                    if response.status() != StatusCode::SERVICE_UNAVAILABLE {
+                    if response
+                        .extensions()
+                        .get::<crate::view::error::ReplicaBehind>()
+                        .is_some()
+                    {
+                        pools.note_behind(&replica);
+                    } else if response.status() != StatusCode::SERVICE_UNAVAILABLE {
                         return response;
+                    } else {
+                        tracing::debug!(
+                            replica = replica.index(),
+                            "replica unavailable; reading from the primary"
+                        );
+                        replica.mark_unreachable();
                     }
-                    tracing::debug!(
-                        replica = replica.index(),
-                        "replica unavailable; reading from the primary"
-                    );
-                    replica.mark_unreachable();
                 }
                 let multiplexer = self.objects.multiplexer(&self.pool);
                 self.get(
@@ -273,10 +326,12 @@ impl ViewMount {
                     params: captures.iter().cloned().map(Some).collect(),
                     captures_only: true,
                 };
-                read::delete(&self.pool, query, endpoint.returns).await
+                let response =
+                    read::delete(&self.pool, query, endpoint.returns, self.lsn.report).await;
+                self.stamped(response, named)
             }
             _ => {
-                write::handle(WriteRequest {
+                let response = write::handle(WriteRequest {
                     endpoint,
                     method: &parts.method,
                     captures: &captures,
@@ -284,8 +339,10 @@ impl ViewMount {
                     body,
                     context: &context,
                     pool: &self.pool,
+                    report_lsn: self.lsn.report,
                 })
-                .await
+                .await;
+                self.stamped(response, named)
             }
         }
     }

@@ -67,6 +67,7 @@ pub async fn get_rows(
     returns: Return,
     accept: Option<&HeaderValue>,
     lease: Option<sluice_pg::pool::ReplicaLease>,
+    guard: Option<sluice_pg::Lsn>,
 ) -> Response {
     let (layout, content_type) = match returns {
         Return::JsonCsv => (Layout::JsonCsv, "application/json"),
@@ -78,7 +79,7 @@ pub async fn get_rows(
     let (sender, receiver) = stream::channel::<(), ApiError>();
     let pool = pool.clone();
     tokio::spawn(async move {
-        produce(pool, query, layout, sender).await;
+        produce(pool, query, layout, sender, guard).await;
         drop(lease);
     });
     let body: ResponseBody = match receiver.start().await {
@@ -129,12 +130,14 @@ pub async fn head_rows(
     response
 }
 
-/// Runs the query and encodes its rows, sending chunks as they fill.
+/// Runs the query and encodes its rows, sending chunks as they fill. With `guard`, only on a
+/// server that has replayed the WAL that far ([`not_replayed`] otherwise).
 async fn produce(
     pool: Pool,
     mut query: Query,
     layout: Layout,
     mut sender: ChunkSender<(), ApiError>,
+    guard: Option<sluice_pg::Lsn>,
 ) {
     sender.set_head(());
     let mut conn = match pool.get().await {
@@ -162,8 +165,12 @@ async fn produce(
     };
     let mut encoder = RowEncoder::new(layout, columns, column_kinds);
     let params = query.params();
-    let mut stream = match conn.query_stream(&query.sql, &params).await {
-        Ok(stream) => stream,
+    let mut stream = match stream_guarded(&mut conn, &query.sql, &params, guard).await {
+        Ok(Some(stream)) => stream,
+        Ok(None) => {
+            let _ = sender.fail(not_replayed()).await;
+            return;
+        }
         Err(error) => {
             let _ = sender.fail(ApiError::from_pg(&error)).await;
             return;
@@ -197,6 +204,43 @@ async fn produce(
     }
     encoder.finish(&mut buf);
     sender.finish(Bytes::from(buf)).await;
+}
+
+/// `sql`'s rows as a stream; with `guard`, behind [`sluice_pg::lsn::REPLAYED_SQL`] in the same
+/// implicit transaction and round trip (`None`: the server has not replayed that far, and the
+/// rows are dropped unread).
+async fn stream_guarded<'c>(
+    conn: &'c mut sluice_pg::Connection,
+    sql: &str,
+    params: &[&dyn ToSql],
+    guard: Option<sluice_pg::Lsn>,
+) -> sluice_pg::Result<Option<sluice_pg::RowStream<'c>>> {
+    let Some(lsn) = guard else {
+        return conn.query_stream(sql, params).await.map(Some);
+    };
+    let lsn = lsn.to_string();
+    let mut batch = conn.pipeline(sluice_pg::SyncMode::Once).await?;
+    batch.query(sluice_pg::lsn::REPLAYED_SQL, &[&lsn])?;
+    batch.query(sql, params)?;
+    let (before, rows) = batch.run_stream().await?;
+    if before.first().is_some_and(sluice_pg::lsn::replayed) {
+        Ok(Some(rows))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The code of [`not_replayed`].
+pub(crate) const NOT_REPLAYED: &str = "replica_behind";
+
+/// The error of a read whose replica had not replayed the position the request named: the mount
+/// does not answer with it but reads from the primary instead.
+pub(crate) fn not_replayed() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        NOT_REPLAYED,
+        "the replica has not replayed the position the request named",
+    )
 }
 
 /// Rows in the negotiated format, or json-csv's `{"columns": [...], "rows": [[...], ...]}`.
@@ -330,11 +374,15 @@ impl ObjectGets {
 /// A GET of `return: "object"`: exactly one row as a JSON object. The first run of a statement
 /// prepares it on `pool` and learns its layout; later runs go through `multiplexer` (the
 /// pipelining mode over the same server's pool) when there is one.
+///
+/// With `guard`, the read runs only on a server that has replayed the WAL that far
+/// (a 503 `replica_behind` the mount reads from the primary after, otherwise).
 pub async fn get_object(
     pool: &Pool,
     multiplexer: Option<&Multiplexer>,
     gets: &ObjectGets,
     mut query: Query,
+    guard: Option<sluice_pg::Lsn>,
 ) -> Response {
     if let (Some(plan), Some(multiplexer)) = (gets.plan(&query.sql), multiplexer) {
         let count = if query.captures_only {
@@ -346,7 +394,15 @@ pub async fn get_object(
             .iter()
             .map(|p| Box::new(p.clone()) as OwnedParam)
             .collect();
-        match multiplexer.query(query.sql.clone(), params).await {
+        let answer = match guard {
+            Some(lsn) => {
+                multiplexer
+                    .query_replayed(lsn, None, query.sql.clone(), params)
+                    .await
+            }
+            None => multiplexer.query(query.sql.clone(), params).await,
+        };
+        match answer {
             Ok(rows) if plan.layout.fits(rows.columns()) => {
                 return match rows.len() {
                     0 => not_found(),
@@ -364,6 +420,9 @@ pub async fn get_object(
             }
             // The statement's result changed shape (the table was altered): plan it again.
             Ok(_) => gets.forget(&query.sql),
+            Err(error) if error.kind() == sluice_pg::ErrorKind::NotReplayed => {
+                return not_replayed().into_response();
+            }
             Err(error) => return ApiError::from_pg(&error).into_response(),
         }
     }
@@ -371,7 +430,7 @@ pub async fn get_object(
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
     };
-    match one_object(&mut conn, &mut query, Some(gets)).await {
+    match one_object(&mut conn, &mut query, Some(gets), guard).await {
         Ok(Some(body)) => json_response(StatusCode::OK, body),
         Ok(None) => not_found(),
         Err(error) => error.into_response(),
@@ -387,11 +446,13 @@ fn more_than_one_row() -> ApiError {
     .with_hint("make the query return at most one row (a key in the WHERE clause)")
 }
 
-/// Runs `query` and writes its only row as an object; `None` when there is no row.
+/// Runs `query` and writes its only row as an object; `None` when there is no row. With
+/// `guard`, only on a server that has replayed the WAL that far.
 async fn one_object(
     conn: &mut sluice_pg::Connection,
     query: &mut Query,
     gets: Option<&ObjectGets>,
+    guard: Option<sluice_pg::Lsn>,
 ) -> Result<Option<Vec<u8>>, ApiError> {
     let statement = conn
         .prepare(&query.sql)
@@ -412,10 +473,10 @@ async fn one_object(
         );
     }
     let params = query.params();
-    let mut stream = conn
-        .query_stream(&query.sql, &params)
+    let mut stream = stream_guarded(conn, &query.sql, &params, guard)
         .await
-        .map_err(|e| ApiError::from_pg(&e))?;
+        .map_err(|e| ApiError::from_pg(&e))?
+        .ok_or_else(not_replayed)?;
     let mut body: Option<Vec<u8>> = None;
     let mut rows = 0usize;
     // Stop reading after a second row: that is already an error, however many follow.
@@ -446,7 +507,11 @@ async fn one_object(
 /// A DELETE. `return: "object"` answers with the deleted row (the statement needs a RETURNING
 /// clause; without one, `{}`), 404 when nothing was deleted, and rolls back and answers 500 when
 /// more than one row was; otherwise the answer is `{"deleted": N}`.
-pub async fn delete(pool: &Pool, mut query: Query, returns: Return) -> Response {
+///
+/// With `report`, the answer carries the commit position ([`crate::view::write::Committed`]),
+/// read after the commit in the same round trip.
+pub async fn delete(pool: &Pool, mut query: Query, returns: Return, report: bool) -> Response {
+    use crate::view::write::{commit, with_commit};
     let mut conn = match pool.get().await {
         Ok(conn) => conn,
         Err(error) => return ApiError::from_pool(&error).into_response(),
@@ -456,10 +521,20 @@ pub async fn delete(pool: &Pool, mut query: Query, returns: Return) -> Response 
             Ok(statement) => query.fit(&statement),
             Err(error) => return ApiError::from_pg(&error).into_response(),
         }
-        return match conn.execute(&query.sql, &query.params()).await {
-            Ok(deleted) => json_response(
-                StatusCode::OK,
-                format!("{{\"deleted\":{deleted}}}\n").into_bytes(),
+        let deleted = match report {
+            false => conn
+                .execute(&query.sql, &query.params())
+                .await
+                .map(|deleted| (deleted, None)),
+            true => delete_reporting(&mut conn, &query).await,
+        };
+        return match deleted {
+            Ok((deleted, lsn)) => with_commit(
+                json_response(
+                    StatusCode::OK,
+                    format!("{{\"deleted\":{deleted}}}\n").into_bytes(),
+                ),
+                lsn,
             ),
             Err(error) => ApiError::from_pg(&error).into_response(),
         };
@@ -479,24 +554,46 @@ pub async fn delete(pool: &Pool, mut query: Query, returns: Return) -> Response 
             if deleted > 1 {
                 return Err(more_than_one_deleted(deleted));
             }
-            tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
-            return Ok((deleted > 0).then(|| b"{}\n".to_vec()));
+            let lsn = commit(tx, report).await?;
+            return Ok(((deleted > 0).then(|| b"{}\n".to_vec()), lsn));
         }
-        let object = one_object(&mut tx, &mut query, None).await.map_err(|e| {
-            if e.code == "more_than_one_row" {
-                more_than_one_deleted(2)
-            } else {
-                e
-            }
-        })?;
-        tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
-        Ok(object)
+        let object = one_object(&mut tx, &mut query, None, None)
+            .await
+            .map_err(|e| {
+                if e.code == "more_than_one_row" {
+                    more_than_one_deleted(2)
+                } else {
+                    e
+                }
+            })?;
+        let lsn = commit(tx, report).await?;
+        Ok((object, lsn))
     };
     match answer.await {
-        Ok(Some(body)) => json_response(StatusCode::OK, body),
-        Ok(None) => not_found(),
+        Ok((Some(body), lsn)) => with_commit(json_response(StatusCode::OK, body), lsn),
+        Ok((None, _)) => not_found(),
         Err(error) => error.into_response(),
     }
+}
+
+/// A DELETE in its own implicit transaction and, in a later group of the same round trip, the
+/// commit position.
+async fn delete_reporting(
+    conn: &mut sluice_pg::Connection,
+    query: &Query,
+) -> sluice_pg::Result<(u64, Option<sluice_pg::Lsn>)> {
+    let params = query.params();
+    let mut batch = conn.pipeline(sluice_pg::SyncMode::Groups).await?;
+    batch.query(&query.sql, &params)?;
+    let at = batch.commit_position()?;
+    let mut results = batch.run().await?;
+    let lsn = sluice_pg::Lsn::from_commit_result(results.get(at));
+    results.truncate(at);
+    let deleted = match results.pop() {
+        Some(deleted) => deleted?.command_tag().rows_affected(),
+        None => 0,
+    };
+    Ok((deleted, lsn))
 }
 
 fn more_than_one_deleted(count: u64) -> ApiError {

@@ -49,6 +49,9 @@ pub enum ErrorKind {
     /// An operation was used in a state that does not allow it (e.g. a COPY statement through
     /// `query`).
     Usage,
+    /// A read guarded by a WAL position ran on a server that had not replayed that far (see
+    /// `Multiplexer::query_replayed`): nothing was wrong with the server or the statement.
+    NotReplayed,
 }
 
 /// An error from the driver. Cheap to move (one box); never produced by a panic.

@@ -36,6 +36,7 @@ mod hooks;
 mod maintenance;
 mod multiplex;
 mod recycle;
+mod replay;
 mod replicas;
 mod settings;
 mod shared;
@@ -43,6 +44,7 @@ mod shared;
 pub use error::{PoolError, PoolErrorKind, PoolStatus};
 pub use guard::PooledConnection;
 pub use multiplex::Multiplexer;
+pub use replay::{DEFAULT_LSN_WAIT, LsnOutcome};
 pub use replicas::{
     CHECK_INTERVAL, PRIMARY_APPLICATION_NAME, ReadPools, Replica, ReplicaError, ReplicaLease,
     ReplicaState, parse_lsn, replica_application_name,

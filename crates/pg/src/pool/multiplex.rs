@@ -28,6 +28,9 @@ struct Owned {
 }
 
 struct Request {
+    /// Runs before everything, in the same implicit transaction: [`crate::lsn::REPLAYED_SQL`],
+    /// whose `f` turns the answer into an [`ErrorKind::NotReplayed`] error.
+    guard: Option<Owned>,
     /// Runs first, in the same implicit transaction; its rows are not wanted.
     context: Option<Owned>,
     main: Owned,
@@ -120,6 +123,37 @@ impl Multiplexer {
     ) -> Result<Rows> {
         self.enqueue(
             None,
+            None,
+            Owned {
+                sql: sql.into(),
+                params,
+            },
+        )
+        .await
+    }
+
+    /// Runs `sql` (behind `context`, a statement and its parameters, as
+    /// [`Multiplexer::query_in_context`] does) only on a server that has replayed the WAL up to
+    /// `lsn`: a replica's read for a client that must see its own writes. The guard
+    /// [`crate::lsn::REPLAYED_SQL`] runs first in the same implicit transaction, so `sql`'s
+    /// snapshot is taken after it; when it finds the server has not replayed that far, the rows
+    /// are dropped and the answer is an error of kind [`ErrorKind::NotReplayed`] (read from the
+    /// primary then).
+    pub async fn query_replayed(
+        &self,
+        lsn: crate::Lsn,
+        context: Option<(Cow<'static, str>, Vec<OwnedParam>)>,
+        sql: impl Into<Cow<'static, str>>,
+        params: Vec<OwnedParam>,
+    ) -> Result<Rows> {
+        let guard = Owned {
+            sql: Cow::Borrowed(crate::lsn::REPLAYED_SQL),
+            params: vec![Box::new(lsn.to_string())],
+        };
+        let context = context.map(|(sql, params)| Owned { sql, params });
+        self.enqueue(
+            Some(guard),
+            context,
             Owned {
                 sql: sql.into(),
                 params,
@@ -145,6 +179,7 @@ impl Multiplexer {
             params: context_params,
         };
         self.enqueue(
+            None,
             Some(context),
             Owned {
                 sql: sql.into(),
@@ -154,10 +189,16 @@ impl Multiplexer {
         .await
     }
 
-    async fn enqueue(&self, context: Option<Owned>, main: Owned) -> Result<Rows> {
+    async fn enqueue(
+        &self,
+        guard: Option<Owned>,
+        context: Option<Owned>,
+        main: Owned,
+    ) -> Result<Rows> {
         let (reply, answer) = oneshot::channel();
         let queue = &self.handle.queue;
         queue.requests.lock().push_back(Request {
+            guard,
             context,
             main,
             reply,
@@ -241,14 +282,28 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
     // Written first, by reference, with one parameter list reused for every statement (no
     // allocation per statement); then each request's place in the results, or the error that
     // kept it from being written.
-    let mut placed: Vec<Result<(Option<usize>, usize)>> = Vec::with_capacity(batch.len());
+    let mut placed: Vec<Result<Placed>> = Vec::with_capacity(batch.len());
     {
         let mut refs: Vec<&dyn ToSql> = Vec::with_capacity(8);
         for request in &batch {
+            let guard_at = match &request.guard {
+                Some(guard) => match add(&mut pipeline, &mut refs, guard) {
+                    Ok(i) => Some(i),
+                    Err(e) => {
+                        pipeline.sync();
+                        placed.push(Err(e));
+                        continue;
+                    }
+                },
+                None => None,
+            };
             let context_at = match &request.context {
                 Some(context) => match add(&mut pipeline, &mut refs, context) {
                     Ok(i) => Some(i),
                     Err(e) => {
+                        if guard_at.is_some() {
+                            pipeline.sync();
+                        }
                         placed.push(Err(e));
                         continue;
                     }
@@ -260,13 +315,17 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
             // The group ends here even when the statement did not encode: a context alone in
             // its group only sets what its Sync undoes.
             pipeline.sync();
-            placed.push(main.map(|i| (context_at, i)));
+            placed.push(main.map(|main| Placed {
+                guard: guard_at,
+                context: context_at,
+                main,
+            }));
         }
     }
     let mut sent = Vec::with_capacity(batch.len());
     for (request, place) in batch.into_iter().zip(placed) {
         match place {
-            Ok((context_at, main_at)) => sent.push((context_at, main_at, request.reply)),
+            Ok(place) => sent.push((place, request.reply)),
             Err(e) => drop(request.reply.send(Err(e))),
         }
     }
@@ -277,11 +336,23 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
         Ok(results) => {
             let mut results: Vec<Option<Result<Rows>>> = results.into_iter().map(Some).collect();
             let mut take = |i: usize| results.get_mut(i).and_then(Option::take);
-            for (context_at, main_at, reply) in sent {
-                let context_error = context_at.and_then(&mut take).and_then(Result::err);
-                let result = match context_error {
+            for (place, reply) in sent {
+                let guard_error = place
+                    .guard
+                    .and_then(&mut take)
+                    .and_then(|guard| match guard {
+                        Ok(rows) if crate::lsn::replayed(&rows) => None,
+                        Ok(_) => Some(Error::new(
+                            ErrorKind::NotReplayed,
+                            "the server has not replayed the WAL up to the read's position",
+                        )),
+                        Err(error) => Some(error),
+                    });
+                let context_error = place.context.and_then(&mut take).and_then(Result::err);
+                let main = take(place.main);
+                let result = match guard_error.or(context_error) {
                     Some(error) => Err(error),
-                    None => take(main_at).unwrap_or_else(|| {
+                    None => main.unwrap_or_else(|| {
                         Err(Error::new(
                             ErrorKind::Closed,
                             "the pipelined batch ended without this statement's result",
@@ -293,11 +364,18 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
         }
         Err(e) => {
             let text = format!("the pipelined batch failed: {e}");
-            for (_, _, reply) in sent {
+            for (_, reply) in sent {
                 let _ = reply.send(Err(Error::new(ErrorKind::Closed, text.clone())));
             }
         }
     }
+}
+
+/// Where a request's statements are in the batch's results.
+struct Placed {
+    guard: Option<usize>,
+    context: Option<usize>,
+    main: usize,
 }
 
 /// Adds a queued statement to the pipeline through `refs` (cleared and refilled: reused for

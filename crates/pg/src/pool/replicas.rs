@@ -17,8 +17,10 @@
 //! back in at the first check it passes. When the primary does not answer, replicas are judged
 //! on reachability and recovery alone, so reads go on while it is down.
 
+use super::replay::{self, Replay};
 use super::{Pool, PoolSettings};
 use crate::config::Config;
+use crate::lsn::Lsn;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -115,6 +117,8 @@ pub struct Replica {
     in_flight: AtomicUsize,
     served: AtomicU64,
     lag_millis: AtomicU64,
+    /// The replayed WAL position last seen (0: not known), for reads that name a position.
+    pub(super) replayed: AtomicU64,
     multiplexer: OnceLock<Option<super::Multiplexer>>,
 }
 
@@ -159,6 +163,20 @@ impl Replica {
             .as_ref()
     }
 
+    /// Whether it serves reads now.
+    pub fn is_healthy(&self) -> bool {
+        self.healthy.load(Ordering::Relaxed)
+    }
+
+    /// The replayed WAL position last seen by its checks or poller (`None` while not known,
+    /// as after it was taken out).
+    pub fn replayed(&self) -> Option<Lsn> {
+        match self.replayed.load(Ordering::Acquire) {
+            0 => None,
+            lsn => Some(Lsn(lsn)),
+        }
+    }
+
     /// The state the last check found.
     pub fn state(&self) -> ReplicaState {
         ReplicaState::from_code(self.state.load(Ordering::Relaxed))
@@ -188,6 +206,10 @@ impl Replica {
         let previous = ReplicaState::from_code(self.state.swap(state.code(), Ordering::Relaxed));
         self.healthy
             .store(state == ReplicaState::Healthy, Ordering::Relaxed);
+        if state != ReplicaState::Healthy {
+            // It may come back from an earlier point (a restart): ask again before trusting it.
+            self.replayed.store(0, Ordering::Release);
+        }
         if previous != state {
             if state == ReplicaState::Healthy {
                 tracing::info!(replica = self.index, host = %self.host, "replica back in");
@@ -238,10 +260,28 @@ pub struct ReadPools {
     primary: Pool,
     replicas: Vec<Arc<Replica>>,
     max_lag: Duration,
+    /// Servers not in recovery serve reads too (see [`ReadPools::connect_allowing_primary`]).
+    allow_primary: bool,
     next: AtomicUsize,
+    /// Reads that name a commit position: what each replica replayed, the waits.
+    pub(super) replay: Replay,
 }
 
 impl ReadPools {
+    /// As [`ReadPools::connect`], but a server that is not in recovery is taken as a replica
+    /// instead of refused, and kept in by the checks: for measuring what routing costs, with
+    /// the primary itself under another URL as the "replica" (the same server answers either
+    /// way, so only the routing differs). Its lag counts as zero. Not for serving: a real
+    /// primary given as a replica may be another database than the one written to.
+    pub async fn connect_allowing_primary(
+        primary: Pool,
+        urls: &[String],
+        settings: PoolSettings,
+        max_lag: Duration,
+    ) -> Result<Arc<ReadPools>, ReplicaError> {
+        ReadPools::connect_with(primary, urls, settings, max_lag, true).await
+    }
+
     /// Opens a pool per replica URL (its connections named [`replica_application_name`]),
     /// checks that each is in recovery (a primary is refused with
     /// [`ReplicaError::NotAReplica`]; one that does not answer starts out), and starts the
@@ -251,6 +291,16 @@ impl ReadPools {
         urls: &[String],
         settings: PoolSettings,
         max_lag: Duration,
+    ) -> Result<Arc<ReadPools>, ReplicaError> {
+        ReadPools::connect_with(primary, urls, settings, max_lag, false).await
+    }
+
+    async fn connect_with(
+        primary: Pool,
+        urls: &[String],
+        settings: PoolSettings,
+        max_lag: Duration,
+        allow_primary: bool,
     ) -> Result<Arc<ReadPools>, ReplicaError> {
         let mut replicas = Vec::with_capacity(urls.len());
         for (index, url) in urls.iter().enumerate() {
@@ -267,6 +317,7 @@ impl ReadPools {
             let pool = Pool::new(config, settings.clone());
             let state = match status {
                 Ok((true, _)) => ReplicaState::Healthy,
+                Ok((false, _)) if allow_primary => ReplicaState::Healthy,
                 Ok((false, _)) => return Err(ReplicaError::NotAReplica { index, host }),
                 Err(reason) => {
                     // Not refused: it may be starting; the checks bring it in once it answers
@@ -286,6 +337,7 @@ impl ReadPools {
                 in_flight: AtomicUsize::new(0),
                 served: AtomicU64::new(0),
                 lag_millis: AtomicU64::new(0),
+                replayed: AtomicU64::new(0),
                 multiplexer: OnceLock::new(),
             }));
         }
@@ -293,10 +345,20 @@ impl ReadPools {
             primary,
             replicas,
             max_lag,
+            allow_primary,
             next: AtomicUsize::new(0),
+            replay: Replay::new(),
         });
         if !pools.replicas.is_empty() {
             tokio::spawn(check_forever(Arc::downgrade(&pools)));
+        }
+        for replica in &pools.replicas {
+            let probe = Probe::new(replica.probe.clone());
+            tokio::spawn(replay::poll_forever(
+                Arc::downgrade(&pools),
+                replica.index,
+                probe,
+            ));
         }
         Ok(pools)
     }
@@ -319,6 +381,11 @@ impl ReadPools {
     /// The healthy replica with the fewest requests in flight, held until the lease drops;
     /// `None`: read from the primary.
     pub fn pick(&self) -> Option<ReplicaLease> {
+        self.pick_where(|_| true)
+    }
+
+    /// The least busy healthy replica that `accept` takes, held until the lease drops.
+    pub(super) fn pick_where(&self, accept: impl Fn(&Replica) -> bool) -> Option<ReplicaLease> {
         let count = self.replicas.len();
         if count == 0 {
             return None;
@@ -327,7 +394,7 @@ impl ReadPools {
         let mut best: Option<&Arc<Replica>> = None;
         for offset in 0..count {
             let replica = &self.replicas[(start + offset) % count];
-            if !replica.healthy.load(Ordering::Relaxed) {
+            if !replica.healthy.load(Ordering::Relaxed) || !accept(replica) {
                 continue;
             }
             if best.is_none_or(|b| replica.in_flight() < b.in_flight()) {
@@ -363,8 +430,12 @@ impl ReadPools {
                     tracing::debug!(replica = replica.index, %reason, "replica check failed");
                     ReplicaState::Unreachable
                 }
+                Ok((false, _)) if self.allow_primary => ReplicaState::Healthy,
                 Ok((false, _)) => ReplicaState::NotInRecovery,
                 Ok((true, replayed)) => {
+                    if let Some(replayed) = replayed {
+                        self.replay.note(replica, Lsn(replayed));
+                    }
                     let lag = match (primary_lsn, replayed) {
                         (Some(primary), Some(replayed)) => {
                             note_and_measure(noted, now, primary, replayed)
@@ -423,20 +494,25 @@ struct CheckState {
     replicas: Vec<(Probe, VecDeque<(Instant, u64)>)>,
 }
 
-/// A connection of the checks' own.
-struct Probe {
+/// A connection of the checks' (or a poller's) own.
+pub(super) struct Probe {
     config: Config,
     conn: Option<crate::Connection>,
 }
 
 impl Probe {
-    fn new(config: Config) -> Probe {
+    pub(super) fn new(config: Config) -> Probe {
         Probe { config, conn: None }
+    }
+
+    /// Drops the connection (it did not answer in time); the next use opens another.
+    pub(super) fn close(&mut self) {
+        self.conn = None;
     }
 
     /// The single row of `sql` (text format), connecting first when needed; any failure closes
     /// the connection, so the next check starts afresh.
-    async fn row(&mut self, sql: &str) -> Result<crate::OwnedRow, String> {
+    pub(super) async fn row(&mut self, sql: &str) -> Result<crate::OwnedRow, String> {
         let conn = match &mut self.conn {
             Some(conn) => conn,
             slot => slot.insert(
@@ -519,16 +595,9 @@ async fn current_wal_lsn(probe: &mut Probe) -> Result<u64, String> {
         .ok_or_else(|| "pg_current_wal_lsn() answered no position".to_owned())
 }
 
-/// A WAL position in PostgreSQL's text form (`16/B374D848`) as a number.
+/// A WAL position in PostgreSQL's text form (`16/B374D848`) as a number ([`Lsn::parse`]).
 pub fn parse_lsn(text: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(text).ok()?;
-    let (high, low) = text.split_once('/')?;
-    if high.is_empty() || low.is_empty() || high.len() > 8 || low.len() > 8 {
-        return None;
-    }
-    let high = u64::from_str_radix(high, 16).ok()?;
-    let low = u64::from_str_radix(low, 16).ok()?;
-    Some((high << 32) | low)
+    Lsn::parse(text).map(|lsn| lsn.0)
 }
 
 #[cfg(test)]
@@ -593,6 +662,21 @@ mod tests {
         assert_eq!(
             note_and_measure(&mut noted, at(900), 300, 300),
             Duration::ZERO
+        );
+        // Stuck for ten minutes while the primary writes every second: ten minutes behind,
+        // one position noted per second.
+        for second in 1..=600 {
+            note_and_measure(&mut noted, at(900 + second), 300 + second, 300);
+        }
+        assert_eq!(
+            note_and_measure(&mut noted, at(1500), 900, 300),
+            Duration::from_secs(599)
+        );
+        assert_eq!(noted.len(), 600);
+        // Replayed what the primary had five minutes in: five minutes behind.
+        assert_eq!(
+            note_and_measure(&mut noted, at(1500), 900, 600),
+            Duration::from_secs(299)
         );
     }
 }

@@ -8,7 +8,7 @@ use sluice_pg::pool::{Pool, PoolSettings, ReadPools, ReplicaError, ReplicaState}
 use std::time::{Duration, Instant};
 
 async fn one_text(pool: &Pool, sql: &str) -> String {
-    let mut conn = pool.get().await.unwrap();
+    let mut conn = pool.get().await.map_err(|e| e.to_string()).unwrap();
     let row = conn.query_one(sql, &[]).await.unwrap();
     String::from_utf8(row.raw(0).unwrap().to_vec()).unwrap()
 }
@@ -73,7 +73,7 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
     // One connection per replica: the checks must not need it.
     let mut one = PoolSettings::new();
     one.set_max_size(1)
-        .set_acquire_timeout(Duration::from_millis(500));
+        .set_acquire_timeout(Duration::from_secs(5));
     let pools = ReadPools::connect(
         primary.clone(),
         &[replica.url()],
@@ -155,4 +155,142 @@ async fn reads_go_to_a_healthy_replica_and_leave_a_lagging_or_stopped_one() {
 /// The replica's pool, for statements aimed at it whatever its state.
 fn lease_pool(pools: &ReadPools) -> &Pool {
     pools.replicas()[0].pool()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_naming_a_commit_position_see_that_commit() {
+    use sluice_pg::pool::LsnOutcome;
+    use sluice_pg::{ErrorKind, Lsn, SyncMode};
+    let Some(mut cluster) = private_cluster(
+        "read_your_writes",
+        ClusterOptions::temporary().tls(false).test_roles(false),
+    ) else {
+        return;
+    };
+    cluster.start_replicas(1).unwrap();
+    let primary = Pool::connect(&cluster.url(), PoolSettings::new()).unwrap();
+    let pools = ReadPools::connect(
+        primary.clone(),
+        &[cluster.replicas()[0].url()],
+        PoolSettings::new(),
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+    pools.set_lsn_wait(Duration::from_millis(300));
+    let replica = pools.replicas()[0].clone();
+    let multiplexer = replica.multiplexer().unwrap().clone();
+    let count = |lsn: Lsn| {
+        let multiplexer = multiplexer.clone();
+        async move {
+            multiplexer
+                .query_replayed(lsn, None, "SELECT count(*)::text FROM ryw", Vec::new())
+                .await
+                .map(|rows| String::from_utf8(rows.get(0).unwrap().raw(0).unwrap().to_vec()))
+        }
+    };
+    let outcome = |which: LsnOutcome| {
+        pools
+            .lsn_outcomes()
+            .iter()
+            .find(|(o, _)| *o == which)
+            .map_or(0, |(_, n)| *n)
+    };
+
+    let mut conn = primary.get().await.unwrap();
+    conn.batch_execute(
+        "CREATE TABLE ryw (n int); \
+         CREATE TABLE ryw_deferred (n int UNIQUE DEFERRABLE INITIALLY DEFERRED); \
+         CREATE ROLE ryw_plain NOLOGIN",
+    )
+    .await
+    .unwrap();
+    // The position a commit reports: at or past what the primary had before it.
+    let before = Lsn::parse(
+        one_text(&primary, "SELECT pg_current_wal_lsn()::text")
+            .await
+            .as_bytes(),
+    )
+    .unwrap();
+    let mut tx = conn.transaction().unwrap();
+    tx.execute("INSERT INTO ryw VALUES (1)", &[]).await.unwrap();
+    let first = tx.commit_lsn().await.unwrap().expect("a position");
+    assert!(first > before, "{first} after {before}");
+    // Nothing ran, nothing committed: no position.
+    let tx = conn.transaction().unwrap();
+    assert_eq!(tx.commit_lsn().await.unwrap(), None);
+    // A commit that fails (a deferred unique violation) or rolls back (a failed statement)
+    // reports an error, never a position.
+    let mut tx = conn.transaction().unwrap();
+    tx.execute("INSERT INTO ryw_deferred VALUES (1), (1)", &[])
+        .await
+        .unwrap();
+    let failed = tx.commit_lsn().await.unwrap_err();
+    assert_eq!(failed.code(), Some("23505"), "{failed}");
+    let mut tx = conn.transaction().unwrap();
+    assert!(tx.execute("SELECT 1/0", &[]).await.is_err());
+    let rolled_back = tx.commit_lsn().await.unwrap_err();
+    assert_eq!(rolled_back.kind(), ErrorKind::RolledBack, "{rolled_back}");
+    // Any role may read the position.
+    conn.batch_execute("SET ROLE ryw_plain").await.unwrap();
+    conn.transaction().unwrap();
+    conn.batch_execute("BEGIN; SELECT 1").await.unwrap();
+    assert!(conn.commit_lsn().await.unwrap().is_some());
+    conn.batch_execute("RESET ROLE").await.unwrap();
+
+    // The replica gets there: a read naming the position is served by it, and sees the row.
+    let lease = pools.pick_replayed(first).await;
+    let lease = match lease {
+        Some(lease) => lease,
+        // Not there within 300 ms on a loaded machine: it is, eventually.
+        None => {
+            eventually("the replica replays the first commit", || {
+                replica.replayed() >= Some(first)
+            })
+            .await;
+            pools.pick_replayed(first).await.unwrap()
+        }
+    };
+    assert_eq!(lease.index(), 0);
+    drop(lease);
+    assert_eq!(count(first).await.unwrap().unwrap(), "1");
+
+    // Replay paused, a commit by a pipeline (the write and, in a later group, its position):
+    // the replica cannot serve a read naming it; after the wait it goes to the primary.
+    one_text(replica.pool(), "SELECT pg_wal_replay_pause()::text").await;
+    let mut batch = conn.pipeline(SyncMode::Groups).await.unwrap();
+    batch.query("INSERT INTO ryw VALUES (2)", &[]).unwrap();
+    let at = batch.commit_position().unwrap();
+    let results = batch.run().await.unwrap();
+    assert!(results[0].is_ok());
+    let second = Lsn::from_commit_result(results.get(at)).expect("a position");
+    assert!(second > first);
+    let primary_before = outcome(LsnOutcome::Primary);
+    assert!(pools.pick_replayed(second).await.is_none());
+    assert_eq!(outcome(LsnOutcome::Primary), primary_before + 1);
+    // The guard refuses a read naming it on the replica, stale rows never come back.
+    let refused = count(second).await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::NotReplayed, "{refused}");
+    assert_eq!(count(first).await.unwrap().unwrap(), "1");
+
+    // Replay resumed while a read waits: the replica serves it once it has replayed it.
+    pools.set_lsn_wait(Duration::from_secs(30));
+    let waiting = {
+        let pools = pools.clone();
+        tokio::spawn(async move { pools.pick_replayed(second).await.map(|l| l.index()) })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    one_text(replica.pool(), "SELECT pg_wal_replay_resume()::text").await;
+    assert_eq!(waiting.await.unwrap(), Some(0));
+    assert!(outcome(LsnOutcome::Waited) + outcome(LsnOutcome::Replayed) >= 2);
+    assert_eq!(count(second).await.unwrap().unwrap(), "2");
+
+    // Stopped: nothing known of it, no wait, the primary.
+    cluster.replicas()[0].stop_server().unwrap();
+    eventually("taken out when stopped", || !replica.is_healthy()).await;
+    assert_eq!(replica.replayed(), None);
+    assert!(pools.pick_replayed(first).await.is_none());
+    drop(conn);
+    pools.close().await;
+    primary.close().await;
 }

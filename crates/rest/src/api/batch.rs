@@ -39,9 +39,10 @@ pub(super) async fn batch(
     outer: &request::ApiRequest,
     cache: &SchemaCache,
     context: Option<RequestContext>,
+    named: Option<sluice_pg::Lsn>,
     body: Bytes,
 ) -> Response {
-    match run(api, outer, cache, context, body).await {
+    match run(api, outer, cache, context, named, body).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
     }
@@ -74,6 +75,7 @@ async fn run(
     outer: &request::ApiRequest,
     cache: &SchemaCache,
     context: Option<RequestContext>,
+    named: Option<sluice_pg::Lsn>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let operations: Vec<Operation> =
@@ -192,14 +194,25 @@ async fn run(
         answers.push(answer_json(&plan.request, returns, written, representation));
     }
     let commits = api.config.tx_end.commits(outer.prefer.tx);
-    conn.batch_execute(if commits { "COMMIT" } else { "ROLLBACK" })
-        .await
-        .map_err(pg)?;
+    let lsn = match (commits, api.lsn.report) {
+        (true, true) => conn.commit_lsn().await.map_err(pg)?,
+        (true, false) => conn
+            .batch_execute("COMMIT")
+            .await
+            .map(|()| None)
+            .map_err(pg)?,
+        (false, _) => conn
+            .batch_execute("ROLLBACK")
+            .await
+            .map(|()| None)
+            .map_err(pg)?,
+    };
     let mut response = Response::new(full(serde_json::Value::Array(answers).to_string()));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
+    super::stamp_lsn(api, &mut response, lsn, named);
     Ok(response)
 }
 
@@ -270,6 +283,7 @@ fn plan<'c>(
         schema,
         name: name.clone(),
         context: None,
+        named: None,
     };
     let filters = filters(&parsed)?;
     let prepared = super::write::prepare(api, &parsed, &target, cache, filters, &body)?;

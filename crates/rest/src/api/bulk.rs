@@ -272,12 +272,14 @@ async fn run(
             shaping: super::context::Shaping::default(),
         }
     };
-    if api.config.tx_end.commits(prefer.tx) {
-        tx.commit().await.map_err(pg)?;
-    } else {
-        tx.rollback().await.map_err(pg)?;
-    }
-    Ok(answer(request, returns, written, representation))
+    let lsn = match (api.config.tx_end.commits(prefer.tx), api.lsn.report) {
+        (true, true) => tx.commit_lsn().await.map_err(pg)?,
+        (true, false) => tx.commit().await.map(|()| None).map_err(pg)?,
+        (false, _) => tx.rollback().await.map(|()| None).map_err(pg)?,
+    };
+    let mut response = answer(request, returns, written, representation);
+    super::stamp_lsn(api, &mut response, lsn, target.named);
+    Ok(response)
 }
 
 /// The CSV header's column names once its line is complete.

@@ -21,8 +21,14 @@ pub(super) async fn call(
     cache: &SchemaCache,
     body: Bytes,
 ) -> Response {
+    // A GET may call only a STABLE or IMMUTABLE function (plan_call refuses a volatile one):
+    // it reads, so a replica may answer it. A POST may write: the primary.
+    let route = match request.method {
+        Method::Get | Method::Head => super::read::Route::Replica,
+        _ => super::read::Route::Primary,
+    };
     match prepare(api, request, target, cache, body) {
-        Ok(job) => super::read::stream_call(api, request, target, job).await,
+        Ok(job) => super::read::stream_call(api, request, target, job, route).await,
         Err(error) => error_response(&error),
     }
 }

@@ -76,6 +76,8 @@ pub struct RestApi {
     timezones: tokio::sync::OnceCell<std::collections::HashSet<String>>,
     /// Identities of verified tokens, when `jwt_cache_max_lifetime` is set.
     jwt_cache: Option<crate::auth::JwtCache>,
+    /// Whether writes answer with their commit position (`Sluice-Lsn`), and the cookie.
+    pub(crate) lsn: sluice_http::lsn::LsnOptions,
 }
 
 /// The relation or routine a request is for, in its schema, with the context it runs in.
@@ -85,6 +87,8 @@ pub(crate) struct Target {
     /// The settings the request's transaction starts with, when it needs any: a role to run
     /// as, or a schema other than `public` for the search path.
     pub context: Option<RequestContext>,
+    /// The commit position the request named (`Sluice-Lsn`): a read must see it.
+    pub named: Option<sluice_pg::Lsn>,
 }
 
 impl Target {
@@ -115,13 +119,25 @@ impl RestApi {
             needs_catalog: Default::default(),
             timezones: tokio::sync::OnceCell::new(),
             jwt_cache,
+            lsn: sluice_http::lsn::LsnOptions::default(),
         }
     }
 
-    /// Sends table and view reads (GET, HEAD) to `replicas` while one is healthy; writes and
-    /// function calls stay on the primary's pool.
+    /// Sends table and view reads (GET, HEAD) and calls of functions by GET (`STABLE` or
+    /// `IMMUTABLE`: a GET of a volatile one is refused) to `replicas` while one is healthy;
+    /// writes and POST calls stay on the primary's pool. Writes then answer with their commit
+    /// position (`Sluice-Lsn`), and a read that names one is served by a replica that has
+    /// replayed it, else by the primary.
     pub fn with_replicas(mut self, replicas: Arc<sluice_pg::pool::ReadPools>) -> RestApi {
         self.replicas = Some(replicas);
+        self.lsn.report = true;
+        self
+    }
+
+    /// Whether writes answer with their commit position, and set the cookie (by default they
+    /// answer with it once [`RestApi::with_replicas`] was given replicas).
+    pub fn with_lsn(mut self, options: sluice_http::lsn::LsnOptions) -> RestApi {
+        self.lsn = options;
         self
     }
 
@@ -232,6 +248,10 @@ impl RestApi {
                 Ok(parsed) => parsed,
                 Err(error) => return error_response(&error),
             };
+        let named = match sluice_http::lsn::requested(&parts.headers) {
+            Ok(named) => named,
+            Err(bad) => return error_response(&bad_lsn(&bad)),
+        };
         let schema = match self.schema_for(&parsed) {
             Ok(schema) => schema,
             Err(error) => return error_response(&error),
@@ -283,6 +303,7 @@ impl RestApi {
                 schema,
                 name: name.clone(),
                 context,
+                named,
             };
             return bulk::insert(&self, &parsed, &target, &cache, reader).await;
         }
@@ -306,6 +327,7 @@ impl RestApi {
                     schema,
                     name: name.clone(),
                     context,
+                    named,
                 };
                 let filters = match filters(&parsed) {
                     Ok(filters) => filters,
@@ -328,6 +350,7 @@ impl RestApi {
                     schema,
                     name: name.clone(),
                     context,
+                    named,
                 };
                 match parsed.method {
                     Method::Get | Method::Head | Method::Post => {
@@ -342,7 +365,7 @@ impl RestApi {
                 }
             }
             Resource::Schema if parsed.method == Method::Post => {
-                batch::batch(&self, &parsed, &cache, context, body).await
+                batch::batch(&self, &parsed, &cache, context, named, body).await
             }
             Resource::Schema => {
                 if !self.config.openapi || !matches!(parsed.method, Method::Get | Method::Head) {
@@ -416,6 +439,25 @@ fn filters(request: &ApiRequest) -> Result<Vec<PathFilter>, ApiError> {
         .iter()
         .map(|(key, value)| request::parse_filter(key, value))
         .collect()
+}
+
+/// 400 PGRSTX02 (Sluice's own) for a `Sluice-Lsn` header or cookie that is not a position.
+fn bad_lsn(bad: &sluice_http::lsn::BadLsn) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "PGRSTX02", bad.to_string())
+        .details(bad.details())
+        .hint(sluice_http::lsn::BadLsn::HINT)
+}
+
+/// Marks a write's answer with its commit position (`Sluice-Lsn`, and the cookie when asked).
+pub(crate) fn stamp_lsn(
+    api: &RestApi,
+    response: &mut Response,
+    lsn: Option<sluice_pg::Lsn>,
+    named: Option<sluice_pg::Lsn>,
+) {
+    if let Some(lsn) = lsn {
+        sluice_http::lsn::stamp(response.headers_mut(), lsn, named, &api.lsn);
+    }
 }
 
 /// 404 PGRST205 for a relation the cache does not have.

@@ -223,10 +223,22 @@ async fn run(
     )
     .await;
     let commits = outcome.is_ok() && api.config.tx_end.commits(prefer.tx);
-    conn.batch_execute(if commits { "COMMIT" } else { "ROLLBACK" })
-        .await
-        .map_err(pg)?;
-    Ok(answer(request, returns, outcome?, representation))
+    let lsn = match (commits, api.lsn.report) {
+        (true, true) => conn.commit_lsn().await.map_err(pg)?,
+        (true, false) => conn
+            .batch_execute("COMMIT")
+            .await
+            .map(|()| None)
+            .map_err(pg)?,
+        (false, _) => conn
+            .batch_execute("ROLLBACK")
+            .await
+            .map(|()| None)
+            .map_err(pg)?,
+    };
+    let mut response = answer(request, returns, outcome?, representation);
+    super::stamp_lsn(api, &mut response, lsn, target.named);
+    Ok(response)
 }
 
 /// What the nested insert answers: the parents' count, their representation (read back with

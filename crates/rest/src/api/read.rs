@@ -39,6 +39,12 @@ struct ReadJob {
     /// The result is known to be small (a primary key by equality, or a small limit): it can
     /// be collected through the pipelining mode instead of streamed on a connection of its own.
     bounded: bool,
+    /// The commit position the request named (`Sluice-Lsn`): on a replica, the read runs behind
+    /// the guard that it has replayed that far.
+    named: Option<sluice_pg::Lsn>,
+    /// A call that may write (POST): its answer is collected whole and carries the commit
+    /// position, read after the commit in the same round trip.
+    report_commit: bool,
 }
 
 /// How a result becomes a body.
@@ -60,6 +66,8 @@ struct ReadHead {
     content_range: Option<String>,
     /// What the pre-request function set for the answer.
     shaping: super::context::Shaping,
+    /// The commit position of a call that wrote.
+    lsn: Option<sluice_pg::Lsn>,
 }
 
 pub(super) async fn read(
@@ -78,10 +86,11 @@ pub(super) async fn read(
 
 /// Where a read may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Route {
-    /// A healthy replica when there is one (table and view reads).
+pub(super) enum Route {
+    /// A healthy replica when there is one (table and view reads, calls by GET: the function
+    /// is `STABLE` or `IMMUTABLE`).
     Replica,
-    /// The primary (function calls: they may write, or call something volatile).
+    /// The primary (calls by POST: they may write, or call something volatile).
     Primary,
 }
 
@@ -91,6 +100,7 @@ pub(super) async fn stream_call(
     request: &ApiRequest,
     target: &Target,
     call: super::call::CallJob,
+    route: Route,
 ) -> Response {
     use crate::plan::call::ResultShape;
     let (shape, representation) = match call.shape {
@@ -113,8 +123,10 @@ pub(super) async fn stream_call(
         count_preference: None,
         max_rows: api.config.max_rows,
         bounded: false,
+        named: target.named,
+        report_commit: route == Route::Primary && api.lsn.report,
     };
-    respond(api, request, job, Route::Primary).await
+    respond(api, request, job, route).await
 }
 
 async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: Route) -> Response {
@@ -139,14 +151,17 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
         && job.shape == Shape::Rows
         && job.counts.is_empty()
         && job.representation != Representation::Csv;
-    let lease = match route {
-        Route::Replica => api.replicas.as_ref().and_then(|pools| pools.pick()),
-        Route::Primary => None,
+    let lease = match (route, &api.replicas, job.named) {
+        (Route::Replica, Some(pools), Some(lsn)) => pools.pick_replayed(lsn).await,
+        (Route::Replica, Some(pools), None) => pools.pick(),
+        _ => None,
     };
     if fast {
         match multiplexed(api, &job, lease.as_deref()).await {
             Some(Ok((head, body))) => {
                 return finish_response(
+                    api,
+                    job.named,
                     head,
                     full(body),
                     head_only,
@@ -160,7 +175,9 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
     }
     let (sender, receiver) = stream::channel::<ReadHead, ApiError>();
     let pool = api.pool.clone();
-    tokio::spawn(produce(pool, lease, job, sender));
+    let pools = api.replicas.clone();
+    let named = job.named;
+    tokio::spawn(produce(pool, pools, lease, job, sender));
     let (head, body) = match receiver.start().await {
         Outcome::Body(head, body) => (head, body),
         Outcome::Failed(error) => return error_response(&error),
@@ -172,10 +189,20 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
             ));
         }
     };
-    finish_response(head, body, head_only, content_type, count_preference)
+    finish_response(
+        api,
+        named,
+        head,
+        body,
+        head_only,
+        content_type,
+        count_preference,
+    )
 }
 
 fn finish_response(
+    api: &RestApi,
+    named: Option<sluice_pg::Lsn>,
     head: ReadHead,
     body: sluice_http::ResponseBody,
     head_only: bool,
@@ -201,6 +228,7 @@ fn finish_response(
         headers.insert("preference-applied", HeaderValue::from_static(applied));
     }
     head.shaping.apply(&mut response);
+    super::stamp_lsn(api, &mut response, head.lsn, named);
     response
 }
 
@@ -225,16 +253,22 @@ async fn multiplexed(
     }
     let answer = match replica {
         Some(replica) => {
-            let answer = send_multiplexed(replica.multiplexer()?, job).await;
+            let answer = send_multiplexed(replica.multiplexer()?, job, job.named).await;
             match answer {
                 Err(error) if error.is_unavailable() => {
                     replica.mark_unreachable();
-                    send_multiplexed(api.multiplexer()?, job).await
+                    send_multiplexed(api.multiplexer()?, job, None).await
+                }
+                Err(error) if error.kind() == sluice_pg::ErrorKind::NotReplayed => {
+                    if let Some(pools) = &api.replicas {
+                        pools.note_behind(replica);
+                    }
+                    send_multiplexed(api.multiplexer()?, job, None).await
                 }
                 answer => answer,
             }
         }
-        None => send_multiplexed(api.multiplexer()?, job).await,
+        None => send_multiplexed(api.multiplexer()?, job, None).await,
     };
     let rows = match answer {
         Ok(rows) => rows,
@@ -243,10 +277,12 @@ async fn multiplexed(
     encode_multiplexed(api, job, &rows)
 }
 
-/// Sends the job's statement (with its context statement) through `multiplexer`.
+/// Sends the job's statement (with its context statement) through `multiplexer`; with `guard`,
+/// only where the WAL is replayed that far.
 async fn send_multiplexed(
     multiplexer: &sluice_pg::pool::Multiplexer,
     job: &ReadJob,
+    guard: Option<sluice_pg::Lsn>,
 ) -> sluice_pg::Result<sluice_pg::Rows> {
     let owned = |statement: &Statement| -> Vec<Box<dyn sluice_pg::ToSql + Send>> {
         statement
@@ -256,6 +292,15 @@ async fn send_multiplexed(
             .collect()
     };
     let params = owned(&job.main);
+    if let Some(lsn) = guard {
+        let context = job
+            .context
+            .first()
+            .map(|context| (context.sql.clone().into(), owned(context)));
+        return multiplexer
+            .query_replayed(lsn, context, job.main.sql.clone(), params)
+            .await;
+    }
     // The request's role and settings ride in the same implicit transaction as its statement.
     match job.context.first() {
         Some(context) => {
@@ -379,6 +424,8 @@ fn plan_job(
         limit,
         count_preference,
         bounded,
+        named: target.named,
+        report_commit: false,
     })
 }
 
@@ -487,6 +534,7 @@ fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
         },
         content_range,
         shaping: super::context::Shaping::default(),
+        lsn: None,
     }
 }
 

@@ -64,7 +64,7 @@ async fn run(
         }
     };
     let commits = api.config.tx_end.commits(request.prefer.tx);
-    let written = execute(
+    let (written, lsn) = execute(
         api,
         target,
         &prepared.statement,
@@ -74,12 +74,9 @@ async fn run(
         prepared.max_affected,
     )
     .await?;
-    Ok(answer(
-        request,
-        prepared.returns,
-        written,
-        prepared.representation,
-    ))
+    let mut response = answer(request, prepared.returns, written, prepared.representation);
+    super::stamp_lsn(api, &mut response, lsn, target.named);
+    Ok(response)
 }
 
 /// A write ready to run: its statement and how to read and answer its result.
@@ -495,7 +492,10 @@ fn put_mutation<'s>(
     })
 }
 
-/// Runs the statement behind the context; reads the rows it returns.
+/// Runs the statement behind the context; reads the rows it returns, and the commit position
+/// when writes report it (`Sluice-Lsn`): for an implicit transaction in a later group of the
+/// same pipeline, after an explicit one with its COMMIT; in both cases in the round trip that
+/// commits.
 pub(super) async fn execute(
     api: &RestApi,
     target: &Target,
@@ -504,7 +504,7 @@ pub(super) async fn execute(
     representation: Option<Representation>,
     location_of: Option<&Table>,
     max_affected: Option<u64>,
-) -> Result<Written, ApiError> {
+) -> Result<(Written, Option<sluice_pg::Lsn>), ApiError> {
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let context = target.context_statements();
     let params = statement.driver_params();
@@ -513,7 +513,13 @@ pub(super) async fn execute(
     // max-affected, response settings a pre-request function may have set wrong) is explicit
     // and ended once the result is read.
     let explicit = !commits || max_affected.is_some() || context.len() > 1;
-    let mut batch = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
+    let report = api.lsn.report && commits;
+    let mode = if report && !explicit {
+        SyncMode::Groups
+    } else {
+        SyncMode::Once
+    };
+    let mut batch = conn.pipeline(mode).await.map_err(pg)?;
     if explicit {
         batch.query("BEGIN", &[]).map_err(pg)?;
     }
@@ -527,7 +533,20 @@ pub(super) async fn execute(
         }
     }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
-    let results = batch.run().await.map_err(pg)?;
+    let position = match mode {
+        SyncMode::Groups => Some(batch.commit_position().map_err(pg)?),
+        _ => None,
+    };
+    let mut results = batch.run().await.map_err(pg)?;
+    // The commit position's group is the last; the write's own statements come before it.
+    let lsn = match position {
+        Some(at) => {
+            let lsn = sluice_pg::Lsn::from_commit_result(results.get(at));
+            results.truncate(at);
+            lsn
+        }
+        None => None,
+    };
     if let Some(Err(error)) = failed_statement(&results).map(|i| &results[i]) {
         let error = pg_ref(error);
         if explicit {
@@ -577,12 +596,17 @@ pub(super) async fn execute(
         }
         _ => commits,
     };
-    if explicit {
-        conn.batch_execute(if keep { "COMMIT" } else { "ROLLBACK" })
-            .await
-            .map_err(pg)?;
-    }
-    written
+    let lsn = match (explicit, keep && report) {
+        (true, true) => conn.commit_lsn().await.map_err(pg)?,
+        (true, false) => {
+            conn.batch_execute(if keep { "COMMIT" } else { "ROLLBACK" })
+                .await
+                .map_err(pg)?;
+            None
+        }
+        (false, _) => lsn,
+    };
+    written.map(|written| (written, lsn))
 }
 
 /// The statement at fault in the results of a pipeline with one Sync, where every statement

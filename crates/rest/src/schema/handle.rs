@@ -157,20 +157,37 @@ async fn build(pool: &Pool, schemas: &[String]) -> Result<SchemaCache, ReloadErr
     Ok(super::load(&mut conn, schemas).await?)
 }
 
-/// Installs (or replaces) the event trigger that notifies [`CHANNEL`] after every DDL command,
-/// so schema changes reach the cache without anyone asking. Needs a superuser; the function
-/// lives in the schema `sluice`, outside the exposed ones.
+/// Installs (or replaces) the event triggers that notify [`CHANNEL`] after DDL, so schema
+/// changes reach the cache of every Sluice on the database without anyone asking. Commands that
+/// touch only temporary objects are left out: the staging tables of bulk writes (REST, views,
+/// the Influx merge) are `CREATE TEMP TABLE ... ON COMMIT DROP`, and a reload of every
+/// gateway's cache for each of them would be a reload per write. Needs a superuser; the
+/// functions live in the schema `sluice`, outside the exposed ones.
 pub async fn install_ddl_trigger(conn: &mut Connection) -> Result<(), sluice_pg::Error> {
     conn.batch_execute(
         "CREATE SCHEMA IF NOT EXISTS sluice;
          CREATE OR REPLACE FUNCTION sluice.notify_schema_change() RETURNS event_trigger
-           LANGUAGE plpgsql AS $$ BEGIN NOTIFY pgrst, 'reload schema'; END $$;
+           LANGUAGE plpgsql AS $$
+           BEGIN
+             IF EXISTS (SELECT FROM pg_catalog.pg_event_trigger_ddl_commands() AS c
+                        WHERE c.schema_name IS NULL OR c.schema_name !~ '^pg_temp') THEN
+               NOTIFY pgrst, 'reload schema';
+             END IF;
+           END $$;
+         CREATE OR REPLACE FUNCTION sluice.notify_schema_drop() RETURNS event_trigger
+           LANGUAGE plpgsql AS $$
+           BEGIN
+             IF EXISTS (SELECT FROM pg_catalog.pg_event_trigger_dropped_objects() AS d
+                        WHERE NOT d.is_temporary) THEN
+               NOTIFY pgrst, 'reload schema';
+             END IF;
+           END $$;
          DROP EVENT TRIGGER IF EXISTS sluice_schema_change_end;
          CREATE EVENT TRIGGER sluice_schema_change_end ON ddl_command_end
            EXECUTE FUNCTION sluice.notify_schema_change();
          DROP EVENT TRIGGER IF EXISTS sluice_schema_change_drop;
          CREATE EVENT TRIGGER sluice_schema_change_drop ON sql_drop
-           EXECUTE FUNCTION sluice.notify_schema_change();",
+           EXECUTE FUNCTION sluice.notify_schema_drop();",
     )
     .await
 }

@@ -7,5 +7,8 @@ mod common;
 mod grammar_props;
 mod jwt_keys;
 mod overload;
+mod read_your_writes;
+mod replica_faults;
 mod replicas;
+mod schema_notify;
 mod spec;

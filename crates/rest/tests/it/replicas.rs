@@ -171,9 +171,12 @@ async fn reads_go_to_the_replica_writes_and_calls_to_the_primary() {
         String::from_utf8_lossy(&created.body)
     );
     eventually_items(address, 2).await;
-    // Calls run on the primary (this first slice routes no call to a replica, even a STABLE
-    // one by GET).
-    for (method, function) in [("GET", "in_recovery_stable"), ("POST", "in_recovery")] {
+    // Calls by GET (a STABLE function) run on the replica, calls by POST on the primary.
+    for (method, function, on_replica) in [
+        ("GET", "in_recovery_stable", true),
+        ("POST", "in_recovery", false),
+        ("POST", "in_recovery_stable", false),
+    ] {
         let body = if method == "POST" {
             b"{}".to_vec()
         } else {
@@ -196,8 +199,8 @@ async fn reads_go_to_the_replica_writes_and_calls_to_the_primary() {
         );
         assert_eq!(
             called.json(),
-            serde_json::json!(false),
-            "{method} /rpc on the primary"
+            serde_json::json!(on_replica),
+            "{method} /rpc/{function} on the replica: {on_replica}"
         );
     }
 

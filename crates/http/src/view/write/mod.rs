@@ -89,6 +89,33 @@ pub struct WriteRequest<'a> {
     pub context: &'a RequestContext,
     /// Where the write gets its connection.
     pub pool: &'a sluice_pg::Pool,
+    /// Read the commit position after the COMMIT (the answer carries it as [`Committed`]).
+    pub report_lsn: bool,
+}
+
+/// The commit position of a write, carried in its answer's extensions for the mount to turn
+/// into the `Sluice-Lsn` header (see [`crate::lsn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Committed(pub sluice_pg::Lsn);
+
+/// Commits `tx`, reading the commit position in the same round trip when `report`.
+pub(crate) async fn commit(
+    tx: sluice_pg::Transaction<'_>,
+    report: bool,
+) -> Result<Option<sluice_pg::Lsn>, ApiError> {
+    let committed = match report {
+        true => tx.commit_lsn().await,
+        false => tx.commit().await.map(|()| None),
+    };
+    committed.map_err(|e| ApiError::from_pg(&e))
+}
+
+/// `response` carrying the commit position `lsn`, when there is one.
+pub(crate) fn with_commit(mut response: Response, lsn: Option<sluice_pg::Lsn>) -> Response {
+    if let Some(lsn) = lsn {
+        response.extensions_mut().insert(Committed(lsn));
+    }
+    response
 }
 
 /// Row bodies of at least this many bytes go through COPY (see the module docs).
@@ -189,12 +216,28 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         };
         if large && methods.len() == 1 {
             let rows = RowSource::streamed(reader, read_ahead, format);
-            return streamed(request.pool, methods, verb, rows, &values).await;
+            return streamed(
+                request.pool,
+                methods,
+                verb,
+                rows,
+                &values,
+                request.report_lsn,
+            )
+            .await;
         }
         if large {
             let file = SpoolFile::spool(&mut reader, read_ahead).await?;
             let mut rows = RowSource::spooled(file, format);
-            return copy_each(request.pool, methods, verb, &mut rows, &values).await;
+            return copy_each(
+                request.pool,
+                methods,
+                verb,
+                &mut rows,
+                &values,
+                request.report_lsn,
+            )
+            .await;
         }
     }
     let body = reader
@@ -237,8 +280,8 @@ async fn write(request: WriteRequest<'_>) -> Result<Response, ApiError> {
         }
         rows_response(verb, methods, total)
     };
-    tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
-    Ok(response)
+    let lsn = commit(tx, request.report_lsn).await?;
+    Ok(with_commit(response, lsn))
 }
 
 /// Writes a body streamed into COPY through its one method object, in one transaction. On an
@@ -250,8 +293,9 @@ async fn streamed(
     verb: Verb,
     mut source: RowSource,
     values: &RequestValues<'_>,
+    report_lsn: bool,
 ) -> Result<Response, ApiError> {
-    let written = copy_each(pool, methods, verb, &mut source, values).await;
+    let written = copy_each(pool, methods, verb, &mut source, values, report_lsn).await;
     if written.is_err() {
         source.discard_rest().await;
     }
@@ -267,6 +311,7 @@ async fn copy_each(
     verb: Verb,
     source: &mut RowSource,
     values: &RequestValues<'_>,
+    report_lsn: bool,
 ) -> Result<Response, ApiError> {
     let mut conn = pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let mut tx = conn.transaction().map_err(|e| ApiError::from_pg(&e))?;
@@ -275,8 +320,8 @@ async fn copy_each(
         source.restart().await?;
         total.add(copy::write(&mut tx, method, number, verb, source, values).await?);
     }
-    tx.commit().await.map_err(|e| ApiError::from_pg(&e))?;
-    Ok(rows_response(verb, methods, total))
+    let lsn = commit(tx, report_lsn).await?;
+    Ok(with_commit(rows_response(verb, methods, total), lsn))
 }
 
 /// The answer to a row write: `{"records": N}`, for set-replace with `selected` and `deleted`.

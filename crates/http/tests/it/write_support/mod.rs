@@ -77,6 +77,7 @@ impl Mount for WriteMount {
                 body,
                 context: &context,
                 pool: &self.pool,
+                report_lsn: false,
             })
             .await
         })

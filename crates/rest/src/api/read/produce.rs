@@ -9,6 +9,9 @@ enum Attempt {
     Done,
     /// The replica was gone before anything was sent: the sender is back for another attempt.
     ReplicaGone(ChunkSender<ReadHead, ApiError>),
+    /// The replica had not replayed the position the read named (its guard said so): nothing
+    /// was sent, the read goes to the primary.
+    NotReplayed(ChunkSender<ReadHead, ApiError>),
 }
 
 /// Ends an attempt on an error met before anything was sent: on a replica whose session is
@@ -46,6 +49,7 @@ impl Source<'_> {
 /// The lease is held until the last row is sent.
 pub(super) async fn produce(
     pool: sluice_pg::Pool,
+    pools: Option<Arc<sluice_pg::pool::ReadPools>>,
     mut lease: Option<ReplicaLease>,
     job: ReadJob,
     mut sender: ChunkSender<ReadHead, ApiError>,
@@ -79,6 +83,12 @@ pub(super) async fn produce(
                         "replica gone; reading from the primary"
                     );
                     gone.mark_unreachable();
+                }
+                sender = back;
+            }
+            Attempt::NotReplayed(back) => {
+                if let (Some(behind), Some(pools)) = (lease.take(), &pools) {
+                    pools.note_behind(&behind);
                 }
                 sender = back;
             }
@@ -136,11 +146,29 @@ async fn produce_on(
     let context_params: Vec<_> = job.context.iter().map(Statement::driver_params).collect();
     let count_params: Vec<_> = job.counts.iter().map(Statement::driver_params).collect();
     let main_params = job.main.driver_params();
-    let mut batch = match conn.pipeline(SyncMode::Once).await {
+    // On a replica, a read that names a commit position runs behind the guard that the replica
+    // has replayed it (first, so the read's snapshot is taken after it).
+    let guard = job.named.filter(|_| on_replica).map(|lsn| lsn.to_string());
+    // A call that may write reads its commit position after the commit, in a later group.
+    let report = job.report_commit && !on_replica;
+    let mode = if report {
+        SyncMode::Groups
+    } else {
+        SyncMode::Once
+    };
+    let mut batch = match conn.pipeline(mode).await {
         Ok(batch) => batch,
         Err(error) => return fail_early(sender, &error, on_replica).await,
     };
     let mut queued = Ok(());
+    if let Some(lsn) = &guard {
+        queued = batch
+            .query(
+                sluice_pg::lsn::REPLAYED_SQL,
+                &[lsn as &dyn sluice_pg::ToSql],
+            )
+            .map(drop);
+    }
     for (context, params) in job.context.iter().zip(&context_params) {
         queued = queued.and_then(|()| batch.query(&context.sql, params).map(drop));
     }
@@ -152,13 +180,28 @@ async fn produce_on(
         let _ = sender.fail(ApiError::from_pg(&error, false)).await;
         return Attempt::Done;
     }
-    // A call answering one row reads what the function set for the answer
-    // (`response.headers`, `response.status`) after it, in the same transaction; its row is
-    // collected first. Other results stream, shaped only by the pre-request function.
-    let single_row_call = matches!(job.shape, Shape::Scalar | Shape::OutObject);
+    // A call answering one row, or one that may write and reports its commit, reads what the
+    // function set for the answer (`response.headers`, `response.status`) after it, in the
+    // same transaction; its rows are collected first. Other results stream, shaped only by the
+    // pre-request function.
+    let single_row_call = matches!(job.shape, Shape::Scalar | Shape::OutObject) || report;
+    let mut commit_lsn = None;
     let (before, mut rows, shaping) = if single_row_call {
-        let queued = batch.query(RESPONSE_SETTINGS, &[]);
-        let results = match queued.map(|_| batch.run()) {
+        let mut queued = batch.query(RESPONSE_SETTINGS, &[]).map(drop);
+        let position = match report {
+            true => match queued.and_then(|()| batch.commit_position()) {
+                Ok(at) => {
+                    queued = Ok(());
+                    Some(at)
+                }
+                Err(error) => {
+                    queued = Err(error);
+                    None
+                }
+            },
+            false => None,
+        };
+        let results = match queued.map(|()| batch.run()) {
             Ok(run) => run.await,
             Err(error) => Err(error),
         };
@@ -166,10 +209,24 @@ async fn produce_on(
             Ok(results) => results,
             Err(error) => return fail_early(sender, &error, on_replica).await,
         };
+        if let Some(at) = position {
+            commit_lsn = sluice_pg::Lsn::from_commit_result(results.get(at));
+            results.truncate(at);
+        }
+        if guard.is_some() {
+            match results.first() {
+                Some(Ok(rows)) if !sluice_pg::lsn::replayed(rows) => {
+                    return Attempt::NotReplayed(sender);
+                }
+                _ => {}
+            }
+        }
         if let Some(Err(error)) = crate::api::write::failed_statement(&results).map(|i| &results[i])
         {
-            let _ = sender.fail(ApiError::from_pg(error, false)).await;
-            return Attempt::Done;
+            return fail_early(sender, error, on_replica).await;
+        }
+        if guard.is_some() && !results.is_empty() {
+            drop(results.remove(0));
         }
         let cell = |rows: &sluice_pg::Rows, i: usize| {
             rows.get(0)
@@ -209,10 +266,18 @@ async fn produce_on(
             shaping,
         )
     } else {
-        let (before, rows) = match batch.run_stream().await {
+        let (mut before, rows) = match batch.run_stream().await {
             Ok(result) => result,
             Err(error) => return fail_early(sender, &error, on_replica).await,
         };
+        if guard.is_some() {
+            if !before.first().is_some_and(sluice_pg::lsn::replayed) {
+                // Dropping the stream reads the rest of its rows away.
+                drop(rows);
+                return Attempt::NotReplayed(sender);
+            }
+            before.remove(0);
+        }
         let shaping = match job.context.get(1).and(before.get(1)) {
             Some(rows) => match crate::api::context::Shaping::from_pre_request(rows) {
                 Ok(shaping) => shaping,
@@ -312,6 +377,7 @@ async fn produce_on(
                 if !sender.started() {
                     sender.set_head(ReadHead {
                         shaping: shaping.clone(),
+                        lsn: commit_lsn,
                         ..head(job, None, total)
                     });
                 }
@@ -346,6 +412,7 @@ async fn produce_on(
     if !sender.started() {
         sender.set_head(ReadHead {
             shaping,
+            lsn: commit_lsn,
             ..head(job, Some(rows_sent), total)
         });
     }
