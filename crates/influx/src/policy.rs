@@ -47,11 +47,12 @@ pub struct PolicyCache {
 }
 
 impl PolicyCache {
-    /// The policy of `database`, when read less than [`POLICY_TTL`] ago.
-    pub fn fresh(&self, database: &str) -> Option<Policy> {
+    /// The retention a client set for `database` (see [`Policy::retention`]), when its policy
+    /// was read less than [`POLICY_TTL`] ago. Asked on every write: no clone of the policy.
+    pub fn fresh_retention(&self, database: &str) -> Option<Option<Option<Duration>>> {
         let entries = self.entries.read();
         let (policy, read) = entries.get(database)?;
-        (read.elapsed() < POLICY_TTL).then(|| policy.clone())
+        (read.elapsed() < POLICY_TTL).then_some(policy.retention)
     }
 
     /// Records the policy of `database` as just read or written.
@@ -167,34 +168,27 @@ fn to_seconds(retention: Option<Duration>) -> i64 {
 }
 
 impl InfluxApi {
-    /// The policy of `database`: cached, or read from the catalog when the cache is older than
-    /// [`POLICY_TTL`] (nothing is read when the catalog does not keep policies).
-    pub(crate) async fn policy(
-        &self,
-        conn: &mut Connection,
-        database: &str,
-    ) -> sluice_pg::Result<Policy> {
-        if let Some(policy) = self.policies.fresh(database) {
-            return Ok(policy);
-        }
-        let policy = read(conn, database, self.keeps_policies()).await?;
-        self.policies.put(database, policy.clone());
-        Ok(policy)
-    }
-
     /// The retention of `database`: the configuration's `database_retention` entry for it,
-    /// else what a client set, else the configuration's `retention`.
+    /// else what a client set (cached, read from the catalog again when the cache is older
+    /// than [`POLICY_TTL`]), else the configuration's `retention`.
     pub(crate) async fn retention_of(
         &self,
         conn: &mut Connection,
         database: &str,
     ) -> sluice_pg::Result<Option<Duration>> {
-        let policy = if self.config.database_retention.contains_key(database) {
-            Policy::default()
-        } else {
-            self.policy(conn, database).await?
+        if let Some(configured) = self.config.database_retention.get(database) {
+            return Ok(*configured);
+        }
+        let client = match self.policies.fresh_retention(database) {
+            Some(retention) => retention,
+            None => {
+                let policy = read(conn, database, self.keeps_policies()).await?;
+                let retention = policy.retention;
+                self.policies.put(database, policy);
+                retention
+            }
         };
-        Ok(self.retention_with(database, &policy))
+        Ok(client.unwrap_or(self.config.retention))
     }
 
     /// The retention a policy gives `database` (as [`InfluxApi::retention_of`], without I/O).
@@ -232,14 +226,14 @@ mod tests {
     #[test]
     fn cached_policies_are_fresh_for_a_while() {
         let cache = PolicyCache::default();
-        assert_eq!(cache.fresh("db"), None);
+        assert_eq!(cache.fresh_retention("db"), None);
         let policy = Policy {
             registered: true,
             name: Some("week".into()),
             retention: Some(Some(Duration::from_secs(7 * 86_400))),
         };
         cache.put("db", policy.clone());
-        assert_eq!(cache.fresh("db"), Some(policy));
+        assert_eq!(cache.fresh_retention("db"), Some(policy.retention));
         assert_eq!(Policy::default().shown_name(), DEFAULT_POLICY);
     }
 }
