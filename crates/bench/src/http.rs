@@ -84,7 +84,10 @@ end
 /// A running `sluice serve`, stopped with SIGTERM on drop.
 pub(crate) struct Serve {
     child: Child,
+    /// `127.0.0.1:PORT`.
     pub(crate) base: String,
+    /// Whether it serves HTTPS (`SLUICE_HTTP_CERT` given).
+    tls: bool,
 }
 
 impl Serve {
@@ -124,9 +127,11 @@ impl Serve {
             .stderr(Stdio::piped())
             .spawn()
             .context("starting sluice serve")?;
+        let tls = env.iter().any(|(name, _)| *name == "SLUICE_HTTP_CERT");
         let mut serve = Serve {
             child,
             base: format!("127.0.0.1:{port}"),
+            tls,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -137,7 +142,7 @@ impl Serve {
                 }
                 bail!("sluice serve exited ({status}): {}", stderr.trim());
             }
-            if request(&serve.base, "GET", "/-/ready", &[], &[]).is_ok_and(|(s, _)| s == 200) {
+            if serve.is_ready() {
                 return Ok(serve);
             }
             if Instant::now() > deadline {
@@ -145,6 +150,24 @@ impl Serve {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// `/-/ready` answers 200 (over HTTPS through curl, which the plain probe cannot speak).
+    fn is_ready(&self) -> bool {
+        if !self.tls {
+            return request(&self.base, "GET", "/-/ready", &[], &[]).is_ok_and(|(s, _)| s == 200);
+        }
+        Command::new("curl")
+            .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}"])
+            .arg(format!("{}/-/ready", self.url()))
+            .output()
+            .is_ok_and(|out| out.stdout == b"200")
+    }
+
+    /// `http://127.0.0.1:PORT` or `https://...`: what wrk is pointed at.
+    pub(crate) fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.base)
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -237,7 +260,8 @@ fn wrk_millis(text: &str) -> Option<f64> {
     })
 }
 
-/// wrk with 64 connections for `seconds`: requests per second and p99 in milliseconds.
+/// wrk with 64 connections for `seconds`: requests per second and p99 in milliseconds. `base` is
+/// `host:port` (plain HTTP) or a whole `https://host:port`.
 pub(crate) fn wrk(base: &str, script: &Path, seconds: u64) -> Result<(f64, f64)> {
     let (rps, p99, _timeouts) = wrk_with(base, script, seconds, 64)?;
     Ok((rps, p99))
@@ -257,7 +281,11 @@ pub(crate) fn wrk_with(
         .arg(format!("{seconds}s"))
         .arg("-s")
         .arg(script)
-        .arg(format!("http://{base}"))
+        .arg(if base.contains("://") {
+            base.to_string()
+        } else {
+            format!("http://{base}")
+        })
         .output()
         .context("running wrk (apt-get install wrk)")?;
     let text = String::from_utf8_lossy(&out.stdout);

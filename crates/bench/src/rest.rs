@@ -43,16 +43,16 @@ pub struct RestArgs {
     /// Connections of the serve pool.
     #[arg(long, default_value_t = 8)]
     pub(crate) pool_size: usize,
-    /// The cases to run, comma-separated: point, auth, all, bulk, load, schema.
+    /// The cases to run, comma-separated: point, auth, https, all, bulk, load, schema.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "point,auth,all,bulk,load,schema"
+        default_value = "point,auth,https,all,bulk,load,schema"
     )]
     cases: Vec<String>,
 }
 
-const CASES: [&str; 6] = ["point", "auth", "all", "bulk", "load", "schema"];
+const CASES: [&str; 7] = ["point", "auth", "https", "all", "bulk", "load", "schema"];
 const BULK_TABLE: &str = "sluice_bench_rest_bulk";
 const LOAD_TABLE: &str = "sluice_bench_rest_load";
 const SCHEMA: &str = "sluice_bench_rest_schema";
@@ -104,6 +104,9 @@ pub fn run(args: RestArgs) -> Result<()> {
         }
         if runs("auth") {
             crate::rest_auth::run(&target, &serve, &sluice, &dir, &views, &args)?;
+        }
+        if runs("https") {
+            crate::rest_auth::run_https(&target, &sluice, &dir, &views, &args)?;
         }
         if runs("all") {
             all_rows(&target, &serve, &sluice, &args)?;

@@ -117,62 +117,28 @@ pub(crate) fn run(
     let authed_script = dir.join("auth_jwt.lua");
     std::fs::write(&plain_script, script("pgbench_accounts", None))?;
     std::fs::write(&authed_script, script(TABLE, Some(&token)))?;
-    let (mut plain_rps, mut authed_rps, mut plain_cpu, mut authed_cpu) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // Requests per second and server CPU µs per request.
-    let measure = |serve: &Serve, script: &Path| -> Result<(f64, f64)> {
-        let before = serve.cpu_seconds()?;
-        let (rps, _) = wrk(&serve.base, script, args.seconds)?;
-        let cpu = serve.cpu_seconds()? - before;
-        Ok((rps, cpu * 1e6 / (rps * args.seconds as f64)))
-    };
-    for round in 0..args.rounds {
-        for turn in 0..2 {
-            if (round + turn) % 2 == 0 {
-                let (rps, cpu) = measure(plain, &plain_script)?;
-                plain_rps.push(rps);
-                plain_cpu.push(cpu);
-            } else {
-                let (rps, cpu) = measure(&authed, &authed_script)?;
-                authed_rps.push(rps);
-                authed_cpu.push(cpu);
-            }
-        }
-        eprintln!(
-            "auth round {}: no auth {:.0} req/s ({:.1} µs CPU), JWT + RLS {:.0} req/s ({:.1} µs CPU)",
-            round + 1,
-            plain_rps.last().copied().unwrap_or(f64::NAN),
-            plain_cpu.last().copied().unwrap_or(f64::NAN),
-            authed_rps.last().copied().unwrap_or(f64::NAN),
-            authed_cpu.last().copied().unwrap_or(f64::NAN),
-        );
-    }
-    let ratios: Vec<f64> = authed_rps
-        .iter()
-        .zip(&plain_rps)
-        .map(|(a, p)| a / p)
-        .collect();
+    let [plain_run, authed_run] = paired(
+        "auth",
+        [
+            ("no auth", plain, &plain.base, &plain_script),
+            ("JWT + RLS", &authed, &authed.base, &authed_script),
+        ],
+        args,
+    )?;
+    let ratios = authed_run.ratios_to(&plain_run);
     print(
         &title,
         &[
             Line {
                 case: "`sluice serve`, `GET /pgbench_accounts?aid=eq.N`, no token".into(),
-                figure: format!(
-                    "{:.0} req/s, {:.1} µs server CPU per request",
-                    median(&plain_rps),
-                    median(&plain_cpu)
-                ),
+                figure: plain_run.figure(),
                 note: "reference".into(),
             },
             Line {
                 case: format!(
                     "`sluice serve` with `jwt_secret`, `GET /{TABLE}?aid=eq.N`, HS256 token, RLS"
                 ),
-                figure: format!(
-                    "{:.0} req/s, {:.1} µs server CPU per request",
-                    median(&authed_rps),
-                    median(&authed_cpu)
-                ),
+                figure: authed_run.figure(),
                 note: format!(
                     "{:.2} x no auth (median of the rounds' ratios; bar >= 0.85)",
                     median(&ratios)
@@ -181,5 +147,166 @@ pub(crate) fn run(
         ],
     );
     drop(authed);
+    Ok(())
+}
+
+/// One contender's rounds: requests per second and server CPU µs per request.
+pub(crate) struct Measured {
+    rps: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+impl Measured {
+    fn figure(&self) -> String {
+        format!(
+            "{:.0} req/s, {:.1} µs server CPU per request",
+            median(&self.rps),
+            median(&self.cpu)
+        )
+    }
+
+    /// Each round's throughput divided by `other`'s in the same round.
+    fn ratios_to(&self, other: &Measured) -> Vec<f64> {
+        self.rps
+            .iter()
+            .zip(&other.rps)
+            .map(|(a, b)| a / b)
+            .collect()
+    }
+}
+
+/// Two contenders (a name, the server, what wrk is pointed at, its script) run in turn for
+/// `args.rounds` rounds, the first to go alternating; a line per round on stderr.
+fn paired(
+    case: &str,
+    contenders: [(&str, &Serve, &str, &Path); 2],
+    args: &crate::rest::RestArgs,
+) -> Result<[Measured; 2]> {
+    let mut runs = [(); 2].map(|()| Measured {
+        rps: Vec::new(),
+        cpu: Vec::new(),
+    });
+    for round in 0..args.rounds {
+        for turn in 0..2 {
+            let which = (round + turn) % 2;
+            let (_, serve, target, script) = contenders[which];
+            let before = serve.cpu_seconds()?;
+            let (rps, _) = wrk(target, script, args.seconds)?;
+            let cpu = serve.cpu_seconds()? - before;
+            runs[which].rps.push(rps);
+            runs[which]
+                .cpu
+                .push(cpu * 1e6 / (rps * args.seconds as f64));
+        }
+        let line: Vec<String> = contenders
+            .iter()
+            .zip(&runs)
+            .map(|((name, ..), run)| {
+                format!(
+                    "{name} {:.0} req/s ({:.1} µs CPU)",
+                    run.rps.last().copied().unwrap_or(f64::NAN),
+                    run.cpu.last().copied().unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        eprintln!("{case} round {}: {}", round + 1, line.join(", "));
+    }
+    Ok(runs)
+}
+
+/// A self-signed P-256 certificate for 127.0.0.1 and localhost, written as PEM files into `dir`.
+fn certificate(dir: &Path) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let key = rcgen::KeyPair::generate().context("making the benchmark's TLS key")?;
+    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        .context("the benchmark's certificate parameters")?;
+    let cert = params
+        .self_signed(&key)
+        .context("signing the benchmark's certificate")?;
+    let (cert_path, key_path) = (dir.join("bench-tls.crt"), dir.join("bench-tls.key"));
+    std::fs::write(&cert_path, cert.pem())?;
+    std::fs::write(&key_path, key.serialize_pem())?;
+    Ok((cert_path, key_path))
+}
+
+/// The same authenticated GETs (HS256 token, RLS) over HTTPS with keep-alive against plain HTTP:
+/// two `sluice serve` configured alike but for the certificate.
+pub(crate) fn run_https(
+    target: &Target,
+    sluice: &Path,
+    dir: &Path,
+    views: &Path,
+    args: &crate::rest::RestArgs,
+) -> Result<()> {
+    let title = format!(
+        "GET by key with an HS256 token and an RLS policy, HTTPS (TLS 1.3, P-256, keep-alive) \
+         against plain HTTP, 64 connections (wrk -t2 -c64), serve pools of {}",
+        args.pool_size
+    );
+    prepare(target)?;
+    let token = token(args.scale)?;
+    let (cert, key) = certificate(dir)?;
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let cache_lifetime = args.jwt_cache.to_string();
+    let auth_env = [
+        ("SLUICE_REST_JWT_SECRET", SECRET),
+        ("SLUICE_REST_ANON_ROLE", ANON_ROLE),
+        (
+            "SLUICE_REST_JWT_CACHE_MAX_LIFETIME",
+            cache_lifetime.as_str(),
+        ),
+    ];
+    let free_port = || -> Result<u16> {
+        Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port())
+    };
+    let start = |env: &[(&str, &str)]| {
+        Serve::start_with_env(
+            sluice,
+            &target.url,
+            free_port()?,
+            views,
+            args.pool_size,
+            "session",
+            env,
+        )
+    };
+    let plain = start(&auth_env)?;
+    let mut tls_env = auth_env.to_vec();
+    tls_env.extend([
+        ("SLUICE_HTTP_CERT", cert.as_str()),
+        ("SLUICE_HTTP_KEY", key.as_str()),
+    ]);
+    let tls = start(&tls_env)?;
+    let script_path = dir.join("auth_jwt.lua");
+    std::fs::write(&script_path, script(TABLE, Some(&token)))?;
+    let (plain_url, tls_url) = (plain.url(), tls.url());
+    let [plain_run, tls_run] = paired(
+        "https",
+        [
+            ("HTTP", &plain, &plain_url, &script_path),
+            ("HTTPS", &tls, &tls_url, &script_path),
+        ],
+        args,
+    )?;
+    let ratios = tls_run.ratios_to(&plain_run);
+    print(
+        &title,
+        &[
+            Line {
+                case: format!("plain HTTP, `GET /{TABLE}?aid=eq.N`, HS256 token, RLS"),
+                figure: plain_run.figure(),
+                note: "reference".into(),
+            },
+            Line {
+                case: "the same over HTTPS".into(),
+                figure: tls_run.figure(),
+                note: format!(
+                    "{:.2} x plain HTTP (median of the rounds' ratios; bar >= 0.8)",
+                    median(&ratios)
+                ),
+            },
+        ],
+    );
     Ok(())
 }
