@@ -80,6 +80,10 @@ pub use roles::{
 pub use test_db::{
     DATABASE_URL_ENV, TestDatabase, private_cluster, test_database, try_test_database,
 };
+/// A fresh private CA and a server certificate for `localhost` it signed: what the tests give
+/// Sluice's own TLS listeners.
+#[cfg(feature = "test-support")]
+pub use tls::{GeneratedTls, generate as generate_test_tls};
 pub use user::{ServerUser, running_as_root};
 
 /// Parsers of the files and outputs this crate reads, exposed for the fuzz targets.

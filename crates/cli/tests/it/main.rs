@@ -10,3 +10,4 @@ mod serve;
 mod serve_memory;
 mod serve_redis_store;
 mod serve_support;
+mod serve_tls;
