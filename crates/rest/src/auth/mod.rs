@@ -187,6 +187,87 @@ mod tests {
         }
     }
 
+    /// Any JSON value a claim may hold, a few levels deep.
+    fn claim_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map("[a-z]{1,4}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn sign(claims: &Value, secret: &str) -> http::HeaderValue {
+        let token = jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+            claims,
+            &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+        )
+        .unwrap();
+        http::HeaderValue::from_str(&format!("Bearer {token}")).unwrap()
+    }
+
+    proptest! {
+        /// A token signed with the secret runs as the role its claim names when that is a
+        /// non-empty string, else as the anonymous role; its claims reach `request.jwt.claims`
+        /// unchanged. The same claims signed with another secret, or expired, are refused.
+        #[test]
+        fn signed_claims_decide_the_role(
+            claims in prop::collection::btree_map("[a-z]{1,6}", claim_value(), 0..5),
+            role in prop::option::of(claim_value()),
+            exp_offset in prop::option::of(-100_000i64..100_000),
+        ) {
+            let mut claims: serde_json::Map<String, Value> = claims.into_iter().collect();
+            claims.remove("exp");
+            claims.remove("nbf");
+            claims.remove("iat");
+            claims.remove("aud");
+            if let Some(role) = role {
+                claims.insert("role".into(), role);
+            }
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs() as i64;
+            // Well clear of the verifier's clock-skew allowance either way.
+            let exp_offset = exp_offset.map(|offset| match offset {
+                0..=120 => offset + 121,
+                -120..0 => offset - 121,
+                _ => offset,
+            });
+            let expired = exp_offset.is_some_and(|offset| offset < 0);
+            if let Some(offset) = exp_offset {
+                claims.insert("exp".into(), Value::from(now + offset));
+            }
+            let claims = Value::Object(claims);
+            let config = config();
+            let result = authenticate(Some(&config), Some("anon"), Some(&sign(&claims, "reallyreallyreallyreallyverysafe")));
+            if expired {
+                let error = result.unwrap_err();
+                prop_assert_eq!(error.status, StatusCode::UNAUTHORIZED);
+            } else {
+                let identity = result.unwrap();
+                let expected = claims
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or("anon");
+                prop_assert_eq!(identity.role.as_deref(), Some(expected));
+                let seen: Value = serde_json::from_str(identity.claims_json.as_deref().unwrap()).unwrap();
+                prop_assert_eq!(seen, claims.clone());
+            }
+            let forged = authenticate(Some(&config), Some("anon"), Some(&sign(&claims, "another-secret-of-thirty-two-bytes!")));
+            prop_assert_eq!(forged.unwrap_err().status, StatusCode::UNAUTHORIZED);
+        }
+    }
+
     #[test]
     fn the_cache_answers_a_token_seen_before_and_never_an_expired_one() {
         let config = config();
