@@ -1,0 +1,104 @@
+//! Behaviour Redis's Tcl suite (data-type units) found missing or different, each pinned with the
+//! exact reply Redis 7.0 gives, through a raw RESP client.
+
+use crate::common;
+
+use common::{RawClient, Sluice};
+
+fn client(server: &Sluice) -> RawClient {
+    RawClient::connect(server.port).expect("connect")
+}
+
+/// The error text of an error reply.
+fn error_of(reply: &[u8]) -> String {
+    assert!(reply.starts_with(b"-"), "expected an error, got {reply:?}");
+    String::from_utf8_lossy(&reply[1..reply.len() - 2]).into_owned()
+}
+
+#[test]
+fn encoding_thresholds_and_save_are_settable() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "zset-max-ziplist-entries", "1"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "zset-max-listpack-entries"]),
+        b"*2\r\n$25\r\nzset-max-listpack-entries\r\n$1\r\n1\r\n"
+    );
+    c.call(&["ZADD", "z", "1", "a"]);
+    assert_eq!(c.call(&["OBJECT", "ENCODING", "z"]), b"$8\r\nlistpack\r\n");
+    c.call(&["ZADD", "z", "2", "b"]);
+    assert_eq!(c.call(&["OBJECT", "ENCODING", "z"]), b"$8\r\nskiplist\r\n");
+    for (name, value) in [
+        ("hash-max-ziplist-value", "16"),
+        ("set-max-intset-entries", "3"),
+        ("list-max-ziplist-size", "1"),
+        ("list-compress-depth", "2"),
+        ("save", ""),
+    ] {
+        assert_eq!(c.call(&["CONFIG", "SET", name, value]), b"+OK\r\n", "{name}");
+    }
+    assert_eq!(
+        error_of(&c.call(&["CONFIG", "SET", "save", "100"])),
+        "ERR CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters"
+    );
+}
+
+#[test]
+fn hincrbyfloat_refuses_an_infinite_increment_before_creating_the_key() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    assert_eq!(
+        error_of(&c.call(&["HINCRBYFLOAT", "h", "f", "+inf"])),
+        "ERR value is NaN or Infinity"
+    );
+    assert_eq!(c.call(&["EXISTS", "h"]), b":0\r\n");
+    assert_eq!(
+        error_of(&c.call(&["HINCRBYFLOAT", "h", "f", "nan"])),
+        "ERR value is not a valid float"
+    );
+}
+
+#[test]
+fn sintercard_words_bad_numkeys_and_limit_as_redis() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    c.call(&["SADD", "s", "a", "b"]);
+    for numkeys in ["0", "a", "-1"] {
+        assert_eq!(
+            error_of(&c.call(&["SINTERCARD", numkeys, "s"])),
+            "ERR numkeys should be greater than 0"
+        );
+    }
+    for limit in ["-1", "a"] {
+        assert_eq!(
+            error_of(&c.call(&["SINTERCARD", "1", "s", "LIMIT", limit])),
+            "ERR LIMIT can't be negative"
+        );
+    }
+    assert_eq!(c.call(&["SINTERCARD", "1", "s", "LIMIT", "1"]), b":1\r\n");
+}
+
+#[test]
+fn smove_of_a_member_the_destination_has_leaves_its_watchers_alone() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    let mut other = client(&server);
+    c.call(&["SADD", "src", "a", "b"]);
+    c.call(&["SADD", "dst", "a"]);
+    c.call(&["WATCH", "dst"]);
+    c.call(&["MULTI"]);
+    c.call(&["SADD", "dst", "c"]);
+    assert_eq!(other.call(&["SMOVE", "src", "dst", "a"]), b":1\r\n");
+    assert_eq!(c.call(&["EXEC"]), b"*1\r\n:1\r\n");
+    assert_eq!(c.call(&["SCARD", "dst"]), b":2\r\n");
+    assert_eq!(c.call(&["SISMEMBER", "src", "a"]), b":0\r\n");
+    // A member new to the destination does touch it.
+    c.call(&["WATCH", "dst"]);
+    c.call(&["MULTI"]);
+    c.call(&["SCARD", "dst"]);
+    assert_eq!(other.call(&["SMOVE", "src", "dst", "b"]), b":1\r\n");
+    assert_eq!(c.call(&["EXEC"]), b"*-1\r\n");
+}
