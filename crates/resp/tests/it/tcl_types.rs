@@ -102,3 +102,94 @@ fn smove_of_a_member_the_destination_has_leaves_its_watchers_alone() {
     assert_eq!(other.call(&["SMOVE", "src", "dst", "b"]), b":1\r\n");
     assert_eq!(c.call(&["EXEC"]), b"*-1\r\n");
 }
+
+/// Reads INFO `section` as text.
+fn info(c: &mut RawClient, section: &str) -> String {
+    String::from_utf8_lossy(&c.call(&["INFO", section])).into_owned()
+}
+
+fn wait_blocked(c: &mut RawClient, n: usize) {
+    for _ in 0..500 {
+        if c.blocked_clients_are(n) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("{n} clients never blocked");
+}
+
+#[test]
+fn a_group_reader_unblocked_with_an_error_counts_as_a_failed_call() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    let mut reader = client(&server);
+    c.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    c.call(&["CONFIG", "RESETSTAT"]);
+    reader.send_raw(&RawClient::encode(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "alice",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]));
+    wait_blocked(&mut c, 1);
+    assert_eq!(c.call(&["XGROUP", "DESTROY", "s", "g"]), b":1\r\n");
+    assert!(
+        error_of(&reader.read_reply()).starts_with("NOGROUP "),
+        "a destroyed group unblocks its readers with NOGROUP"
+    );
+    let errors = info(&mut c, "errorstats");
+    assert!(errors.contains("errorstat_NOGROUP:count=1\r\n"), "{errors}");
+    let commands = info(&mut c, "commandstats");
+    let line = commands
+        .lines()
+        .find(|l| l.starts_with("cmdstat_xreadgroup:"))
+        .expect("xreadgroup stats");
+    assert!(line.starts_with("cmdstat_xreadgroup:calls=1,"), "{line}");
+    assert!(line.ends_with("rejected_calls=0,failed_calls=1"), "{line}");
+    assert!(info(&mut c, "stats").contains("total_error_replies:1\r\n"));
+}
+
+/// Two connections on one connection thread: a blocking read sent first, then (without waiting
+/// for it to block) a delete from another client. Redis serves them in the order they arrived,
+/// so the reader is always unblocked by the delete; before Sluice kept that order, about one
+/// round in five ran the delete first.
+#[test]
+fn commands_from_two_connections_run_in_the_order_they_arrived() {
+    let server = Sluice::start_with(sluice_resp::Config {
+        io_threads: 1,
+        ..sluice_resp::Config::default()
+    });
+    let mut c = client(&server);
+    for round in 0..100 {
+        c.call(&["DEL", "s"]);
+        c.call(&["XADD", "s", "1-1", "f", "v"]);
+        c.call(&["XGROUP", "CREATE", "s", "g", "$"]);
+        let mut reader = client(&server);
+        assert_eq!(reader.call(&["PING"]), b"+PONG\r\n");
+        // Long enough for the connection thread to stop polling and sleep in the kernel, so
+        // that both requests can land before it wakes (as between the Tcl suite's commands).
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        reader.send_raw(&RawClient::encode(&[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "alice",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ]));
+        assert_eq!(c.call(&["DEL", "s"]), b":1\r\n");
+        assert_eq!(
+            error_of(&reader.read_reply()),
+            "UNBLOCKED the stream key no longer exists",
+            "round {round}"
+        );
+    }
+}
