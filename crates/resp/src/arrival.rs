@@ -45,7 +45,11 @@ impl Arrivals {
 
     /// True when a ticket older than `ticket` still waits.
     fn earlier_waits(&self, ticket: u64) -> bool {
-        self.waiting.lock().waiting.front().is_some_and(|&t| t < ticket)
+        self.waiting
+            .lock()
+            .waiting
+            .front()
+            .is_some_and(|&t| t < ticket)
     }
 
     fn served(&self, ticket: u64) {
@@ -253,7 +257,8 @@ mod tests {
                     }
                     log.lock().push(99);
                     rounds.fetch_add(1, Ordering::SeqCst);
-                    let taken: Vec<Waker> = wakers.lock().iter_mut().filter_map(Option::take).collect();
+                    let taken: Vec<Waker> =
+                        wakers.lock().iter_mut().filter_map(Option::take).collect();
                     for w in taken {
                         w.wake();
                     }

@@ -379,8 +379,11 @@ mod tests {
         assert_eq!(p.get("zset-max-listpack-entries"), Some("3"));
         p.set_all(&[(b"hash-max-listpack-value", b"9")]).unwrap();
         assert_eq!(p.get("hash-max-ziplist-value"), Some("9"));
-        p.set_all(&[(b"list-max-ziplist-size", b"1"), (b"list-compress-depth", b"2")])
-            .unwrap();
+        p.set_all(&[
+            (b"list-max-ziplist-size", b"1"),
+            (b"list-compress-depth", b"2"),
+        ])
+        .unwrap();
         assert_eq!(p.get("list-max-listpack-size"), Some("1"));
         p.set_all(&[(b"save", b"")]).unwrap();
         assert_eq!(p.get("save"), Some(""));

@@ -38,7 +38,11 @@ fn encoding_thresholds_and_save_are_settable() {
         ("list-compress-depth", "2"),
         ("save", ""),
     ] {
-        assert_eq!(c.call(&["CONFIG", "SET", name, value]), b"+OK\r\n", "{name}");
+        assert_eq!(
+            c.call(&["CONFIG", "SET", name, value]),
+            b"+OK\r\n",
+            "{name}"
+        );
     }
     assert_eq!(
         error_of(&c.call(&["CONFIG", "SET", "save", "100"])),
@@ -192,4 +196,129 @@ fn commands_from_two_connections_run_in_the_order_they_arrived() {
             "round {round}"
         );
     }
+}
+
+/// A flat field/value reply without the named fields (those that differ by design between the
+/// two servers: the radix tree's shape, idle times).
+fn without(reply: &[u8], dropped: &[&str]) -> Vec<Vec<u8>> {
+    let (_, elements) = common::split_aggregate(reply).expect("an aggregate reply");
+    let mut kept = Vec::new();
+    for pair in elements.chunks(2) {
+        let name = String::from_utf8_lossy(&pair[0]);
+        if !dropped
+            .iter()
+            .any(|d| name.contains(&format!("\r\n{d}\r\n")))
+        {
+            kept.extend(pair.iter().cloned());
+        }
+    }
+    kept
+}
+
+/// What both servers must answer alike about stream `key`.
+fn stream_view(c: &mut RawClient, key: &str) -> Vec<Vec<u8>> {
+    let mut view = vec![
+        c.call(&["XRANGE", key, "-", "+"]),
+        c.call(&["XINFO", "GROUPS", key]),
+        c.call(&["XPENDING", key, "g1"]),
+    ];
+    view.extend(without(
+        &c.call(&["XINFO", "STREAM", key]),
+        &["radix-tree-keys", "radix-tree-nodes"],
+    ));
+    let (_, consumers) =
+        common::split_aggregate(&c.call(&["XINFO", "CONSUMERS", key, "g1"])).expect("consumers");
+    for consumer in consumers {
+        view.extend(without(&consumer, &["idle"]));
+    }
+    view
+}
+
+/// A bulk reply's bytes.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    assert!(
+        reply.starts_with(b"$"),
+        "expected a bulk reply, got {reply:?}"
+    );
+    let end = reply.iter().position(|b| *b == b'\r').expect("header end");
+    reply[end + 2..reply.len() - 2].to_vec()
+}
+
+#[test]
+fn streams_dump_and_restore_between_redis_server_and_sluice() {
+    let Some(redis) = common::RedisServer::start() else {
+        return;
+    };
+    let server = Sluice::start();
+    let mut r = RawClient::connect(redis.port).expect("connect redis");
+    let mut s = client(&server);
+    for i in 1..=300 {
+        let id = format!("{}-{}", 1000 + i / 3, i % 3);
+        let reply = if i % 11 == 0 {
+            r.call(&["XADD", "st", &id, "other", &i.to_string(), "x", "y"])
+        } else {
+            r.call(&["XADD", "st", &id, "n", &i.to_string()])
+        };
+        assert!(reply.starts_with(b"$"), "{reply:?}");
+    }
+    r.call(&["XDEL", "st", "1005-0", "1050-2"]);
+    r.call(&["XGROUP", "CREATE", "st", "g1", "0"]);
+    r.call(&["XGROUP", "CREATE", "st", "g2", "$"]);
+    r.call(&["XGROUP", "CREATECONSUMER", "st", "g1", "idle"]);
+    r.call(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "5",
+        "STREAMS",
+        "st",
+        ">",
+    ]);
+    r.call(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "3",
+        "STREAMS",
+        "st",
+        ">",
+    ]);
+    r.call(&["XACK", "st", "g1", "1000-2"]);
+    let payload = bulk(&r.call(&["DUMP", "st"]));
+    assert_eq!(
+        s.call(&[b"RESTORE".as_slice(), b"st", b"0", &payload]),
+        b"+OK\r\n"
+    );
+    let view = stream_view(&mut s, "st");
+    assert!(view[0].starts_with(b"*298\r\n"), "all live entries");
+    assert!(
+        view[2].starts_with(b"*4\r\n:7\r\n$6\r\n1000-1\r\n"),
+        "{:?}",
+        view[2]
+    );
+    assert_eq!(view, stream_view(&mut r, "st"));
+    // And back: Sluice's dump restores in redis-server, which goes on serving the group.
+    let back = bulk(&s.call(&["DUMP", "st"]));
+    assert_eq!(
+        r.call(&[b"RESTORE".as_slice(), b"copy", b"0", &back]),
+        b"+OK\r\n"
+    );
+    assert_eq!(stream_view(&mut r, "copy"), stream_view(&mut r, "st"));
+    for c in [&mut r, &mut s] {
+        c.call(&["XADD", "st", "2000-0", "n", "new"]);
+    }
+    r.call(&["XADD", "copy", "2000-0", "n", "new"]);
+    let next = r.call(&["XREADGROUP", "GROUP", "g2", "carol", "STREAMS", "copy", ">"]);
+    assert!(
+        String::from_utf8_lossy(&next).contains("2000-0"),
+        "{next:?}"
+    );
+    assert_eq!(
+        s.call(&["XREADGROUP", "GROUP", "g2", "carol", "STREAMS", "st", ">"]),
+        r.call(&["XREADGROUP", "GROUP", "g2", "carol", "STREAMS", "st", ">"])
+    );
 }
