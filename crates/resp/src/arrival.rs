@@ -68,15 +68,18 @@ impl Arrivals {
 }
 
 thread_local! {
-    /// The tickets of the connection thread this OS thread works for (set on its runtime's
-    /// threads by [`mark_thread`]).
+    /// The tickets of the connection thread whose tasks this OS thread last polled: the thread
+    /// that runs them, and whose kernel poll wakes them. (Threads of the runtime's blocking pool
+    /// never poll them, so their wake-ups, queued by tokio in order, take no ticket.)
     static THREAD_ARRIVALS: std::cell::RefCell<Option<Arc<Arrivals>>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// Marks the calling thread as one of `arrivals`' runtime threads (`on_thread_start`).
-pub(crate) fn mark_thread(arrivals: &Arc<Arrivals>) {
-    THREAD_ARRIVALS.set(Some(arrivals.clone()));
+/// Notes that the calling thread runs `arrivals`' tasks.
+fn mark_thread(arrivals: &Arc<Arrivals>) {
+    if !on_thread_of(arrivals) {
+        THREAD_ARRIVALS.set(Some(arrivals.clone()));
+    }
 }
 
 fn on_thread_of(arrivals: &Arc<Arrivals>) -> bool {
@@ -160,6 +163,7 @@ impl<F: Future> Future for InArrivalOrder<F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        mark_thread(&self.slot.arrivals);
         {
             let mut task = self.slot.task.lock();
             if !task.as_ref().is_some_and(|t| t.will_wake(cx.waker())) {
@@ -227,10 +231,8 @@ mod tests {
     #[test]
     fn tasks_run_in_the_order_they_were_woken() {
         let arrivals = Arc::new(Arrivals::default());
-        let marker = arrivals.clone();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
-            .on_thread_start(move || mark_thread(&marker))
             .build()
             .expect("runtime");
         let log = Arc::new(Mutex::new(Vec::new()));

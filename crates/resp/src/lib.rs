@@ -154,10 +154,8 @@ fn io_thread(
 ) -> Result<Handoff, Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
     let arrivals = Arc::new(arrival::Arrivals::default());
-    let marker = arrivals.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
-        .on_thread_start(move || arrival::mark_thread(&marker))
         .thread_name(format!("sluice-resp-{index}"))
         .enable_all()
         .build()

@@ -280,7 +280,7 @@ fn normalize(canonical: &str, kind: Kind, value: &[u8]) -> Result<String, ParamE
         Kind::Text => value,
         Kind::Save => {
             let words: Vec<&str> = value.split_ascii_whitespace().collect();
-            let pairs_of_ints = words.len() % 2 == 0
+            let pairs_of_ints = words.len().is_multiple_of(2)
                 && words.iter().all(|w| w.parse::<i64>().is_ok_and(|n| n >= 0));
             if !pairs_of_ints {
                 return Err(invalid("Invalid save parameters"));

@@ -23,6 +23,9 @@ const FLAG_SAME_FIELDS: i64 = 2;
 const NODE_MAX_ENTRIES: usize = 100;
 const NODE_MAX_BYTES: usize = 4096;
 
+/// A live entry about to be written: its ID and field/value pairs.
+type EntryFields<'a> = (StreamId, Vec<(&'a [u8], &'a [u8])>);
+
 fn bad(what: &'static str) -> RdbError {
     RdbError::Format(what)
 }
@@ -91,7 +94,7 @@ fn parse_raw_id(raw: &[u8]) -> Result<StreamId> {
 /// The live entries in nodes of Redis's layout: (the node's first ID, its listpack).
 fn nodes(stream: &Stream) -> Vec<(StreamId, Vec<u8>)> {
     let mut nodes = Vec::new();
-    let mut entries: Vec<(StreamId, Vec<(&[u8], &[u8])>)> = Vec::new();
+    let mut entries: Vec<EntryFields<'_>> = Vec::new();
     let mut bytes = 0;
     stream.walk(StreamId::MIN, StreamId::MAX, false, |entry| {
         let fields: Vec<(&[u8], &[u8])> = entry.fields().collect();
@@ -120,7 +123,7 @@ fn nodes(stream: &Stream) -> Vec<(StreamId, Vec<u8>)> {
 /// One node: the master entry (counts and the first entry's field names), then each entry as
 /// flags, the ID's deltas from the first, the fields (only values when they match the master's)
 /// and the number of elements it took.
-fn node_listpack(entries: &[(StreamId, Vec<(&[u8], &[u8])>)]) -> (StreamId, Vec<u8>) {
+fn node_listpack(entries: &[EntryFields<'_>]) -> (StreamId, Vec<u8>) {
     let master = entries.first().map_or(StreamId::MIN, |(id, _)| *id);
     let master_fields: Vec<&[u8]> = entries
         .first()
@@ -387,7 +390,9 @@ mod tests {
         s
     }
 
-    fn entries(s: &Stream) -> Vec<(StreamId, Vec<(Vec<u8>, Vec<u8>)>)> {
+    type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn entries(s: &Stream) -> Vec<(StreamId, Pairs)> {
         let mut v = Vec::new();
         s.walk(StreamId::MIN, StreamId::MAX, false, |e| {
             v.push((

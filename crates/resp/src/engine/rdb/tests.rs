@@ -156,8 +156,11 @@ fn arb_value() -> impl Strategy<Value = Value> {
     ]
 }
 
+/// Field/value pairs of a generated stream entry.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A stream whose IDs step by the given millisecond and sequence gaps.
-fn stream_of(steps: Vec<(u64, u64, Vec<(Vec<u8>, Vec<u8>)>)>) -> Value {
+fn stream_of(steps: Vec<(u64, u64, Pairs)>) -> Value {
     use crate::engine::stream::{IdSpec, NodeLimits, Stream};
     let mut s = Stream::default();
     let mut id = StreamId::new(1, 0);
