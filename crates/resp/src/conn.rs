@@ -406,6 +406,10 @@ async fn wait_blocked(
         // Redis 7.0 answers a timed-out BLMOVE with the null array too.
         (None, BlockKind::Move) => out.null_array(),
     }
+    if let Some((b'-', error)) = out.buf.split_first() {
+        let blocked_command = info.last_command.load(Ordering::Relaxed);
+        shared.observe.failed_when_unblocked(blocked_command, error);
+    }
     stream.write_all(&conn.out.buf).await?;
     conn.out.buf.clear();
     Ok(true)

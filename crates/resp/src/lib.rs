@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+mod arrival;
 mod busy_poll;
 pub mod cmd;
 mod conn;
@@ -152,6 +153,7 @@ fn io_thread(
     mut stop: watch::Receiver<bool>,
 ) -> Result<Handoff, Error> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
+    let arrivals = Arc::new(arrival::Arrivals::default());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name(format!("sluice-resp-{index}"))
@@ -171,7 +173,8 @@ fn io_thread(
                             let Some((std_stream, addr)) = handed else { return };
                             match tokio::net::TcpStream::from_std(std_stream) {
                                 Ok(stream) => {
-                                    tokio::spawn(serve_logged(stream, addr, shared.clone(), stop.clone()));
+                                    let conn = serve_logged(stream, addr, shared.clone(), stop.clone());
+                                    tokio::spawn(arrival::InArrivalOrder::new(arrivals.clone(), conn));
                                 }
                                 Err(e) => tracing::warn!(%addr, error = %e, "registering a connection failed"),
                             }

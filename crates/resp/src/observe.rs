@@ -132,6 +132,15 @@ impl Observe {
         }
     }
 
+    /// A blocked command (counted as a call when it blocked) that was answered with an error
+    /// when it was unblocked: Redis counts the failure and the error reply then.
+    pub fn failed_when_unblocked(&self, cmd_index: usize, reply: &[u8]) {
+        if let Some(stat) = self.commands.get(cmd_index) {
+            stat.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.error_reply(reply);
+    }
+
     /// Whether a command that took `took` goes to the slow log.
     pub fn is_slow(&self, took: Duration) -> bool {
         let limit = self.slower_than.load(Ordering::Relaxed);

@@ -15,10 +15,15 @@ enum Kind {
     Text,
     /// notify-keyspace-events: class letters, shown in Redis's canonical order.
     Events,
+    /// save: pairs of "seconds changes", or empty for none.
+    Save,
 }
 
-/// Whether CONFIG SET may change a parameter. Only what Sluice really applies is `Live`;
-/// the rest are reported by CONFIG GET but refused as Redis 7.0 refuses them.
+/// Whether CONFIG SET may change a parameter. What Sluice applies is `Live`; so are the
+/// encoding thresholds (OBJECT ENCODING and MEMORY USAGE report by them), the list node shape
+/// (Sluice keeps one list layout, which Redis 7.0 always reports as a quicklist) and `save`
+/// (Sluice's store is not a snapshot schedule: it is kept as applications set it). The rest
+/// are reported by CONFIG GET but refused as Redis 7.0 refuses them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     Live,
@@ -78,10 +83,10 @@ const PARAMS: &[(&str, Status, Kind, &str)] = &[
     ("dir", Protected, Kind::Text, "/"),
     ("enable-debug-command", Immutable, Kind::Text, "no"),
     ("enable-protected-configs", Immutable, Kind::Text, "no"),
-    ("hash-max-listpack-entries", Unsupported, UINT, "128"),
-    ("hash-max-listpack-value", Unsupported, UINT, "64"),
-    ("hash-max-ziplist-entries", Unsupported, UINT, "128"),
-    ("hash-max-ziplist-value", Unsupported, UINT, "64"),
+    ("hash-max-listpack-entries", Live, UINT, "128"),
+    ("hash-max-listpack-value", Live, UINT, "64"),
+    ("hash-max-ziplist-entries", Live, UINT, "128"),
+    ("hash-max-ziplist-value", Live, UINT, "64"),
     ("hll-sparse-max-bytes", Live, MEM, "3000"),
     ("hz", Unsupported, Kind::Int { memory: false, min: 0, max: i64::MAX }, "10"),
     ("io-threads", Immutable, Kind::Text, "1"),
@@ -93,9 +98,9 @@ const PARAMS: &[(&str, Status, Kind, &str)] = &[
     ("lazyfree-lazy-server-del", Unsupported, Kind::Bool, "no"),
     ("lazyfree-lazy-user-del", Unsupported, Kind::Bool, "no"),
     ("lazyfree-lazy-user-flush", Unsupported, Kind::Bool, "no"),
-    ("list-compress-depth", Unsupported, UINT, "0"),
-    ("list-max-listpack-size", Unsupported, INT, "-2"),
-    ("list-max-ziplist-size", Unsupported, INT, "-2"),
+    ("list-compress-depth", Live, UINT, "0"),
+    ("list-max-listpack-size", Live, INT, "-2"),
+    ("list-max-ziplist-size", Live, INT, "-2"),
     ("logfile", Immutable, Kind::Text, ""),
     ("loglevel", Unsupported, Kind::Enum(LOGLEVELS), "notice"),
     ("lua-time-limit", Live, UINT, "5000"),
@@ -110,9 +115,9 @@ const PARAMS: &[(&str, Status, Kind, &str)] = &[
     ("repl-diskless-sync", Unsupported, Kind::Bool, "yes"),
     ("replica-read-only", Unsupported, Kind::Bool, "yes"),
     ("requirepass", Live, Kind::Text, ""),
-    ("save", Unsupported, Kind::Text, "3600 1 300 100 60 10000"),
-    ("set-max-intset-entries", Unsupported, UINT, "512"),
-    ("set-max-listpack-entries", Unsupported, UINT, "128"),
+    ("save", Live, Kind::Save, "3600 1 300 100 60 10000"),
+    ("set-max-intset-entries", Live, UINT, "512"),
+    ("set-max-listpack-entries", Live, UINT, "128"),
     ("slowlog-log-slower-than", Live, INT, "10000"),
     ("slowlog-max-len", Live, UINT, "128"),
     ("stop-writes-on-bgsave-error", Unsupported, Kind::Bool, "yes"),
@@ -121,10 +126,10 @@ const PARAMS: &[(&str, Status, Kind, &str)] = &[
     ("tcp-backlog", Immutable, Kind::Text, "511"),
     ("tcp-keepalive", Unsupported, UINT, "300"),
     ("timeout", Unsupported, UINT, "0"),
-    ("zset-max-listpack-entries", Unsupported, UINT, "128"),
-    ("zset-max-listpack-value", Unsupported, UINT, "64"),
-    ("zset-max-ziplist-entries", Unsupported, UINT, "128"),
-    ("zset-max-ziplist-value", Unsupported, UINT, "64"),
+    ("zset-max-listpack-entries", Live, UINT, "128"),
+    ("zset-max-listpack-value", Live, UINT, "64"),
+    ("zset-max-ziplist-entries", Live, UINT, "128"),
+    ("zset-max-ziplist-value", Live, UINT, "64"),
 ];
 
 /// Why CONFIG SET refused a value; the message follows Redis's wording.
@@ -213,13 +218,27 @@ impl Params {
     }
 }
 
-/// Redis 7.0 keeps `lua-time-limit` as another name of `busy-reply-threshold`.
+/// The parameters Redis 7.0 keeps under two names (the old name first).
+const ALIASES: &[(&str, &str)] = &[
+    ("lua-time-limit", "busy-reply-threshold"),
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
+];
+
+/// The other name of a parameter Redis keeps under two.
 fn alias_of(name: &str) -> Option<&'static str> {
-    match name {
-        "lua-time-limit" => Some("busy-reply-threshold"),
-        "busy-reply-threshold" => Some("lua-time-limit"),
-        _ => None,
-    }
+    ALIASES.iter().find_map(|&(old, new)| {
+        if name == old {
+            Some(new)
+        } else if name == new {
+            Some(old)
+        } else {
+            None
+        }
+    })
 }
 
 /// Checks a value against its parameter's kind; returns it as CONFIG GET shows it.
@@ -259,6 +278,15 @@ fn normalize(canonical: &str, kind: Kind, value: &[u8]) -> Result<String, ParamE
             n.to_string()
         }
         Kind::Text => value,
+        Kind::Save => {
+            let words: Vec<&str> = value.split_ascii_whitespace().collect();
+            let pairs_of_ints = words.len().is_multiple_of(2)
+                && words.iter().all(|w| w.parse::<i64>().is_ok_and(|n| n >= 0));
+            if !pairs_of_ints {
+                return Err(invalid("Invalid save parameters"));
+            }
+            words.join(" ")
+        }
         Kind::Events => match crate::engine::notify::parse_flags(&value) {
             Some(flags) => crate::engine::notify::flags_text(flags),
             None => {
@@ -342,5 +370,29 @@ mod tests {
             Err(ParamError::Unknown(_))
         ));
         assert_eq!(p.matching(&[b"maxmemory*"]).len(), 3);
+    }
+
+    #[test]
+    fn encoding_thresholds_keep_both_names_and_save_takes_pairs() {
+        let mut p = Params::new(16, 7000, None);
+        p.set_all(&[(b"zset-max-ziplist-entries", b"3")]).unwrap();
+        assert_eq!(p.get("zset-max-listpack-entries"), Some("3"));
+        p.set_all(&[(b"hash-max-listpack-value", b"9")]).unwrap();
+        assert_eq!(p.get("hash-max-ziplist-value"), Some("9"));
+        p.set_all(&[
+            (b"list-max-ziplist-size", b"1"),
+            (b"list-compress-depth", b"2"),
+        ])
+        .unwrap();
+        assert_eq!(p.get("list-max-listpack-size"), Some("1"));
+        p.set_all(&[(b"save", b"")]).unwrap();
+        assert_eq!(p.get("save"), Some(""));
+        p.set_all(&[(b"save", b"900  1 300 10")]).unwrap();
+        assert_eq!(p.get("save"), Some("900 1 300 10"));
+        assert_eq!(
+            p.set_all(&[(b"save", b"900")]).unwrap_err().to_string(),
+            "ERR CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters"
+        );
+        assert_eq!(p.get("save"), Some("900 1 300 10"));
     }
 }

@@ -207,6 +207,10 @@ pub fn hincrbyfloat(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let Some(delta) = float_arg(cx.out, args.get(3)) else {
         return;
     };
+    if !delta.is_finite() {
+        cx.out.error("ERR value is NaN or Infinity");
+        return;
+    }
     let number = Number {
         parse: crate::num::parse_f64,
         not_number: "ERR hash value is not a float",

@@ -141,11 +141,12 @@ pub fn smove(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         s.swap_remove(member);
     }
     d.remove_if_empty(src);
-    if let Ok(s) = d.set_or_new(dst) {
-        s.insert(member.into());
-    }
+    // As Redis, the destination counts as modified (WATCH, events) only if the member is new.
+    let added = d.set_or_new(dst).is_ok_and(|s| s.insert(member.into()));
     store.touch(db, src);
-    store.touch(db, dst);
+    if added {
+        store.touch(db, dst);
+    }
     cx.out.int(1);
 }
 
@@ -250,14 +251,14 @@ pub fn sdiffstore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn sintercard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    let Some(numkeys) = int_arg(cx.out, args.get(1)) else {
-        return;
+    // Redis words a bad numkeys and a bad LIMIT the same whether or not they are integers.
+    let numkeys = match crate::num::parse_i64(args.get(1)) {
+        Some(n) if n > 0 => n as usize,
+        _ => {
+            cx.out.error("ERR numkeys should be greater than 0");
+            return;
+        }
     };
-    if numkeys <= 0 {
-        cx.out.error("ERR numkeys should be greater than 0");
-        return;
-    }
-    let numkeys = numkeys as usize;
     if numkeys > args.len() - 2 {
         cx.out
             .error("ERR Number of keys can't be greater than number of args");
@@ -269,12 +270,8 @@ pub fn sintercard(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         if args.is(i, "limit") && i + 1 < args.len() {
             match crate::num::parse_i64(args.get(i + 1)) {
                 Some(n) if n >= 0 => limit = if n == 0 { usize::MAX } else { n as usize },
-                Some(_) => {
+                _ => {
                     cx.out.error("ERR LIMIT can't be negative");
-                    return;
-                }
-                None => {
-                    cx.out.error(super::NOT_INTEGER);
                     return;
                 }
             }

@@ -16,10 +16,9 @@ fn unimplemented_parameters_are_refused_and_keep_their_value() {
     let mut c = RawClient::connect(server.port).expect("connect");
     for (name, value) in [
         ("appendonly", "yes"),
-        ("save", ""),
         ("timeout", "10"),
         ("maxclients", "5"),
-        ("hash-max-listpack-entries", "1"),
+        ("activedefrag", "yes"),
     ] {
         let before = c.call(&["CONFIG", "GET", name]);
         assert_eq!(

@@ -11,5 +11,6 @@ mod introspect_clients;
 mod memory_clients;
 mod script_clients;
 mod scripting;
+mod tcl_types;
 mod tracking;
 mod types_clients;

@@ -3,9 +3,10 @@
 //! Written: strings, lists (quicklist of listpacks), sets, hashes and sorted sets (binary
 //! scores) in the plain encodings Redis 7.0 reads. Read: every encoding Redis 7.0 writes for
 //! those types (listpacks, intsets, quicklists, LZF-compressed strings) and the older ziplist
-//! ones. Streams are neither written nor read yet.
+//! ones. Streams are written and read as Redis 7.0 does (`stream`), the 6.x layout read too.
 
 mod packed;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -60,8 +61,8 @@ fn crc64(bytes: &[u8]) -> u64 {
     CRC.checksum(bytes)
 }
 
-/// The DUMP payload of `value`; None for a type not written yet (streams).
-pub fn dump(value: &Value) -> Option<Vec<u8>> {
+/// The DUMP payload of `value`.
+pub fn dump(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     match value {
         Value::Str(s) => {
@@ -95,9 +96,9 @@ pub fn dump(value: &Value) -> Option<Vec<u8>> {
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
-        Value::Stream(_) => return None,
+        Value::Stream(s) => stream::write(&mut out, s),
     }
-    Some(with_footer(&out))
+    with_footer(&out)
 }
 
 /// `body` followed by the version and checksum footer (DUMP's payload shape).
@@ -222,6 +223,13 @@ impl<'a> Reader<'a> {
             },
             _ => Len::Encoded(b & 0x3F),
         })
+    }
+
+    fn len_u64(&mut self) -> Result<u64> {
+        match self.raw_len()? {
+            Len::Plain(n) => Ok(n),
+            Len::Encoded(_) => Err(RdbError::Format("length")),
+        }
     }
 
     fn len(&mut self) -> Result<usize> {
@@ -361,6 +369,9 @@ impl<'a> Reader<'a> {
                     }
                 }
                 list(nonempty(items)?)
+            }
+            stream::TYPE_STREAM_LISTPACKS | stream::TYPE_STREAM_LISTPACKS_2 => {
+                stream::read(self, kind)?
             }
             _ => return Err(RdbError::Format("value type")),
         })

@@ -184,21 +184,28 @@ pub fn intset(blob: &[u8]) -> Result<Vec<Vec<u8>>> {
 
 /// Writes a listpack of `items`, each as a string entry.
 pub fn write_listpack<'a>(items: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    write_listpack_items(items.map(LpItem::Str))
+}
+
+/// An element to write into a listpack: a string, or an integer in the integer encodings.
+#[derive(Debug, Clone, Copy)]
+pub enum LpItem<'a> {
+    /// Bytes, written as a string element.
+    Str(&'a [u8]),
+    /// An integer, written in the smallest integer encoding that holds it.
+    Int(i64),
+}
+
+/// A listpack of `items`.
+pub fn write_listpack_items<'a>(items: impl Iterator<Item = LpItem<'a>>) -> Vec<u8> {
     let mut lp = vec![0u8; 6];
     let mut count = 0usize;
     for item in items {
         let start = lp.len();
-        let len = item.len();
-        if len < 64 {
-            lp.push(0x80 | len as u8);
-        } else if len < 4096 {
-            lp.push(0xE0 | (len >> 8) as u8);
-            lp.push((len & 0xFF) as u8);
-        } else {
-            lp.push(0xF0);
-            lp.extend_from_slice(&(len as u32).to_le_bytes());
+        match item {
+            LpItem::Str(bytes) => write_lp_string(&mut lp, bytes),
+            LpItem::Int(n) => write_lp_int(&mut lp, n),
         }
-        lp.extend_from_slice(item);
         let entry_len = lp.len() - start;
         write_backlen(&mut lp, entry_len);
         count += 1;
@@ -209,6 +216,43 @@ pub fn write_listpack<'a>(items: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
     let declared = count.min(0xFFFF) as u16;
     lp[4..6].copy_from_slice(&declared.to_le_bytes());
     lp
+}
+
+fn write_lp_string(lp: &mut Vec<u8>, item: &[u8]) {
+    let len = item.len();
+    if len < 64 {
+        lp.push(0x80 | len as u8);
+    } else if len < 4096 {
+        lp.push(0xE0 | (len >> 8) as u8);
+        lp.push((len & 0xFF) as u8);
+    } else {
+        lp.push(0xF0);
+        lp.extend_from_slice(&(len as u32).to_le_bytes());
+    }
+    lp.extend_from_slice(item);
+}
+
+fn write_lp_int(lp: &mut Vec<u8>, n: i64) {
+    let bytes = n.to_le_bytes();
+    if (0..=127).contains(&n) {
+        lp.push(n as u8);
+    } else if (-4096..=4095).contains(&n) {
+        let v = (n as u64) & 0x1FFF;
+        lp.push(0xC0 | (v >> 8) as u8);
+        lp.push((v & 0xFF) as u8);
+    } else if i16::try_from(n).is_ok() {
+        lp.push(0xF1);
+        lp.extend_from_slice(&bytes[..2]);
+    } else if (-(1 << 23)..(1 << 23)).contains(&n) {
+        lp.push(0xF2);
+        lp.extend_from_slice(&bytes[..3]);
+    } else if i32::try_from(n).is_ok() {
+        lp.push(0xF3);
+        lp.extend_from_slice(&bytes[..4]);
+    } else {
+        lp.push(0xF4);
+        lp.extend_from_slice(&bytes);
+    }
 }
 
 /// The back-length of an entry of `len` bytes: 7 bits per byte, the most significant first,
