@@ -393,6 +393,18 @@ fn call_with(
     if command.flags & (flags::NOSCRIPT | flags::TX_CONTROL) != 0 {
         return fail("This Redis command is not allowed from script");
     }
+    if !ctx.session.user.is_unrestricted() {
+        let mut out = Out::new();
+        let mut cx = Cx {
+            shared: ctx.shared,
+            session: &mut ctx.session,
+            out: &mut out,
+            store: &mut *ctx.store,
+        };
+        if let Err(reason) = cmd::acl::permit_in_script(&mut cx, command, &args) {
+            return fail(reason);
+        }
+    }
     if command.flags & flags::WRITE != 0 {
         if ctx.read_only {
             return fail("Write commands are not allowed from read-only scripts.");

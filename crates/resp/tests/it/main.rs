@@ -1,5 +1,6 @@
 //! The Redis server's integration tests as one binary.
 
+mod acl_clients;
 mod clients;
 mod common;
 mod compat;
@@ -11,5 +12,6 @@ mod introspect_clients;
 mod memory_clients;
 mod script_clients;
 mod scripting;
+mod tls_clients;
 mod tracking;
 mod types_clients;
