@@ -77,10 +77,10 @@ def main():
     rows = []
 
     def walk(c):
-        name, cats = c[0], c[6]
+        name, arity, cats = c[0], c[1], c[6]
         specs = [s for s in (spec_rust(s) for s in c[8]) if s]
         bits = " | ".join(x[1:].upper() for x in cats) or "0"
-        rows.append((name, bits, specs))
+        rows.append((name, arity, bits, specs))
         for sub in c[9]:
             walk(sub)
 
@@ -96,8 +96,9 @@ def main():
     print()
     print("#[rustfmt::skip]")
     print("pub(super) const ENTRIES: &[Entry] = &[")
-    for name, bits, specs in rows:
-        print(f'    Entry {{ name: "{name}", categories: {bits}, keys: &[{", ".join(specs)}] }},')
+    for name, arity, bits, specs in rows:
+        print(f'    Entry {{ name: "{name}", arity: {arity}, categories: {bits}, '
+              f'keys: &[{", ".join(specs)}] }},')
     print("];")
 
 

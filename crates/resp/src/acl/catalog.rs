@@ -51,6 +51,8 @@ pub struct Spec {
 #[derive(Debug)]
 pub struct Entry {
     pub name: &'static str,
+    /// Redis's arity (name included; negative: at least).
+    pub arity: i32,
     pub categories: u32,
     pub keys: &'static [Spec],
 }
@@ -60,6 +62,7 @@ pub struct Entry {
 pub struct AclCommand {
     /// `get`, or `client|kill` for a subcommand.
     pub name: String,
+    pub arity: i32,
     pub categories: u32,
     pub keys: &'static [Spec],
     pub parent: Option<usize>,
@@ -94,6 +97,7 @@ impl Catalog {
                 .and_then(|(parent, _)| catalog.by_name.get(parent.as_bytes()).copied());
             catalog.add(AclCommand {
                 name: entry.name.to_owned(),
+                arity: entry.arity,
                 categories: entry.categories,
                 keys: entry.keys,
                 parent,
@@ -106,6 +110,7 @@ impl Catalog {
                 Some(&id) => id,
                 None => catalog.add(AclCommand {
                     name: cmd.name.to_owned(),
+                    arity: cmd.arity,
                     categories: super::categories::derived(cmd),
                     keys: &[],
                     parent: None,
@@ -151,14 +156,26 @@ impl Catalog {
     /// subcommands and the one named exists, else its own.
     pub fn resolve(&self, cmd: &Command, args: &Args<'_>) -> usize {
         let id = self.of_table.get(cmd.index).copied().unwrap_or(0);
+        self.resolve_sub(id, args)
+    }
+
+    /// A call of the catalog's command `name` (one Sluice may not answer, for ACL DRYRUN), its
+    /// subcommand resolved.
+    pub fn resolve_name(&self, name: &[u8], args: &Args<'_>) -> Option<usize> {
+        let id = self.lookup(name)?;
+        Some(self.resolve_sub(id, args))
+    }
+
+    fn resolve_sub(&self, id: usize, args: &Args<'_>) -> usize {
         let Some(entry) = self.commands.get(id) else {
             return id;
         };
+        let cmd_name = entry.name.as_str();
         if entry.subcommands.is_empty() || args.len() < 2 {
             return id;
         }
         let mut full = [0u8; 64];
-        let (name, sub) = (cmd.name.as_bytes(), args.get(1));
+        let (name, sub) = (cmd_name.as_bytes(), args.get(1));
         let len = name.len() + 1 + sub.len();
         let Some(dst) = full.get_mut(..len) else {
             return id;
@@ -172,15 +189,14 @@ impl Catalog {
     }
 }
 
-/// Calls `visit(position, access)` for each key argument of a call of `entry` (`cmd` in
-/// Sluice's table) with `args`; stops at the first `false` and returns it.
+/// Calls `visit(position, access)` for each key argument of a call of `entry` with `args`;
+/// stops at the first `false` and returns it.
 pub fn each_key(
     entry: &AclCommand,
-    cmd: &Command,
     args: &Args<'_>,
     mut visit: impl FnMut(usize, u8) -> bool,
 ) -> bool {
-    match cmd.name {
+    match entry.name.as_str() {
         // Their keys' access depends on the arguments (Redis's VARIABLE_FLAGS).
         "set" => {
             let get = args.from(3).any(|a| a.eq_ignore_ascii_case(b"get"));
@@ -199,13 +215,17 @@ pub fn each_key(
                 },
             );
         }
+        "migrate" => return migrate_keys(args).all(|pos| visit(pos, KEY_READ | KEY_WRITE)),
         _ => {}
     }
-    if !entry.derived
-        && entry.keys.iter().all(|s| s.exact)
-        && let Some(keys) = spec_keys(entry.keys, args)
-    {
-        return keys.into_iter().all(|(pos, access)| visit(pos, access));
+    if !entry.derived && entry.keys.iter().all(|s| s.exact) {
+        match spec_keys(entry.keys, args) {
+            SpecKeys::Found(keys) => {
+                return keys.into_iter().all(|(pos, access)| visit(pos, access));
+            }
+            SpecKeys::Invalid => return true,
+            SpecKeys::Unknown => {}
+        }
     }
     // The command's own key finder: the first key takes the first spec's access, the others
     // the last's (SORT's STORE destination).
@@ -224,9 +244,38 @@ pub fn each_key(
         .all(|(i, pos)| visit(pos, if i == 0 { first } else { rest }))
 }
 
-/// The keys the specs find in `args`, or None when a spec cannot say (the caller then asks the
-/// command's own key finder, as Redis does).
-fn spec_keys(specs: &[Spec], args: &Args<'_>) -> Option<Vec<(usize, u8)>> {
+/// MIGRATE's keys: the key argument, or those after KEYS when it is empty (past AUTH and AUTH2
+/// and their passwords), as Redis finds them.
+fn migrate_keys(args: &Args<'_>) -> std::ops::Range<usize> {
+    let n = args.len();
+    if !args.get(3).is_empty() {
+        return 3..4.min(n);
+    }
+    let mut i = 6;
+    while i < n {
+        if args.is(i, "auth") {
+            i += 1;
+        } else if args.is(i, "auth2") {
+            i += 2;
+        } else if args.is(i, "keys") {
+            return i + 1..n;
+        }
+        i += 1;
+    }
+    0..0
+}
+
+/// What a command's key specs say about a call.
+enum SpecKeys {
+    Found(Vec<(usize, u8)>),
+    /// A key count that does not fit the arguments: a syntax error the command reports, and no
+    /// keys to check (as Redis's key finders answer).
+    Invalid,
+    /// A spec cannot say: the command's own key finder is asked, as Redis does.
+    Unknown,
+}
+
+fn spec_keys(specs: &[Spec], args: &Args<'_>) -> SpecKeys {
     let argc = args.len() as i64;
     let mut keys = Vec::new();
     for spec in specs {
@@ -248,7 +297,7 @@ fn spec_keys(specs: &[Spec], args: &Args<'_>) -> Option<Vec<(usize, u8)>> {
                     None => continue,
                 }
             }
-            Begin::Unknown => return None,
+            Begin::Unknown => return SpecKeys::Unknown,
         };
         let (first, last, step) = match spec.find {
             Find::Range { last, step, limit } => {
@@ -267,19 +316,23 @@ fn spec_keys(specs: &[Spec], args: &Args<'_>) -> Option<Vec<(usize, u8)>> {
                 first: offset,
                 step,
             } => {
-                let count = crate::num::parse_i64(args.get((first + i64::from(index)) as usize))
-                    .filter(|&n| n >= 0)?;
+                let count = crate::num::parse_i64(args.get((first + i64::from(index)) as usize));
                 let start = first + i64::from(offset);
-                (start, start + count - 1, i64::from(step.max(1)))
+                match count {
+                    Some(count) if count >= 0 && start + count <= argc => {
+                        (start, start + count - 1, i64::from(step.max(1)))
+                    }
+                    _ => return SpecKeys::Invalid,
+                }
             }
-            Find::Unknown => return None,
+            Find::Unknown => return SpecKeys::Unknown,
         };
         if last < first {
             // Zero keys (numkeys 0), or past the end: a syntax error the command reports.
             continue;
         }
         if last >= argc || first >= argc {
-            return None;
+            return SpecKeys::Unknown;
         }
         let mut pos = first;
         while pos <= last {
@@ -287,17 +340,17 @@ fn spec_keys(specs: &[Spec], args: &Args<'_>) -> Option<Vec<(usize, u8)>> {
             pos += step;
         }
     }
-    Some(keys)
+    SpecKeys::Found(keys)
 }
 
-/// Calls `visit(position, is_pattern)` for each channel a call publishes or subscribes to;
-/// stops at the first `false` and returns it.
+/// Calls `visit(position, is_pattern)` for each channel a call of `entry` publishes or
+/// subscribes to; stops at the first `false` and returns it.
 pub fn each_channel(
-    cmd: &Command,
+    entry: &AclCommand,
     args: &Args<'_>,
     mut visit: impl FnMut(usize, bool) -> bool,
 ) -> bool {
-    match cmd.name {
+    match entry.name.as_str() {
         "publish" | "spublish" => visit(1, false),
         "subscribe" | "ssubscribe" => (1..args.len()).all(|i| visit(i, false)),
         "psubscribe" => (1..args.len()).all(|i| visit(i, true)),
@@ -321,12 +374,10 @@ mod tests {
         }
         let args = Args::new(&data, &spans);
         let name = parts[0].to_ascii_lowercase();
-        let cmd = lookup(&name).expect("a command");
-        let entry = CATALOG
-            .get(CATALOG.resolve(cmd, &args))
-            .expect("in the catalog");
+        let id = CATALOG.resolve_name(&name, &args).expect("a command");
+        let entry = CATALOG.get(id).expect("in the catalog");
         let mut found = Vec::new();
-        each_key(entry, cmd, &args, |pos, access| {
+        each_key(entry, &args, |pos, access| {
             found.push((String::from_utf8_lossy(args.get(pos)).into_owned(), access));
             true
         });
@@ -359,6 +410,24 @@ mod tests {
             ]
         );
         assert_eq!(keys_of("EVAL x 0"), []);
+        // A count that does not fit the arguments: no keys, as Redis's key finder answers.
+        assert_eq!(keys_of("EVAL x 3 a b"), []);
+        assert_eq!(keys_of("ZUNIONSTORE d 5 a b"), []);
+        assert_eq!(
+            keys_of("MIGRATE h p k 0 5"),
+            [("k".into(), KEY_READ | KEY_WRITE)]
+        );
+        assert_eq!(
+            keys_of("MIGRATE h p  0 5 AUTH2 u pw KEYS a b"),
+            [
+                ("a".into(), KEY_READ | KEY_WRITE),
+                ("b".into(), KEY_READ | KEY_WRITE)
+            ]
+        );
+        assert_eq!(
+            keys_of("GEORADIUS src 0 0 1 m STOREDIST dst"),
+            [("src".into(), KEY_READ), ("dst".into(), KEY_WRITE)]
+        );
         assert_eq!(
             keys_of("SORT src BY w STORE dst"),
             [("src".into(), KEY_READ), ("dst".into(), KEY_WRITE)]

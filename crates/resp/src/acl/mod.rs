@@ -77,7 +77,31 @@ impl User {
 
     /// Whether this user may run `cmd` with `args`.
     pub fn check(&self, cmd: &Command, args: &Args<'_>) -> Result<(), Denied> {
-        check_rules(&self.rules.read(), cmd, args)
+        let id = CATALOG.resolve(cmd, args);
+        check_rules(
+            &self.rules.read(),
+            id,
+            cmd.flags & flags::NO_AUTH != 0,
+            args,
+        )
+    }
+
+    /// Whether a selector that allows command `id` also grants read access to every key
+    /// (`~*`, `%R~*`, allkeys).
+    pub fn reads_every_key(&self, id: usize) -> bool {
+        self.rules.read().selectors.iter().any(|s| {
+            s.allows(id)
+                && (s.allkeys
+                    || s.patterns
+                        .iter()
+                        .any(|p| p.pattern == b"*" && p.access & catalog::KEY_READ != 0))
+        })
+    }
+
+    /// Whether this user may run the catalog's command `id` with `args` (ACL DRYRUN, which
+    /// also answers for Redis commands Sluice lacks).
+    pub fn check_id(&self, id: usize, no_auth: bool, args: &Args<'_>) -> Result<(), Denied> {
+        check_rules(&self.rules.read(), id, no_auth, args)
     }
 
     pub fn name_text(&self) -> String {
@@ -161,11 +185,10 @@ impl Denied {
 
 /// Whether `rules` allow `cmd` with `args`: any selector allowing it is enough; else the most
 /// telling refusal (channel over key over command, the last argument at fault).
-fn check_rules(rules: &Rules, cmd: &Command, args: &Args<'_>) -> Result<(), Denied> {
-    let id = CATALOG.resolve(cmd, args);
+fn check_rules(rules: &Rules, id: usize, no_auth: bool, args: &Args<'_>) -> Result<(), Denied> {
     let mut worst: Option<Denied> = None;
     for selector in &rules.selectors {
-        match check_selector(selector, id, cmd, args) {
+        match check_selector(selector, id, no_auth, args) {
             Ok(()) => return Ok(()),
             Err(d) => {
                 if worst.is_none_or(|w| d.rank() > w.rank()) {
@@ -180,10 +203,10 @@ fn check_rules(rules: &Rules, cmd: &Command, args: &Args<'_>) -> Result<(), Deni
 fn check_selector(
     selector: &rules::Selector,
     id: usize,
-    cmd: &Command,
+    no_auth: bool,
     args: &Args<'_>,
 ) -> Result<(), Denied> {
-    if cmd.flags & flags::NO_AUTH == 0 && !selector.allows(id) {
+    if !no_auth && !selector.allows(id) {
         let first_arg_ok = selector.first_args.get(&id).is_some_and(|allowed| {
             let at = if CATALOG.get(id).is_some_and(|c| c.parent.is_some()) {
                 2
@@ -200,7 +223,7 @@ fn check_selector(
         && let Some(entry) = CATALOG.get(id)
     {
         let mut denied = None;
-        catalog::each_key(entry, cmd, args, |pos, access| {
+        catalog::each_key(entry, args, |pos, access| {
             let key = args.get(pos);
             let ok = selector.patterns.iter().any(|p| {
                 p.access & access == access && crate::glob::matches(&p.pattern, key, false)
@@ -214,9 +237,11 @@ fn check_selector(
             return Err(d);
         }
     }
-    if !selector.allchannels {
+    if !selector.allchannels
+        && let Some(entry) = CATALOG.get(id)
+    {
         let mut denied = None;
-        catalog::each_channel(cmd, args, |pos, is_pattern| {
+        catalog::each_channel(entry, args, |pos, is_pattern| {
             let channel = args.get(pos);
             let ok = selector.channels.iter().any(|p| {
                 if is_pattern {

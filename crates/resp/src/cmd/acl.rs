@@ -5,7 +5,7 @@ use std::io::Read as _;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Args, Command, Cx, int_arg, lookup, unknown_subcommand};
+use super::{Args, Command, Cx, flags, int_arg, lookup, unknown_subcommand};
 use crate::acl::{CATALOG, Context, Denied, LogEntry, Reason, User, categories};
 use crate::session::Action;
 
@@ -38,6 +38,19 @@ pub(crate) fn permit(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>
             false
         }
     }
+}
+
+/// Whether the connection's user may read every key with the command being run (SORT's BY and
+/// GET patterns read keys they do not name).
+pub(crate) fn reads_every_key(cx: &Cx<'_, '_>, args: &Args<'_>) -> bool {
+    let user = &cx.session.user;
+    if user.is_unrestricted() {
+        return true;
+    }
+    let Some(cmd) = lookup(&args.get(0).to_ascii_lowercase()) else {
+        return false;
+    };
+    user.reads_every_key(CATALOG.resolve(cmd, args))
 }
 
 /// EXEC's check of a queued command, in case the rules changed since it was queued.
@@ -210,10 +223,36 @@ pub(crate) fn apply_params(
     }
 }
 
+/// Each subcommand's arity in Redis's table (name included; negative: at least).
+const ARITY: &[(&[u8], i64)] = &[
+    (b"setuser", -3),
+    (b"deluser", -3),
+    (b"getuser", 3),
+    (b"list", 2),
+    (b"users", 2),
+    (b"whoami", 2),
+    (b"load", 2),
+    (b"save", 2),
+    (b"cat", -2),
+    (b"genpass", -2),
+    (b"log", -2),
+    (b"dryrun", -4),
+    (b"help", 2),
+];
+
 /// ACL subcommand ...
 pub fn acl(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let sub = args.get(1).to_ascii_lowercase();
     let n = args.len();
+    let Some(&(_, arity)) = ARITY.iter().find(|(name, _)| *name == sub.as_slice()) else {
+        unknown_subcommand(cx.out, "acl", args.get(1));
+        return;
+    };
+    let argc = n as i64;
+    if (arity > 0 && argc != arity) || argc < -arity {
+        super::subcommand_arity(cx.out, &format!("acl|{}", String::from_utf8_lossy(&sub)));
+        return;
+    }
     let shared = cx.shared;
     let acl = &shared.acl;
     match (sub.as_slice(), n) {
@@ -333,12 +372,11 @@ pub fn acl(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                 cx.out.simple(line);
             }
         }
-        (
-            b"setuser" | b"deluser" | b"getuser" | b"list" | b"users" | b"whoami" | b"load"
-            | b"save" | b"cat" | b"genpass" | b"log" | b"dryrun" | b"help",
-            _,
-        ) => super::subcommand_arity(cx.out, &format!("acl|{}", String::from_utf8_lossy(&sub))),
-        _ => unknown_subcommand(cx.out, "acl", args.get(1)),
+        // Redis's words when the arity fits but the arguments do not.
+        _ => cx.out.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
+            String::from_utf8_lossy(args.get(1))
+        )),
     }
 }
 
@@ -462,7 +500,16 @@ fn dryrun(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         return;
     };
     let call = args.skip(3);
-    let Some(cmd) = lookup(&call.get(0).to_ascii_lowercase()) else {
+    // Any command of Redis 7.0, whether Sluice answers it or not.
+    let name = call.get(0).to_ascii_lowercase();
+    let (id, no_auth) = match lookup(&name) {
+        Some(cmd) => (
+            Some(CATALOG.resolve(cmd, &call)),
+            cmd.flags & flags::NO_AUTH != 0,
+        ),
+        None => (CATALOG.resolve_name(&name, &call), false),
+    };
+    let Some((id, entry)) = id.and_then(|id| Some((id, CATALOG.get(id)?))) else {
         cx.out.error(&format!(
             "ERR Command '{}' not found",
             String::from_utf8_lossy(call.get(0))
@@ -470,16 +517,15 @@ fn dryrun(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         return;
     };
     let argc = call.len() as i64;
-    let arity = i64::from(cmd.arity);
-    let id = CATALOG.resolve(cmd, &call);
-    let full_name = CATALOG.get(id).map_or(cmd.name, |c| c.name.as_str());
+    let arity = i64::from(entry.arity);
+    let full_name = entry.name.as_str();
     if (arity > 0 && argc != arity) || argc < -arity {
         cx.out.error(&format!(
             "ERR wrong number of arguments for '{full_name}' command"
         ));
         return;
     }
-    match user.check(cmd, &call) {
+    match user.check_id(id, no_auth, &call) {
         Ok(()) => cx.out.ok(),
         Err(denied) => {
             let text = match denied {

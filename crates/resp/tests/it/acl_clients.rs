@@ -442,3 +442,81 @@ fn command_categories_match_redis() {
         differ.join("\n")
     );
 }
+
+#[test]
+fn sort_patterns_need_read_access_to_every_key_and_dryrun_knows_every_command() {
+    let server = Sluice::start();
+    let mut admin = RawClient::connect(server.port).expect("connect");
+    admin.call(&["RPUSH", "mylist", "1"]);
+    admin.call(&["SET", "w1", "5"]);
+    assert_eq!(
+        admin.call(&[
+            "ACL", "SETUSER", "sorter", "on", "nopass", "+sort", "~mylist", "~w*"
+        ]),
+        b"+OK\r\n"
+    );
+    let mut c = RawClient::connect(server.port).expect("connect");
+    assert_eq!(c.call(&["AUTH", "sorter", "x"]), b"+OK\r\n");
+    assert_eq!(c.call(&["SORT", "mylist"]), b"*1\r\n$1\r\n1\r\n");
+    assert_eq!(
+        c.call(&["SORT", "mylist", "BY", "w*"]),
+        b"-ERR BY option of SORT denied due to insufficient ACL permissions.\r\n"
+    );
+    assert_eq!(
+        c.call(&["SORT", "mylist", "GET", "#"]),
+        b"-ERR GET option of SORT denied due to insufficient ACL permissions.\r\n"
+    );
+    // BY without a `*` does not read other keys.
+    assert_eq!(
+        c.call(&["SORT", "mylist", "BY", "nosort"]),
+        b"*1\r\n$1\r\n1\r\n"
+    );
+    admin.call(&["ACL", "SETUSER", "sorter", "%R~*"]);
+    assert_eq!(
+        c.call(&["SORT", "mylist", "BY", "w*"]),
+        b"*1\r\n$1\r\n1\r\n"
+    );
+
+    // DRYRUN answers for Redis commands Sluice does not serve, from their key specs.
+    admin.call(&[
+        "ACL",
+        "SETUSER",
+        "mover",
+        "+@all",
+        "%R~read*",
+        "%W~write*",
+        "%RW~rw*",
+    ]);
+    let dry = |c: &mut RawClient, args: &[&str]| {
+        let mut all = vec!["ACL", "DRYRUN", "mover"];
+        all.extend_from_slice(args);
+        String::from_utf8_lossy(&c.call(&all)).into_owned()
+    };
+    assert_eq!(
+        dry(&mut admin, &["MIGRATE", "h", "p", "rw", "0", "500"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        dry(
+            &mut admin,
+            &[
+                "MIGRATE", "h", "p", "", "0", "5", "AUTH2", "u", "p", "KEYS", "read"
+            ]
+        ),
+        "$53\r\nThis user has no permissions to access the 'read' key\r\n"
+    );
+    assert_eq!(dry(&mut admin, &["COPY", "read1", "write1"]), "+OK\r\n");
+    assert_eq!(
+        dry(&mut admin, &["COPY", "write1", "read1"]),
+        "$55\r\nThis user has no permissions to access the 'write1' key\r\n"
+    );
+    assert_eq!(dry(&mut admin, &["EVAL", "", "3", "rw", "read"]), "+OK\r\n");
+    assert_eq!(
+        dry(&mut admin, &["NOSUCH"]),
+        "-ERR Command 'NOSUCH' not found\r\n"
+    );
+    assert_eq!(
+        dry(&mut admin, &["GET"]),
+        "-ERR wrong number of arguments for 'get' command\r\n"
+    );
+}
