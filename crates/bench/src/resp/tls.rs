@@ -30,10 +30,17 @@ fn certificates(dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let ca_key = rcgen::KeyPair::generate()?;
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    // OpenSSL (redis-cli, redis-benchmark) wants a named issuer.
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "sluice-bench CA");
     let ca = ca_params.self_signed(&ca_key)?;
     let issuer = rcgen::Issuer::new(ca_params, ca_key);
     let key = rcgen::KeyPair::generate()?;
-    let params = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])?;
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])?;
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "localhost");
     let cert = params.signed_by(&key, &issuer)?;
     let paths = (
         dir.join("ca.crt"),
@@ -63,7 +70,10 @@ fn wait_tls(server: &mut Server, ca: &Path) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    bail!("the TLS server on port {} did not answer PING", server.port)
+    bail!(
+        "the TLS server on port {} did not answer PING through redis-cli --tls",
+        server.port
+    )
 }
 
 pub fn tls(args: TlsArgs) -> Result<()> {
@@ -153,9 +163,9 @@ pub fn tls(args: TlsArgs) -> Result<()> {
         eprintln!("round {} done", round + 1);
     }
     println!(
-        "| test | pipe | sluice plain rps | sluice TLS rps | TLS/plain | redis plain rps | redis TLS rps | TLS/plain | sluice TLS / redis TLS | us CPU/req sluice TLS | redis TLS |"
+        "| test | pipe | sluice plain rps | sluice TLS rps | TLS/plain | redis plain rps | redis TLS rps | TLS/plain | sluice TLS / redis TLS | µs CPU/req: sluice plain | sluice TLS | redis plain | redis TLS |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut ratios: Vec<(u32, Vec<f64>)> = Vec::new();
     for (test, p) in &table.order {
         let sp = table.median_rps("sluice", *p, test);
@@ -168,11 +178,13 @@ pub fn tls(args: TlsArgs) -> Result<()> {
             None => ratios.push((*p, vec![ratio(st, rt)])),
         }
         println!(
-            "| {test} | {p} | {sp:.0} | {st:.0} | {:.2} | {rp:.0} | {rt:.0} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {test} | {p} | {sp:.0} | {st:.0} | {:.2} | {rp:.0} | {rt:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             ratio(st, sp),
             ratio(rt, rp),
             ratio(st, rt),
+            table.median_cpu("sluice", *p, test),
             table.median_cpu("sluice-tls", *p, test),
+            table.median_cpu("redis", *p, test),
             table.median_cpu("redis-tls", *p, test),
         );
     }
