@@ -32,6 +32,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use acl::LoadError;
+#[doc(hidden)]
+pub use acl::fuzz as fuzz_acl;
 pub use frame::{Parsed, ProtocolError, RequestParser};
 pub use script::harness::ScriptHarness;
 

@@ -137,6 +137,11 @@ fn parse(
     }
 }
 
+/// The file parser on raw lines (property tests and the fuzz target).
+pub fn parse_lines(source: &str, lines: &[&[u8]]) -> Result<BTreeMap<Vec<u8>, Rules>, LoadError> {
+    parse(source, lines, true, false)
+}
+
 fn trim(s: &[u8]) -> &[u8] {
     let is_space = |c: &u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n');
     let start = s.iter().position(|c| !is_space(c)).unwrap_or(s.len());
@@ -154,7 +159,7 @@ pub fn write(path: &Path, users: &[Arc<User>]) -> Result<(), LoadError> {
         text.extend_from_slice(b"user ");
         text.extend_from_slice(&user.name);
         text.push(b' ');
-        text.extend_from_slice(user.rules().describe().as_bytes());
+        text.extend_from_slice(&user.rules().describe());
         text.push(b'\n');
     }
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));

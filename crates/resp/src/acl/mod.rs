@@ -439,6 +439,46 @@ impl Acl {
     }
 }
 
+/// The fuzz target `acl_rules`: `data` split at newlines is read as an ACL file, and split at
+/// spaces applied as ACL SETUSER ops; what a user's description says must load back.
+#[doc(hidden)]
+pub fn fuzz(data: &[u8]) {
+    let lines: Vec<&[u8]> = data.split(|&c| c == b'\n').collect();
+    if let Ok(users) = file::parse_lines("fuzz.acl", &lines) {
+        for rules in users.values() {
+            reload(rules);
+        }
+    }
+    let ops: Vec<&[u8]> = data.split(|&c| c == b' ').collect();
+    if let Ok(merged) = rules::merge_selectors(&ops) {
+        let mut rules = Rules::new(false);
+        if merged.iter().all(|op| rules.apply(op, false).is_ok()) {
+            reload(&rules);
+        }
+    }
+}
+
+/// Describes `rules` and applies the description to a fresh user; panics if it does not load.
+fn reload(rules: &Rules) {
+    let described = rules.describe();
+    let ops: Vec<&[u8]> = described.split(|&c| c == b' ').collect();
+    let merged = rules::merge_selectors(&ops).unwrap_or_default();
+    let mut again = Rules::new(false);
+    for op in &merged {
+        if let Err(e) = again.apply(op, false) {
+            panic!(
+                "the description {:?} does not load back: {e}",
+                String::from_utf8_lossy(&described)
+            );
+        }
+    }
+    assert_eq!(
+        again.describe(),
+        described,
+        "the description changed on reload"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,7 +288,7 @@ pub fn acl(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                     let mut line = b"user ".to_vec();
                     line.extend_from_slice(&user.name);
                     line.push(b' ');
-                    line.extend_from_slice(user.rules().describe().as_bytes());
+                    line.extend_from_slice(&user.rules().describe());
                     cx.out.bulk(&line);
                 }
             }
@@ -410,11 +410,11 @@ fn getuser(cx: &mut Cx<'_, '_>, name: &[u8]) {
 
 fn describe_selector(out: &mut crate::reply::Out, selector: &crate::acl::rules::Selector) {
     out.bulk(b"commands");
-    out.bulk(selector.describe_commands().as_bytes());
+    out.bulk(&selector.describe_commands());
     out.bulk(b"keys");
-    out.bulk(selector.keys_text().as_bytes());
+    out.bulk(&selector.keys_text());
     out.bulk(b"channels");
-    out.bulk(selector.channels_text().as_bytes());
+    out.bulk(&selector.channels_text());
 }
 
 /// ACL GENPASS [bits]: that many random bits (256 by default) as hex, from the OS's random
