@@ -520,3 +520,64 @@ fn sort_patterns_need_read_access_to_every_key_and_dryrun_knows_every_command() 
         "-ERR wrong number of arguments for 'get' command\r\n"
     );
 }
+
+#[test]
+fn scripts_check_acls_as_their_caller() {
+    let server = Sluice::start();
+    let mut admin = RawClient::connect(server.port).expect("connect");
+    assert_eq!(
+        admin.call(&[
+            "ACL",
+            "SETUSER",
+            "bob",
+            "on",
+            ">123",
+            "+@scripting",
+            "+set",
+            "~x*"
+        ]),
+        b"+OK\r\n"
+    );
+    let mut bob = RawClient::connect(server.port).expect("connect");
+    assert_eq!(bob.call(&["AUTH", "bob", "123"]), b"+OK\r\n");
+    let check = |c: &mut RawClient, script: &str| c.call(&["EVAL", script, "0"]);
+    assert_eq!(
+        check(&mut bob, "return redis.acl_check_cmd('set','xx',1)"),
+        b":1\r\n"
+    );
+    assert_eq!(
+        check(&mut bob, "return redis.acl_check_cmd('hset','xx','f',1)"),
+        b"$-1\r\n"
+    );
+    assert_eq!(
+        check(&mut bob, "return redis.acl_check_cmd('set','yy',1)"),
+        b"$-1\r\n"
+    );
+    let invalid = check(&mut bob, "return redis.acl_check_cmd('invalid-cmd','arg')");
+    assert!(
+        String::from_utf8_lossy(&invalid)
+            .contains("Invalid command passed to redis.acl_check_cmd()"),
+        "{}",
+        String::from_utf8_lossy(&invalid)
+    );
+    // The default user may run anything.
+    assert_eq!(
+        check(&mut admin, "return redis.acl_check_cmd('hset','yy','f',1)"),
+        b":1\r\n"
+    );
+    // redis.call refuses as the caller, with the reason in the script's error.
+    let refused =
+        String::from_utf8_lossy(&check(&mut bob, "return redis.call('set','yy',1)")).into_owned();
+    assert!(
+        refused.starts_with(
+            "-ERR The user executing the script can't access at least one of the keys"
+        ),
+        "{refused}"
+    );
+    assert_eq!(
+        check(&mut bob, "return redis.call('set','xy',1)"),
+        b"+OK\r\n"
+    );
+    let log = String::from_utf8_lossy(&admin.call(&["ACL", "LOG", "1"])).into_owned();
+    assert!(log.contains("lua") && log.contains("yy"), "{log}");
+}
