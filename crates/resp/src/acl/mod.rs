@@ -289,7 +289,7 @@ impl Acl {
             file,
             pubsub_allchannels: AtomicBool::new(false),
         };
-        acl.set_default_password(password);
+        acl.set_default_password(password.map(str::as_bytes));
         acl
     }
 
@@ -304,13 +304,13 @@ impl Acl {
     }
 
     /// requirepass: the default user's only password, or nopass when empty.
-    pub fn set_default_password(&self, password: Option<&str>) {
+    pub fn set_default_password(&self, password: Option<&[u8]>) {
         let mut rules = self.default.rules();
         let _ = rules.apply(b"resetpass", false);
         match password.filter(|p| !p.is_empty()) {
             Some(p) => {
                 let mut op = b">".to_vec();
-                op.extend_from_slice(p.as_bytes());
+                op.extend_from_slice(p);
                 let _ = rules.apply(&op, false);
             }
             None => {
@@ -488,7 +488,7 @@ mod tests {
         let acl = Acl::new(None, None);
         assert!(acl.default_authenticates());
         assert!(acl.default_user().is_unrestricted());
-        acl.set_default_password(Some("pw"));
+        acl.set_default_password(Some(b"pw"));
         assert!(!acl.default_authenticates());
         assert!(acl.authenticate(b"default", b"pw").is_some());
         assert!(acl.authenticate(b"default", b"no").is_none());

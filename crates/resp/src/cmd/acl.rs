@@ -204,15 +204,19 @@ fn drop_revoked_subscribers(cx: &mut Cx<'_, '_>, user: &Arc<User>) {
     }
 }
 
-/// CONFIG SET of the ACL parameters: requirepass (the default user's password, when it was
-/// among `names`), acl-pubsub-default, acllog-max-len.
+/// CONFIG SET of the ACL parameters: requirepass (the default user's password, as given:
+/// it may be binary), acl-pubsub-default, acllog-max-len.
 pub(crate) fn apply_params(
     shared: &crate::shared::Shared,
     params: &crate::params::Params,
-    names: &[&[u8]],
+    pairs: &[(&[u8], &[u8])],
 ) {
-    if names.iter().any(|n| n.eq_ignore_ascii_case(b"requirepass")) {
-        shared.acl.set_default_password(params.get("requirepass"));
+    if let Some((_, password)) = pairs
+        .iter()
+        .rev()
+        .find(|(name, _)| name.eq_ignore_ascii_case(b"requirepass"))
+    {
+        shared.acl.set_default_password(Some(password));
     }
     shared.acl.pubsub_allchannels.store(
         params.get("acl-pubsub-default") == Some("allchannels"),

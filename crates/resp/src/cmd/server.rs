@@ -98,8 +98,7 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                         cx.shared.bulk_max.store(n, Ordering::Relaxed);
                     }
                     cx.shared.observe.refresh(&params);
-                    let names: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
-                    super::acl::apply_params(cx.shared, &params, &names);
+                    super::acl::apply_params(cx.shared, &params, &pairs);
                     super::maxmemory::apply(cx.shared, &params, cx.store.get());
                     cx.out.ok();
                 }

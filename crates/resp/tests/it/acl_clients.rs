@@ -581,3 +581,20 @@ fn scripts_check_acls_as_their_caller() {
     let log = String::from_utf8_lossy(&admin.call(&["ACL", "LOG", "1"])).into_owned();
     assert!(log.contains("lua") && log.contains("yy"), "{log}");
 }
+
+#[test]
+fn requirepass_may_be_binary() {
+    let server = Sluice::start();
+    let mut c = RawClient::connect(server.port).expect("connect");
+    for password in [b"abc\x00def".as_slice(), b"\xff\xfe"] {
+        let set = [b"CONFIG".as_slice(), b"SET", b"requirepass", password];
+        assert_eq!(c.call(&set), b"+OK\r\n");
+        let mut other = RawClient::connect(server.port).expect("connect");
+        assert!(other.call(&["PING"]).starts_with(b"-NOAUTH"));
+        assert!(other.call(&["AUTH", "abc"]).starts_with(b"-WRONGPASS"));
+        assert_eq!(other.call(&[b"AUTH".as_slice(), password]), b"+OK\r\n");
+    }
+    assert_eq!(c.call(&["CONFIG", "SET", "requirepass", ""]), b"+OK\r\n");
+    let mut open = RawClient::connect(server.port).expect("connect");
+    assert_eq!(open.call(&["PING"]), b"+PONG\r\n");
+}
