@@ -2,6 +2,7 @@
 
 mod durable;
 mod memory;
+mod tls;
 
 use crate::report::median;
 use anyhow::{Context, Result, bail};
@@ -40,6 +41,10 @@ enum Case {
     /// Start-up time with KEYS keys of mixed types: the store loaded from PostgreSQL against
     /// redis-server replaying its AOF (`appendonly yes`).
     Restart(durable::RestartArgs),
+    /// TLS on the listener: Sluice and redis-server each plain and with TLS (`redis-benchmark
+    /// --tls --cacert`), in rotating order: requests/s, TLS/plain per server, Sluice/Redis with
+    /// TLS, CPU per request.
+    Tls(tls::TlsArgs),
     /// RSS growth after stream entries and PFADDs (sparse HLLs over HLL_KEYS keys, one dense
     /// HLL), fresh servers for each data set.
     TypesRss(TypesRssArgs),
@@ -191,6 +196,7 @@ pub fn run(args: RespArgs) -> Result<()> {
         Case::TypesRss(a) => memory::types_rss(a),
         Case::Durable(a) => durable::durable(a),
         Case::Restart(a) => durable::restart(a),
+        Case::Tls(a) => tls::tls(a),
     }
 }
 

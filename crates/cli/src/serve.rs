@@ -172,6 +172,7 @@ async fn serve(
     let mut resp_store = None;
     if let Some(addr) = settings.resp.listen {
         let mut resp_config = settings.resp_config();
+        resp_config.tls = settings.resp_tls()?;
         if let (Some(store_config), Some(url)) = (settings.resp_store_config(), &url) {
             // The keyspace is loaded before the listener opens: no client sees it half-loaded.
             let pg =
@@ -194,8 +195,16 @@ async fn serve(
             .await
             .with_context(|| format!("binding the Redis gate to {addr}"))?;
         let local = listener.local_addr()?;
-        tracing::info!(addr = %local, "Redis protocol gate listening");
-        println!("sluice: Redis protocol on {local}");
+        let tls = if resp_config.tls.is_some() {
+            " (TLS)"
+        } else {
+            ""
+        };
+        tracing::info!(addr = %local, tls = resp_config.tls.is_some(), "Redis protocol gate listening");
+        println!("sluice: Redis protocol{tls} on {local}");
+        if let Some(tls) = &resp_config.tls {
+            spawn_tls_reload(tls.clone(), "Redis");
+        }
         gates.spawn(run_resp(listener, resp_config, wait_for(stopped.clone())));
     }
     let pool = match &url {
@@ -303,7 +312,7 @@ async fn serve(
             );
         }
         if let Some(tls) = &tls {
-            spawn_tls_reload(tls.clone());
+            spawn_tls_reload(tls.clone(), "HTTP");
         }
         let mut options = settings.server_options();
         options.tls = tls;
@@ -388,19 +397,24 @@ async fn wait_for(mut stop: watch::Receiver<bool>) {
     let _ = stop.wait_for(|&s| s).await;
 }
 
-/// Reads the TLS certificate and key again on each SIGHUP (a renewed certificate is used by
-/// the next connections; a bad file is logged and the one in use stays).
-fn spawn_tls_reload(tls: Arc<sluice_http::Tls>) {
+/// Reads a gate's TLS certificate and key again on each SIGHUP (a renewed certificate is used
+/// by the next connections; a bad file is logged and the one in use stays).
+fn spawn_tls_reload(tls: Arc<sluice_tls::Tls>, gate: &'static str) {
     let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
     else {
-        tracing::warn!("no SIGHUP handler: the TLS certificate is read at start only");
+        tracing::warn!(
+            gate,
+            "no SIGHUP handler: the TLS certificate is read at start only"
+        );
         return;
     };
     tokio::spawn(async move {
         while hangups.recv().await.is_some() {
             match tls.reload() {
-                Ok(()) => tracing::info!("SIGHUP: TLS certificate and key read again"),
-                Err(error) => tracing::error!(%error, "SIGHUP: keeping the TLS certificate in use"),
+                Ok(()) => tracing::info!(gate, "SIGHUP: TLS certificate and key read again"),
+                Err(error) => {
+                    tracing::error!(gate, %error, "SIGHUP: keeping the TLS certificate in use")
+                }
             }
         }
     });

@@ -16,5 +16,5 @@ pub mod view;
 pub use body::{BodyError, BodyReader, Slow, read_body};
 pub use budget::MemoryBudget;
 pub use mount::{Mount, MountFuture, Request, RequestContext, Response, ResponseBody, empty, full};
-pub use server::tls::{Tls, TlsError};
+pub use server::tls::{ALPN, Tls, TlsError};
 pub use server::{Router, ServerOptions, run};

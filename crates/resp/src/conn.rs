@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use bytes::{Buf, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
@@ -45,25 +45,57 @@ enum Batch {
     OutputFull,
 }
 
-/// Serves one client until it quits, disconnects, breaks the protocol or the server stops.
+/// Serves one plain-TCP client until it quits, disconnects, breaks the protocol or the server
+/// stops.
 pub async fn serve(
-    mut stream: TcpStream,
+    stream: TcpStream,
     addr: SocketAddr,
     shared: Arc<Shared>,
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
+    let laddr = prepare(&stream)?;
+    serve_stream(stream, addr, laddr, shared, stop).await
+}
+
+/// Sets up an accepted socket; returns its local address for CLIENT LIST.
+fn prepare(stream: &TcpStream) -> io::Result<String> {
     stream.set_nodelay(true)?;
-    let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
-    let laddr = stream
+    Ok(stream
         .local_addr()
         .map(|a| a.to_string())
-        .unwrap_or_default();
-    let info = Arc::new(ClientInfo::new(id, addr.to_string(), laddr));
+        .unwrap_or_default())
+}
+
+/// Runs the TLS handshake of an accepted socket; the stream and its local address.
+pub async fn accept_tls(
+    stream: TcpStream,
+    acceptor: &sluice_tls::TlsAcceptor,
+) -> io::Result<(sluice_tls::TlsStream<TcpStream>, String)> {
+    let laddr = prepare(&stream)?;
+    Ok((acceptor.accept(stream).await?, laddr))
+}
+
+/// Serves one client on `stream` (plain TCP or TLS: the code is made once per kind, so the
+/// plain path pays nothing for TLS).
+pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    addr: SocketAddr,
+    laddr: String,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+) -> io::Result<()> {
+    let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
+    let info = Arc::new(ClientInfo::new(
+        id,
+        addr.to_string(),
+        laddr,
+        shared.acl.default_user(),
+    ));
     shared.clients.lock().insert(id, info.clone());
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     let (push_tx, push_rx) = PushQueue::new();
     let _ = info.push.set(push_tx.clone());
-    let mut session = Session::new(info, shared.password().is_none(), push_tx);
+    let mut session = Session::new(info, shared.acl.default_authenticates(), push_tx);
     // On a multi-thread runtime a script runs here, inline: if it runs long, its thread hands
     // the other connections to another (see `script::runner`). Elsewhere scripts are deferred
     // to the blocking pool, which costs a hand-off per script.
@@ -73,8 +105,8 @@ pub async fn serve(
     result
 }
 
-async fn drive(
-    stream: &mut TcpStream,
+async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
     shared: &Arc<Shared>,
     session: &mut Session,
     mut push_rx: mpsc::UnboundedReceiver<PushMsg>,
@@ -100,11 +132,11 @@ async fn drive(
                 // while this write waits on it.
                 let backlog = session.push_tx.backlog.clone();
                 tokio::select! {
-                    written = stream.write_all(&conn.out.buf) => written?,
+                    written = write_out(stream, &conn.out.buf) => written?,
                     () = backlog.overflow.notified() => return Ok(()),
                 }
             } else {
-                stream.write_all(&conn.out.buf).await?;
+                write_out(stream, &conn.out.buf).await?;
             }
             conn.out.buf.clear();
         }
@@ -148,7 +180,7 @@ async fn drive(
                         }
                     }
                 }
-                stream.write_all(&reply).await?;
+                write_out(stream, &reply).await?;
                 continue;
             }
             Action::Continue => {}
@@ -195,6 +227,13 @@ async fn drive(
             _ = stop.changed() => return Ok(()),
         }
     }
+}
+
+/// Writes `bytes` out whole. The flush sends what TLS still holds once the socket took part of
+/// it; on plain TCP it returns at once.
+async fn write_out<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
 }
 
 /// The next MONITOR line for a monitoring client; never resolves for the others.
@@ -349,8 +388,8 @@ fn apply_reply_mode(before: ReplyMode, session: &mut Session, out: &mut Out, mar
 
 /// Waits for a blocked command's element, its timeout, the client leaving or shutdown. Returns
 /// false when the connection should close.
-async fn wait_blocked(
-    stream: &mut TcpStream,
+async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
     conn: &mut Conn,
     shared: &Shared,
     info: &ClientInfo,
@@ -410,7 +449,7 @@ async fn wait_blocked(
         let blocked_command = info.last_command.load(Ordering::Relaxed);
         shared.observe.failed_when_unblocked(blocked_command, error);
     }
-    stream.write_all(&conn.out.buf).await?;
+    write_out(stream, &conn.out.buf).await?;
     conn.out.buf.clear();
     Ok(true)
 }

@@ -122,6 +122,28 @@ impl Hub {
         }
     }
 
+    /// Each subscribed client's channels, shard channels and patterns (`true` for a pattern),
+    /// for ACL SETUSER to find subscriptions a user's new rules no longer allow.
+    pub fn subscriptions_of_clients(&self) -> HashMap<u64, Vec<(Key, bool)>> {
+        let mut by_client: HashMap<u64, Vec<(Key, bool)>> = HashMap::new();
+        let tables = [
+            (&self.channels, false),
+            (&self.shards, false),
+            (&self.patterns, true),
+        ];
+        for (table, pattern) in tables {
+            for (name, subscribers) in table {
+                for client in subscribers.keys() {
+                    by_client
+                        .entry(*client)
+                        .or_default()
+                        .push((name.clone(), pattern));
+                }
+            }
+        }
+        by_client
+    }
+
     /// Adds `client` to the subscribers of a channel, or of a pattern when `pattern`.
     pub fn subscribe(&mut self, pattern: bool, name: &[u8], client: u64, tx: &PushQueue) {
         self.table(pattern)

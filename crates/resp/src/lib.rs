@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+mod acl;
 mod arrival;
 mod busy_poll;
 pub mod cmd;
@@ -31,6 +32,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+pub use acl::LoadError;
+#[doc(hidden)]
+pub use acl::fuzz as fuzz_acl;
 pub use frame::{Parsed, ProtocolError, RequestParser};
 pub use script::harness::ScriptHarness;
 
@@ -51,6 +55,14 @@ pub struct Config {
     /// A store kept in a persistence sink (`[resp] store = "postgres"`), loaded before `run`
     /// is called; none keeps the keyspace in memory only.
     pub persistence: Option<durable::Persistence>,
+    /// TLS on the listener (Redis 6's tls-port); none serves plain TCP. Reloading it (SIGHUP
+    /// in `sluice serve`) changes what new connections are served; open ones keep theirs.
+    pub tls: Option<Arc<sluice_tls::Tls>>,
+    /// Redis's aclfile: users are loaded from it at start and by ACL LOAD, written by ACL SAVE.
+    pub aclfile: Option<std::path::PathBuf>,
+    /// Users declared in the configuration (Redis's `user` directives, each `name rules...`);
+    /// not with `aclfile`.
+    pub users: Vec<String>,
 }
 
 impl Default for Config {
@@ -61,6 +73,9 @@ impl Default for Config {
             io_threads: 0,
             busy_poll: busy_poll::default_window(),
             persistence: None,
+            tls: None,
+            aclfile: None,
+            users: Vec::new(),
         }
     }
 }
@@ -77,6 +92,9 @@ pub enum Error {
     /// The Lua interpreters for EVAL and FUNCTION could not be created.
     #[error(transparent)]
     Scripting(#[from] script::StartError),
+    /// The ACL file or the users declared could not be loaded.
+    #[error("loading the Redis users: {0}")]
+    Acl(#[source] acl::LoadError),
 }
 
 /// Serves RESP clients accepted on `listener` until `shutdown` completes. Each connection runs
@@ -89,6 +107,7 @@ pub async fn run(
 ) -> Result<(), Error> {
     let port = listener.local_addr().map_err(Error::LocalAddr)?.port();
     let shared = Arc::new(shared::Shared::new(&config, port)?);
+    load_users(&shared.acl, &config)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
     let io_threads = (0..config.io_threads)
@@ -101,14 +120,22 @@ pub async fn run(
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, addr)) => {
+                    let tls = match &config.tls {
+                        // A poisoned lock has no acceptor: the connection is dropped.
+                        Some(tls) => match tls.acceptor() {
+                            Some(acceptor) => Some(acceptor),
+                            None => continue,
+                        },
+                        None => None,
+                    };
                     if io_threads.is_empty() {
-                        tokio::spawn(serve_logged(stream, addr, shared.clone(), stop_rx.clone()));
+                        tokio::spawn(serve_logged(stream, addr, tls, shared.clone(), stop_rx.clone()));
                     } else {
                         // Round robin over the connection threads.
                         next_thread = (next_thread + 1) % io_threads.len();
                         match stream.into_std() {
                             Ok(std_stream) => {
-                                let _ = io_threads[next_thread].send((std_stream, addr));
+                                let _ = io_threads[next_thread].send((std_stream, addr, tls));
                             }
                             Err(e) => tracing::warn!(%addr, error = %e, "handing a connection to its thread failed"),
                         }
@@ -127,18 +154,64 @@ pub async fn run(
     Ok(())
 }
 
+/// Loads the users of the ACL file or the configuration (Redis refuses both at once).
+fn load_users(acl: &acl::Acl, config: &Config) -> Result<(), Error> {
+    match (&config.aclfile, config.users.is_empty()) {
+        (Some(_), false) => Err(Error::Acl(acl::LoadError::Invalid(
+            "users are declared both in the configuration and in an ACL file: declare them in \
+             one place only"
+                .to_owned(),
+        ))),
+        (Some(_), true) => acl.load_file().map(|_| ()).map_err(Error::Acl),
+        (None, false) => acl.declare(&config.users).map_err(Error::Acl),
+        (None, true) => Ok(()),
+    }
+}
+
+/// How long a client may take over its TLS handshake before it is dropped.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves one accepted connection: plain, or after its TLS handshake (run here, on the
+/// connection's own thread, so a slow handshake holds up no one else).
 async fn serve_logged(
     stream: tokio::net::TcpStream,
     addr: SocketAddr,
+    tls: Option<sluice_tls::TlsAcceptor>,
     shared: Arc<shared::Shared>,
     stop: watch::Receiver<bool>,
 ) {
-    if let Err(e) = conn::serve(stream, addr, shared, stop).await {
+    let result = match tls {
+        None => conn::serve(stream, addr, shared, stop).await,
+        Some(acceptor) => {
+            match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, conn::accept_tls(stream, &acceptor))
+                .await
+            {
+                Ok(Ok((stream, laddr))) => {
+                    conn::serve_stream(stream, addr, laddr, shared, stop).await
+                }
+                Ok(Err(e)) => {
+                    tracing::debug!(%addr, error = %e, "RESP TLS handshake failed");
+                    Ok(())
+                }
+                Err(_) => {
+                    tracing::debug!(%addr, "RESP TLS handshake timed out");
+                    Ok(())
+                }
+            }
+        }
+    };
+    if let Err(e) = result {
         tracing::debug!(%addr, error = %e, "RESP connection ended with an error");
     }
 }
 
-type Handoff = tokio::sync::mpsc::UnboundedSender<(std::net::TcpStream, SocketAddr)>;
+/// A connection handed to a connection thread, with its TLS acceptor when the listener has one.
+type Handed = (
+    std::net::TcpStream,
+    SocketAddr,
+    Option<sluice_tls::TlsAcceptor>,
+);
+type Handoff = tokio::sync::mpsc::UnboundedSender<Handed>;
 
 /// Starts a connection thread: a runtime with one worker serving the connections handed to it.
 ///
@@ -152,7 +225,7 @@ fn io_thread(
     shared: Arc<shared::Shared>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<Handoff, Error> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(std::net::TcpStream, SocketAddr)>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Handed>();
     let arrivals = Arc::new(arrival::Arrivals::default());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -170,10 +243,10 @@ fn io_thread(
                 loop {
                     tokio::select! {
                         handed = rx.recv() => {
-                            let Some((std_stream, addr)) = handed else { return };
+                            let Some((std_stream, addr, tls)) = handed else { return };
                             match tokio::net::TcpStream::from_std(std_stream) {
                                 Ok(stream) => {
-                                    let conn = serve_logged(stream, addr, shared.clone(), stop.clone());
+                                    let conn = serve_logged(stream, addr, tls, shared.clone(), stop.clone());
                                     tokio::spawn(arrival::InArrivalOrder::new(arrivals.clone(), conn));
                                 }
                                 Err(e) => tracing::warn!(%addr, error = %e, "registering a connection failed"),

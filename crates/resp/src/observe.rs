@@ -290,6 +290,10 @@ pub fn is_sensitive(args: &Args<'_>) -> Option<usize> {
     if args.is(0, "auth") {
         return Some(1);
     }
+    // ACL SETUSER: the user's rules may hold passwords.
+    if args.is(0, "acl") && args.is(1, "setuser") {
+        return Some(2);
+    }
     if args.is(0, "hello") {
         return args
             .from(1)

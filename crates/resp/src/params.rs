@@ -67,6 +67,9 @@ use Status::{Immutable, Live, Protected, Unsupported};
 
 #[rustfmt::skip]
 const PARAMS: &[(&str, Status, Kind, &str)] = &[
+    ("acl-pubsub-default", Live, Kind::Enum(&["allchannels", "resetchannels"]), "resetchannels"),
+    ("aclfile", Immutable, Kind::Text, ""),
+    ("acllog-max-len", Live, UINT, "128"),
     ("activedefrag", Unsupported, Kind::Bool, "no"),
     ("activerehashing", Unsupported, Kind::Bool, "yes"),
     ("appendfilename", Immutable, Kind::Text, "appendonly.aof"),

@@ -45,10 +45,13 @@ pub struct ClientInfo {
     /// The connection's push queue, for invalidations other clients' writes send it
     /// (client-side caching), set once the connection has one.
     pub push: std::sync::OnceLock<PushQueue>,
+    /// The ACL user the connection is authenticated as (others read it: CLIENT LIST, ACL
+    /// DELUSER); the session keeps its own handle for the permission check.
+    pub user: Mutex<Arc<crate::acl::User>>,
 }
 
 impl ClientInfo {
-    pub fn new(id: u64, addr: String, laddr: String) -> Self {
+    pub fn new(id: u64, addr: String, laddr: String, user: Arc<crate::acl::User>) -> Self {
         Self {
             id,
             addr,
@@ -69,6 +72,7 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             kill_notify: tokio::sync::Notify::new(),
             push: std::sync::OnceLock::new(),
+            user: Mutex::new(user),
         }
     }
 
@@ -183,10 +187,13 @@ pub struct Session {
     pub caching: Option<bool>,
     /// SAVE ran in this batch: the replies wait until this store generation is committed.
     pub save_waits: Option<u64>,
+    /// The ACL user commands are checked against (also in `info.user`).
+    pub user: Arc<crate::acl::User>,
 }
 
 impl Session {
     pub fn new(info: Arc<ClientInfo>, authenticated: bool, push_tx: PushQueue) -> Self {
+        let user = info.user.lock().clone();
         Self {
             id: info.id,
             db: 0,
@@ -210,7 +217,15 @@ impl Session {
             tracking: false,
             caching: None,
             save_waits: None,
+            user,
         }
+    }
+
+    /// Authenticates the connection as `user`.
+    pub fn set_user(&mut self, user: Arc<crate::acl::User>) {
+        *self.info.user.lock() = user.clone();
+        self.user = user;
+        self.authenticated = true;
     }
 
     /// The subscribed patterns when `pattern`, else the channels.

@@ -53,6 +53,8 @@ pub struct Shared {
     pub pause: Pause,
     /// The active expiry cycle runs (DEBUG SET-ACTIVE-EXPIRE turns it off).
     pub active_expire: AtomicBool,
+    /// Users, the ACL log and the ACL file.
+    pub acl: crate::acl::Acl,
 }
 
 impl Shared {
@@ -85,16 +87,8 @@ impl Shared {
             observe: Observe::default(),
             pause: Pause::default(),
             active_expire: AtomicBool::new(true),
+            acl: crate::acl::Acl::new(config.password.as_deref(), config.aclfile.clone()),
         })
-    }
-
-    /// The password clients must give, if any (requirepass).
-    pub fn password(&self) -> Option<String> {
-        let params = self.params.read();
-        params
-            .get("requirepass")
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
     }
 
     /// Milliseconds since start.

@@ -188,8 +188,17 @@ settings! {
     [resp] RespSection {
         /// Address of the Redis protocol gate. Not set: no Redis gate.
         listen: Option<SocketAddr> = None, flag "resp", sample "127.0.0.1:6380";
-        /// Password Redis clients must give with AUTH or HELLO (Redis's requirepass).
+        /// Password Redis clients must give with AUTH or HELLO (Redis's requirepass): the
+        /// `default` user's password.
         password: Option<String> = None, sample "secret";
+        /// Redis's aclfile: users, one `user <name> <rules>` line each in Redis's ACL file
+        /// format, loaded at start (a missing or bad file stops serve) and by ACL LOAD, written
+        /// by ACL SAVE. Not with users.
+        aclfile: Option<PathBuf> = None, sample "/etc/sluice/users.acl";
+        /// Users as Redis's `user` directives, each `<name> <rules>` in ACL SETUSER's syntax,
+        /// e.g. "app on >secret ~app:* +@read +@write -@dangerous". Not with aclfile. In the
+        /// variable, users are separated by commas.
+        users: Vec<String> = Vec::new(), sample "app on >secret ~app:* &app:* +@all -@dangerous";
         /// Threads serving Redis connections, each with its own single-threaded runtime that owns
         /// its connections (Redis's model; the most CPU-efficient on 2 cores); 0 serves them on
         /// the main runtime.
@@ -211,6 +220,14 @@ settings! {
         /// "everysec" answers at once and commits within about a second, "no" every few
         /// seconds.
         appendfsync: sluice_resp::durable::AppendFsync = sluice_resp::durable::AppendFsync::EverySec;
+        /// TLS on the Redis gate (Redis 6's tls-port; clients connect with `redis-cli --tls
+        /// --cacert ca.crt`, redis-py `ssl=True`): the PEM certificate chain (the server's first),
+        /// with key. Client certificates are not asked for (Redis's tls-auth-clients no). Not set:
+        /// plain TCP. Both files are read again on SIGHUP; open connections keep what they began
+        /// with.
+        cert: Option<String> = None, sample "/etc/sluice/tls/server.crt";
+        /// TLS on the Redis gate: the PEM private key (PKCS#8, PKCS#1 or SEC1) of cert.
+        key: Option<String> = None, sample "/etc/sluice/tls/server.key";
     }
 
     [influx] InfluxSection {
@@ -453,15 +470,13 @@ impl Settings {
     }
 
     /// The HTTP gate's TLS configuration, when `[http] cert` and `key` are given.
-    pub fn http_tls(&self) -> anyhow::Result<Option<std::sync::Arc<sluice_http::Tls>>> {
-        match (&self.http.cert, &self.http.key) {
-            (None, None) => Ok(None),
-            (Some(cert), Some(key)) => Ok(Some(sluice_http::Tls::from_files(
-                std::path::Path::new(cert),
-                std::path::Path::new(key),
-            )?)),
-            _ => anyhow::bail!("[http] cert and key go together: give both, or neither"),
-        }
+    pub fn http_tls(&self) -> anyhow::Result<Option<std::sync::Arc<sluice_tls::Tls>>> {
+        listener_tls("http", &self.http.cert, &self.http.key, sluice_http::ALPN)
+    }
+
+    /// The Redis gate's TLS configuration, when `[resp] cert` and `key` are given.
+    pub fn resp_tls(&self) -> anyhow::Result<Option<std::sync::Arc<sluice_tls::Tls>>> {
+        listener_tls("resp", &self.resp.cert, &self.resp.key, &[])
     }
 
     /// Where the HTTP gate listens, when it runs: always, unless the Redis gate was asked for
@@ -479,6 +494,8 @@ impl Settings {
         let defaults = sluice_resp::Config::default();
         sluice_resp::Config {
             password: self.resp.password.clone().filter(|p| !p.is_empty()),
+            aclfile: self.resp.aclfile.clone(),
+            users: self.resp.users.clone(),
             io_threads: self.resp.io_threads,
             busy_poll: self
                 .resp
@@ -551,5 +568,23 @@ impl Settings {
             retention: self.influx.retention.0,
             database_retention: self.influx.database_retention.0.clone(),
         }
+    }
+}
+
+/// A listener's TLS from its section's `cert` and `key` (both or neither).
+fn listener_tls(
+    section: &str,
+    cert: &Option<String>,
+    key: &Option<String>,
+    alpn: &[&[u8]],
+) -> anyhow::Result<Option<std::sync::Arc<sluice_tls::Tls>>> {
+    match (cert, key) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => Ok(Some(sluice_tls::Tls::from_files(
+            std::path::Path::new(cert),
+            std::path::Path::new(key),
+            alpn,
+        )?)),
+        _ => anyhow::bail!("[{section}] cert and key go together: give both, or neither"),
     }
 }

@@ -9,5 +9,6 @@ mod lp;
 mod serve;
 mod serve_memory;
 mod serve_redis_store;
+mod serve_resp_tls;
 mod serve_support;
 mod serve_tls;

@@ -85,7 +85,7 @@ async fn live<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(stream: &
 async fn https_serves_trusting_clients_and_reloads_its_certificate() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key, first) = certificate(dir.path(), "first");
-    let tls = Tls::from_files(&cert, &key).unwrap();
+    let tls = Tls::from_files(&cert, &key, sluice_http::ALPN).unwrap();
     let options = ServerOptions {
         tls: Some(tls.clone()),
         ..ServerOptions::default()

@@ -23,6 +23,7 @@ struct Filter<'a> {
     laddr: Option<&'a [u8]>,
     id: Option<u64>,
     kind: Option<&'static str>,
+    user: Option<&'a [u8]>,
     skipme: bool,
 }
 
@@ -77,8 +78,8 @@ pub fn kill(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             } else if args.is(i, "laddr") {
                 filter.laddr = Some(value);
             } else if args.is(i, "user") {
-                // Only the default user exists.
-                if value != b"default" {
+                filter.user = Some(value);
+                if cx.shared.acl.user(value).is_none() {
                     cx.out.error(&format!(
                         "ERR No such user '{}'",
                         String::from_utf8_lossy(value)
@@ -112,6 +113,9 @@ pub fn kill(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             || filter.laddr.is_some_and(|a| a != info.laddr.as_bytes())
             || filter.id.is_some_and(|id| id != info.id)
             || filter.kind.is_some_and(|k| k != client_type(&info))
+            || filter
+                .user
+                .is_some_and(|u| u != info.user.lock().name.as_slice())
             || (filter.skipme && info.id == me)
         {
             continue;

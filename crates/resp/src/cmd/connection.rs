@@ -36,42 +36,26 @@ pub fn quit(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.session.action = Action::Close;
 }
 
-/// Checks a password against requirepass; replies the error itself and returns false on failure.
-fn check_password(cx: &mut Cx<'_, '_>, user: Option<&[u8]>, password: &[u8]) -> bool {
-    let required = cx.shared.password();
-    let user_ok = user.is_none_or(|u| u == b"default");
-    let ok = match &required {
-        Some(p) => user_ok && p.as_bytes() == password,
-        // The default user has no password: any password works when a user is named.
-        None => user_ok,
-    };
-    if ok {
-        cx.session.authenticated = true;
-    } else {
-        cx.out
-            .error("WRONGPASS invalid username-password pair or user is disabled.");
-    }
-    ok
-}
-
+/// AUTH [user] password: the one-argument form authenticates as `default`.
 pub fn auth(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     if args.len() > 3 {
         cx.out.error(super::SYNTAX);
         return;
     }
-    if args.len() == 2 && cx.shared.password().is_none() {
+    let default_nopass = cx.shared.acl.default_user().rules().nopass;
+    if args.len() == 2 && default_nopass {
         cx.out.error(
             "ERR AUTH <password> called without any password configured for the default user. \
              Are you sure your configuration is correct?",
         );
         return;
     }
-    let (user, password) = if args.len() == 3 {
-        (Some(args.get(1)), args.get(2))
+    let (user, password): (&[u8], &[u8]) = if args.len() == 3 {
+        (args.get(1), args.get(2))
     } else {
-        (None, args.get(1))
+        (b"default", args.get(1))
     };
-    if check_password(cx, user, password) {
+    if super::acl::authenticate(cx, user, password, args.get(0)) {
         cx.out.ok();
     }
 }
@@ -109,7 +93,7 @@ pub fn hello(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
     }
     if let Some((user, password)) = auth
-        && !check_password(cx, Some(user), password)
+        && !super::acl::authenticate(cx, user, password, args.get(0))
     {
         return;
     }
@@ -181,7 +165,10 @@ pub fn reset(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.out.resp3 = false;
     cx.session.info.resp.store(2, Ordering::Relaxed);
     *cx.session.info.name.lock() = None;
-    cx.session.authenticated = cx.shared.password().is_none();
+    // Back to the default user, authenticated only if it needs no password.
+    let default = cx.shared.acl.default_user();
+    cx.session.set_user(default);
+    cx.session.authenticated = cx.shared.acl.default_authenticates();
     cx.out.simple("RESET");
 }
 
@@ -311,7 +298,7 @@ fn request_len(args: &Args<'_>) -> usize {
 }
 
 /// One CLIENT LIST line in Redis's field order; `qbuf` is the client's unread request bytes.
-fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text: &mut String) {
+pub(super) fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text: &mut String) {
     let now = shared.uptime_ms();
     let age = info.created.elapsed().as_secs();
     let idle = now.saturating_sub(info.last_active_ms.load(Ordering::Relaxed)) / 1000;
@@ -344,13 +331,14 @@ fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text: &mut Strin
         text,
         "id={} addr={} laddr={} fd=0 name={} age={age} idle={idle} flags={flags} db={} sub={subs} psub={psubs} \
          ssub={ssubs} multi={} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 \
-         tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+         tot-mem=0 events=r cmd={cmd} user={} redir=-1 resp={} lib-name={} lib-ver={}",
         info.id,
         info.addr,
         info.laddr,
         String::from_utf8_lossy(&name),
         info.db.load(Ordering::Relaxed),
         info.multi.load(Ordering::Relaxed),
+        info.user.lock().name_text(),
         info.resp.load(Ordering::Relaxed),
         String::from_utf8_lossy(&lib_name),
         String::from_utf8_lossy(&lib_ver),

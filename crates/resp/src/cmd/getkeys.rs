@@ -4,7 +4,7 @@
 use super::{Args, Cx, lookup};
 
 /// Positions of the keys in `argv` (the command name at 0), or an error text.
-pub(super) fn key_positions(argv: &[&[u8]]) -> Result<Vec<usize>, &'static str> {
+pub(crate) fn key_positions(argv: &[&[u8]]) -> Result<Vec<usize>, &'static str> {
     let name = argv[0].to_ascii_lowercase();
     let Some(cmd) = lookup(&name) else {
         return Err("ERR Invalid command specified");

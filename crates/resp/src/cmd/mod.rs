@@ -1,5 +1,6 @@
 //! Command dispatch: lookup without allocating, arity/auth/pub-sub/MULTI checks, then the handler.
 
+pub(crate) mod acl;
 mod bitmaps;
 mod client_admin;
 mod common;
@@ -38,6 +39,7 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::MutexGuard;
 
+pub(crate) use getkeys::key_positions;
 pub use table::{COMMANDS, Command, flags, lookup};
 
 use crate::engine::Store;
@@ -68,6 +70,14 @@ impl<'a> Args<'a> {
             .get(i)
             .and_then(|r| self.buf.get(r.clone()))
             .unwrap_or(&[])
+    }
+
+    /// The arguments from `n` on, as a call of their own (ACL DRYRUN's command).
+    pub fn skip(&self, n: usize) -> Args<'a> {
+        Args {
+            buf: self.buf,
+            spans: self.spans.get(n..).unwrap_or(&[]),
+        }
     }
 
     /// Arguments from `i` on.
@@ -323,6 +333,10 @@ fn checked(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> bool 
         cx.out.error("NOAUTH Authentication required.");
         return false;
     }
+    // One atomic load for a user allowed everything (the default user as it starts).
+    if !cx.session.user.is_unrestricted() && !acl::permit(cx, cmd, args) {
+        return false;
+    }
     if cx.session.subscriptions() > 0 && !cx.out.resp3 && cmd.flags & flags::SUBSCRIBED_OK == 0 {
         cx.out.error(&format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
@@ -414,7 +428,7 @@ fn feed_monitors(cx: &Cx<'_, '_>, args: &Args<'_>) {
 /// Commands CLIENT LIST names with their subcommand (`cmd=config|get`).
 pub const HAS_SUBCOMMANDS: &[&str] = &[
     "client", "config", "object", "memory", "script", "function", "command", "xinfo", "xgroup",
-    "slowlog", "latency", "pubsub",
+    "slowlog", "latency", "pubsub", "acl",
 ];
 
 /// Counts a command that ran (INFO commandstats, errorstats) and logs it if it was slow.

@@ -98,6 +98,7 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                         cx.shared.bulk_max.store(n, Ordering::Relaxed);
                     }
                     cx.shared.observe.refresh(&params);
+                    super::acl::apply_params(cx.shared, &params, &pairs);
                     super::maxmemory::apply(cx.shared, &params, cx.store.get());
                     cx.out.ok();
                 }
@@ -139,8 +140,14 @@ fn command_info(cx: &mut Cx<'_, '_>, c: &Command) {
     out.int(i64::from(c.first_key));
     out.int(i64::from(c.last_key));
     out.int(i64::from(c.step));
-    out.set(1);
-    out.simple(&format!("@{}", c.group));
+    let categories = crate::acl::CATALOG
+        .lookup(c.name.as_bytes())
+        .and_then(|id| crate::acl::CATALOG.get(id))
+        .map_or(0, |entry| entry.categories);
+    out.set(crate::acl::categories::names(categories).count());
+    for name in crate::acl::categories::names(categories) {
+        out.simple(&format!("@{name}"));
+    }
     out.set(0);
     out.array(0);
     out.array(0);

@@ -80,8 +80,19 @@ fn sort_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
             let pattern = args.get(j + 1);
             by = Some(pattern);
             dont_sort = memchr::memchr(b'*', pattern).is_none();
+            // A real pattern reads keys the command does not name: it needs read access to all.
+            if !dont_sort && !super::acl::reads_every_key(cx, args) {
+                cx.out
+                    .error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return;
+            }
             j += 1;
         } else if args.is(j, "get") && left >= 1 {
+            if !super::acl::reads_every_key(cx, args) {
+                cx.out
+                    .error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return;
+            }
             gets.push(args.get(j + 1));
             j += 1;
         } else {

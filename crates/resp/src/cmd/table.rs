@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, bitmaps, connection, dump, geo, hashes, hyperloglog, introspect, keys, lcs, lists,
-    monitoring, persistence, pops, pubsub, scripting, server, sets, sort, stream_groups,
+    Handler, acl, bitmaps, connection, dump, geo, hashes, hyperloglog, introspect, keys, lcs,
+    lists, monitoring, persistence, pops, pubsub, scripting, server, sets, sort, stream_groups,
     stream_info, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
@@ -98,6 +98,7 @@ const ROWS: &[Row] = &[
     ("client", -2, NOSCRIPT | LOADING | STALE, 0, 0, 0, "connection", connection::client),
     ("select", 2, LOADING | STALE | FAST, 0, 0, 0, "connection", connection::select),
     ("reset", 1, CONN | SUBSCRIBED_OK | TX_CONTROL, 0, 0, 0, "connection", connection::reset),
+    ("acl", -2, NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", acl::acl),
     // server
     ("info", -1, LOADING | STALE, 0, 0, 0, "server", server::info),
     ("config", -2, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", server::config),

@@ -57,6 +57,9 @@ pub fn exec(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     cx.session.in_exec = true;
     for q in &multi.queued {
         let args = Args::new(&q.data, &q.spans);
+        if !cx.session.user.is_unrestricted() && !super::acl::permit_queued(cx, q.cmd, &args) {
+            continue;
+        }
         run(cx, q.cmd, &args);
     }
     cx.session.in_exec = false;

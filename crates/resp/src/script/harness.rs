@@ -41,7 +41,12 @@ impl ScriptHarness {
             data.extend_from_slice(part);
             spans.push(start..data.len());
         }
-        let info = Arc::new(ClientInfo::new(0, String::new(), String::new()));
+        let info = Arc::new(ClientInfo::new(
+            0,
+            String::new(),
+            String::new(),
+            self.shared.acl.default_user(),
+        ));
         let (push_tx, _push_rx) = PushQueue::new();
         let mut session = Session::new(info, true, push_tx);
         session.inline_scripts = true;

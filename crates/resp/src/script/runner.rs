@@ -69,6 +69,21 @@ pub fn run_job(shared: &Shared, job: ScriptJob) -> Vec<u8> {
     out.buf
 }
 
+thread_local! {
+    /// The ACL user of the script running on this thread (redis.acl_check_cmd asks for it).
+    static CALLER: std::cell::RefCell<Option<Arc<crate::acl::User>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Whether the user running the current script may run `cmd` with `args`
+/// (redis.acl_check_cmd); true outside a script.
+pub(crate) fn caller_may_run(cmd: &Command, args: &Args<'_>) -> bool {
+    CALLER.with_borrow(|caller| match caller {
+        Some(user) => user.is_unrestricted() || user.check(cmd, args).is_ok(),
+        None => true,
+    })
+}
+
 /// One invocation: what runs, with which keys and arguments.
 pub struct Invocation<'a> {
     pub func: Function,
@@ -136,7 +151,9 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
         spans: Vec::new(),
         reply: Vec::new(),
     });
+    let caller = CALLER.replace(Some(cx.session.user.clone()));
     let outcome = run_lua(vm, &context, &inv, threshold, &run_flags);
+    CALLER.set(caller);
     drop(context);
     let resp3 = script_resp3(vm);
     match outcome {
@@ -392,6 +409,18 @@ fn call_with(
     }
     if command.flags & (flags::NOSCRIPT | flags::TX_CONTROL) != 0 {
         return fail("This Redis command is not allowed from script");
+    }
+    if !ctx.session.user.is_unrestricted() {
+        let mut out = Out::new();
+        let mut cx = Cx {
+            shared: ctx.shared,
+            session: &mut ctx.session,
+            out: &mut out,
+            store: &mut *ctx.store,
+        };
+        if let Err(reason) = cmd::acl::permit_in_script(&mut cx, command, &args) {
+            return fail(reason);
+        }
     }
     if command.flags & flags::WRITE != 0 {
         if ctx.read_only {

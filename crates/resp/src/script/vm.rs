@@ -120,10 +120,23 @@ pub fn new_vm() -> mlua::Result<Vm> {
     prims.set("log", lua.create_function(log)?)?;
     prims.set(
         "acl_check_cmd",
-        lua.create_function(|_, name: mlua::String| {
-            let lower = name.as_bytes().to_ascii_lowercase();
+        lua.create_function(|_, args: MultiValue| {
+            // The command and its arguments, checked against the calling user's ACL.
+            let mut data = Vec::new();
+            let mut spans = Vec::with_capacity(args.len());
+            for arg in &args {
+                let start = data.len();
+                if !super::convert::arg_into(arg, &mut data) {
+                    return Err(mlua::Error::RuntimeError(
+                        "Lua redis lib command arguments must be strings or integers".to_owned(),
+                    ));
+                }
+                spans.push(start..data.len());
+            }
+            let call = crate::cmd::Args::new(&data, &spans);
+            let lower = call.get(0).to_ascii_lowercase();
             match crate::cmd::lookup(&lower) {
-                Some(_) => Ok(true),
+                Some(cmd) => Ok(super::runner::caller_may_run(cmd, &call)),
                 None => Err(mlua::Error::RuntimeError(
                     "Invalid command passed to redis.acl_check_cmd()".to_owned(),
                 )),

@@ -1,5 +1,6 @@
 //! The Redis server's integration tests as one binary.
 
+mod acl_clients;
 mod clients;
 mod common;
 mod compat;
@@ -12,5 +13,6 @@ mod memory_clients;
 mod script_clients;
 mod scripting;
 mod tcl_types;
+mod tls_clients;
 mod tracking;
 mod types_clients;
