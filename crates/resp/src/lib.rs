@@ -33,6 +33,13 @@ use tokio::sync::watch;
 pub use frame::{Parsed, ProtocolError, RequestParser};
 pub use script::harness::ScriptHarness;
 
+/// Every CONFIG parameter Sluice knows, its alias, and what setting it does in Sluice (for
+/// COMPAT.md).
+pub fn config_parameters()
+-> impl Iterator<Item = (&'static str, Option<&'static str>, &'static str)> {
+    params::described()
+}
+
 /// Configuration of the RESP gate.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -86,8 +93,12 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), Error> {
-    let port = listener.local_addr().map_err(Error::LocalAddr)?.port();
-    let shared = Arc::new(shared::Shared::new(&config, port)?);
+    let local = listener.local_addr().map_err(Error::LocalAddr)?;
+    let shared = Arc::new(shared::Shared::new(&config, local.port())?);
+    shared
+        .params
+        .write()
+        .start_value("bind", &local.ip().to_string());
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
     let io_threads = (0..config.io_threads)

@@ -183,6 +183,8 @@ pub struct Session {
     pub caching: Option<bool>,
     /// SAVE ran in this batch: the replies wait until this store generation is committed.
     pub save_waits: Option<u64>,
+    /// The script that just ran failed with an error a command inside it counted already.
+    pub error_counted: bool,
 }
 
 impl Session {
@@ -210,6 +212,7 @@ impl Session {
             tracking: false,
             caching: None,
             save_waits: None,
+            error_counted: false,
         }
     }
 

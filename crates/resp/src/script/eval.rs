@@ -14,6 +14,8 @@ struct Script {
     /// A `#!lua` shebang without `flags=no-writes`... `None` when there is no shebang
     /// (Redis's compatibility mode, where only the commands decide).
     writes: Option<bool>,
+    /// The shebang says `allow-oom`: it may start, and write, over maxmemory.
+    allow_oom: bool,
 }
 
 /// The EVAL interpreter and its cache.
@@ -34,10 +36,11 @@ const SCRIPT_FLAGS: &[&str] = &[
     "allow-cross-slot-keys",
 ];
 
-/// Parses a `#!lua flags=a,b` first line: the shebang's length and whether writes are allowed.
-fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
+/// Parses a `#!lua flags=a,b` first line: the shebang's length, whether writes are allowed
+/// (None without a shebang) and whether it says `allow-oom`.
+fn shebang(body: &[u8]) -> Result<(usize, Option<bool>, bool), String> {
     if !body.starts_with(b"#!") {
-        return Ok((0, None));
+        return Ok((0, None, false));
     }
     let end = memchr::memchr(b'\n', body).unwrap_or(body.len());
     let line = String::from_utf8_lossy(&body[..end]);
@@ -47,6 +50,7 @@ fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
         return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
     }
     let mut writes = true;
+    let mut allow_oom = false;
     for part in parts {
         let Some(list) = part.strip_prefix("flags=") else {
             return Err(format!("ERR Unknown lua shebang option: {part}"));
@@ -55,12 +59,11 @@ fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
             if !SCRIPT_FLAGS.contains(&flag) {
                 return Err(format!("ERR Unexpected flag in script shebang: {flag}"));
             }
-            if flag == "no-writes" {
-                writes = false;
-            }
+            writes &= flag != "no-writes";
+            allow_oom |= flag == "allow-oom";
         }
     }
-    Ok((end, Some(writes)))
+    Ok((end, Some(writes), allow_oom))
 }
 
 impl EvalEngine {
@@ -90,7 +93,7 @@ impl EvalEngine {
         if self.scripts.contains_key(&sha) {
             return Ok(sha);
         }
-        let (skip, writes) = shebang(body)?;
+        let (skip, writes, allow_oom) = shebang(body)?;
         // The shebang line is dropped but its newline kept, so line numbers stay the user's.
         let code = &body[skip..];
         let func = self
@@ -110,7 +113,8 @@ impl EvalEngine {
         self.functions
             .raw_set(sha.as_str(), func)
             .map_err(|e| format!("ERR Error caching script: {e}"))?;
-        self.scripts.insert(sha.clone(), Script { writes });
+        self.scripts
+            .insert(sha.clone(), Script { writes, allow_oom });
         Ok(sha)
     }
 }
@@ -162,6 +166,9 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
             .error("ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    if script.writes == Some(true) && super::refused_at_start(cx, script.allow_oom) {
+        return;
+    }
     let func: Function = match engine.functions.raw_get(sha.as_str()) {
         Ok(func) => func,
         Err(e) => {
@@ -176,6 +183,7 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
         args: argv,
         eval: true,
         read_only: read_only || script.writes == Some(false),
+        allow_oom: script.allow_oom,
         name: format!("f_{sha}"),
         // FUNCTION STATS shows only a running function's command line.
         command: Vec::new(),

@@ -370,12 +370,17 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
             .error("ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    let allow_oom = func.flags.contains(&"allow-oom");
+    if !no_writes && super::refused_at_start(cx, allow_oom) {
+        return;
+    }
     let inv = Invocation {
         func: func.callback.clone(),
         keys: args.from(3).take(numkeys).collect(),
         args: args.from(3 + numkeys).collect(),
         eval: false,
         read_only: read_only || no_writes,
+        allow_oom,
         name,
         command: args.from(0).map(<[u8]>::to_vec).collect(),
     };

@@ -69,6 +69,10 @@ pub fn run_job(shared: &Shared, job: ScriptJob) -> Vec<u8> {
     out.buf
 }
 
+/// The field of an error table whose error was counted in INFO errorstats already (a refusal
+/// or a failed command inside the script); Redis's name, visible to scripts as in Redis.
+const COUNTED: &str = "ignore_error_stats_update";
+
 /// One invocation: what runs, with which keys and arguments.
 pub struct Invocation<'a> {
     pub func: Function,
@@ -78,6 +82,8 @@ pub struct Invocation<'a> {
     pub eval: bool,
     /// Write commands are refused (EVAL_RO, FCALL_RO, `no-writes`).
     pub read_only: bool,
+    /// Commands that may grow memory run even over maxmemory (the `allow-oom` flag).
+    pub allow_oom: bool,
     /// How errors name the script: `f_<sha>` or the function's name.
     pub name: String,
     /// The command that runs it, as the client sent it (FUNCTION STATS shows it).
@@ -90,6 +96,7 @@ struct CallContext<'c, 's> {
     store: &'c mut StoreSlot<'s>,
     session: Session,
     read_only: bool,
+    allow_oom: bool,
     /// Buffers reused by every call of the run: the arguments and the reply.
     data: Vec<u8>,
     spans: Vec<Range<usize>>,
@@ -132,6 +139,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
         store: &mut *cx.store,
         session: script_session,
         read_only: inv.read_only,
+        allow_oom: inv.allow_oom,
         data: Vec::new(),
         spans: Vec::new(),
         reply: Vec::new(),
@@ -140,8 +148,17 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
     drop(context);
     let resp3 = script_resp3(vm);
     match outcome {
-        Ok((true, value)) => lua_to_reply(cx.out, &value, resp3),
-        Ok((false, Value::Table(err))) => cx.out.error(&error_text(&err, &inv.name)),
+        Ok((true, value)) => {
+            // A redis.pcall error returned as the result was counted when it happened.
+            if let Value::Table(t) = &value {
+                cx.session.error_counted = t.raw_get::<bool>(COUNTED).unwrap_or(false);
+            }
+            lua_to_reply(cx.out, &value, resp3);
+        }
+        Ok((false, Value::Table(err))) => {
+            cx.session.error_counted = err.raw_get::<bool>(COUNTED).unwrap_or(false);
+            cx.out.error(&error_text(&err, &inv.name));
+        }
         Ok((false, other)) => cx.out.error(&format!(
             "ERR Error running script {}, {}",
             inv.name,
@@ -349,9 +366,22 @@ fn call_with(
     data: &[u8],
     spans: &[Range<usize>],
 ) -> mlua::Result<(Value, bool)> {
-    let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
-        Ok((vm.error_table.call::<Value>(msg)?, true))
+    // A refusal here counts as Redis's scriptCall counts it (an error reply, and a rejected
+    // call of the command when there is one); the table says so, so that the script's own
+    // error reply does not count it again.
+    let observe = &ctx.shared.observe;
+    let refuse = |command: Option<&Command>, msg: &str| -> mlua::Result<(Value, bool)> {
+        let table: Table = vm.error_table.call(msg)?;
+        if let Ok(text) = table.raw_get::<mlua::String>("err") {
+            match command {
+                Some(command) => observe.rejected(command, &text.as_bytes()),
+                None => observe.error_reply(&text.as_bytes()),
+            }
+        }
+        table.raw_set(COUNTED, true)?;
+        Ok((Value::Table(table), true))
     };
+    let fail = |msg: &str| refuse(None, msg);
     let args = Args::new(data, spans);
     let mut lower = [0u8; 32];
     let first = args.get(0);
@@ -388,14 +418,26 @@ fn call_with(
     let argc = args.len() as i64;
     let arity = i64::from(command.arity);
     if (arity > 0 && argc != arity) || argc < -arity {
-        return fail("Wrong number of args calling Redis command from script");
+        return refuse(
+            Some(command),
+            "Wrong number of args calling Redis command from script",
+        );
     }
     if command.flags & (flags::NOSCRIPT | flags::TX_CONTROL) != 0 {
-        return fail("This Redis command is not allowed from script");
+        return refuse(
+            Some(command),
+            "This Redis command is not allowed from script",
+        );
     }
     if command.flags & flags::WRITE != 0 {
         if ctx.read_only {
-            return fail("Write commands are not allowed from read-only scripts.");
+            return refuse(
+                Some(command),
+                "Write commands are not allowed from read-only scripts.",
+            );
+        }
+        if ctx.shared.no_good_replicas.load(Ordering::Relaxed) {
+            return refuse(Some(command), &format!("-{}", cmd::NOREPLICAS));
         }
         ctx.shared
             .scripting
@@ -403,10 +445,9 @@ fn call_with(
             .wrote
             .store(true, Ordering::SeqCst);
     }
-    if cmd::maxmemory::refused_in_script(ctx.shared, ctx.store.get(), command) {
-        let t = lua.create_table()?;
-        t.raw_set("err", cmd::maxmemory::OOM)?;
-        return Ok((Value::Table(t), true));
+    if !ctx.allow_oom && cmd::maxmemory::refused_in_script(ctx.shared, ctx.store.get(), command) {
+        let oom = format!("-{}", cmd::maxmemory::OOM);
+        return refuse(Some(command), &oom);
     }
     if matches!(command.name, "xread" | "xreadgroup")
         && args.from(1).any(|a| a.eq_ignore_ascii_case(b"block"))
@@ -441,6 +482,8 @@ fn reply_value(lua: &Lua, reply: &[u8]) -> mlua::Result<(Value, bool)> {
         let text = reply.get(1..reply.len().saturating_sub(2)).unwrap_or(&[]);
         let t = lua.create_table()?;
         t.raw_set("err", lua.create_string(text)?)?;
+        // The command's own run counted this error.
+        t.raw_set(COUNTED, true)?;
         return Ok((Value::Table(t), true));
     }
     Ok((reply_to_lua(lua, reply)?, false))

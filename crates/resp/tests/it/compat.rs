@@ -54,6 +54,19 @@ fn generate() -> String {
             extra.join(", ")
         );
     }
+    let _ = writeln!(out, "\n## CONFIG parameters\n");
+    let _ = writeln!(
+        out,
+        "CONFIG GET and CONFIG SET know every parameter of Redis 7.0 (TLS's aside), with Redis's \
+         names, aliases, defaults, value checks and errors, so that `CONFIG GET *` can be set \
+         back as it is. Sluice acts on some; the others are kept and shown but change nothing, \
+         and the last column says so.\n"
+    );
+    let _ = writeln!(out, "| parameter | alias | in Sluice |\n|---|---|---|");
+    for (name, alias, what) in sluice_resp::config_parameters() {
+        let alias = alias.map(|a| format!("`{a}`")).unwrap_or_default();
+        let _ = writeln!(out, "| `{name}` | {alias} | {what} |");
+    }
     out
 }
 

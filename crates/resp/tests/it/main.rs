@@ -9,6 +9,7 @@ mod dump_restore;
 mod frame_props;
 mod introspect_clients;
 mod memory_clients;
+mod refusals;
 mod script_clients;
 mod scripting;
 mod tracking;
