@@ -7,18 +7,9 @@ use crate::engine::{AccessMode, now_ms, rdb};
 pub fn dump(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let db = cx.db();
     let store = cx.store.get();
-    let payload = match store.db(db).get(args.get(1)) {
-        None => {
-            cx.out.null();
-            return;
-        }
-        Some(entry) => rdb::dump(&entry.value),
-    };
-    match payload {
-        Some(p) => cx.out.bulk(&p),
-        None => cx
-            .out
-            .error("ERR DUMP of stream values is not supported by Sluice yet"),
+    match store.db(db).get(args.get(1)) {
+        None => cx.out.null(),
+        Some(entry) => cx.out.bulk(&rdb::dump(&entry.value)),
     }
 }
 

@@ -1,11 +1,12 @@
 //! DUMP/RESTORE payloads in Redis's serialization: one RDB value (format version 10, as Redis 7.0 writes it), the 2-byte version and the CRC-64 (Jones) footer. Sans-I/O.
 //!
 //! Written: strings, lists (quicklist of listpacks), sets, hashes and sorted sets (binary
-//! scores) in the plain encodings Redis 7.0 reads. Read: every encoding Redis 7.0 writes for
-//! those types (listpacks, intsets, quicklists, LZF-compressed strings) and the older ziplist
-//! ones. Streams are neither written nor read yet.
+//! scores) in the plain encodings Redis 7.0 reads, and streams with their consumer groups
+//! (`stream`). Read: every encoding Redis 7.0 writes for those types (listpacks, intsets,
+//! quicklists, LZF-compressed strings) and the older ziplist ones.
 
 mod packed;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -31,6 +32,8 @@ const TYPE_LIST_QUICKLIST: u8 = 14;
 const TYPE_HASH_LISTPACK: u8 = 16;
 const TYPE_ZSET_LISTPACK: u8 = 17;
 const TYPE_LIST_QUICKLIST_2: u8 = 18;
+const TYPE_STREAM_LISTPACKS: u8 = 15;
+const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 
 /// Quicklist node containers (RDB_TYPE_LIST_QUICKLIST_2).
 const NODE_PLAIN: u64 = 1;
@@ -60,8 +63,8 @@ fn crc64(bytes: &[u8]) -> u64 {
     CRC.checksum(bytes)
 }
 
-/// The DUMP payload of `value`; None for a type not written yet (streams).
-pub fn dump(value: &Value) -> Option<Vec<u8>> {
+/// The DUMP payload of `value`.
+pub fn dump(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     match value {
         Value::Str(s) => {
@@ -95,9 +98,12 @@ pub fn dump(value: &Value) -> Option<Vec<u8>> {
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
-        Value::Stream(_) => return None,
+        Value::Stream(s) => {
+            out.push(TYPE_STREAM_LISTPACKS_2);
+            stream::write_stream(&mut out, s);
+        }
     }
-    Some(with_footer(&out))
+    with_footer(&out)
 }
 
 /// `body` followed by the version and checksum footer (DUMP's payload shape).
@@ -361,6 +367,9 @@ impl<'a> Reader<'a> {
                     }
                 }
                 list(nonempty(items)?)
+            }
+            TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
+                Value::Stream(Box::new(self.stream(kind == TYPE_STREAM_LISTPACKS_2)?))
             }
             _ => return Err(RdbError::Format("value type")),
         })

@@ -184,31 +184,73 @@ pub fn intset(blob: &[u8]) -> Result<Vec<Vec<u8>>> {
 
 /// Writes a listpack of `items`, each as a string entry.
 pub fn write_listpack<'a>(items: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    let items: Vec<Item<'a>> = items.map(Item::Bytes).collect();
+    write_listpack_items(&items)
+}
+
+/// A listpack element to write: an integer (in the smallest of listpack's integer encodings) or
+/// a string.
+#[derive(Debug, Clone, Copy)]
+pub enum Item<'a> {
+    Int(i64),
+    Bytes(&'a [u8]),
+}
+
+/// A listpack of `items`, integers encoded as Redis's lpAppendInteger encodes them.
+pub fn write_listpack_items(items: &[Item<'_>]) -> Vec<u8> {
     let mut lp = vec![0u8; 6];
-    let mut count = 0usize;
     for item in items {
         let start = lp.len();
-        let len = item.len();
-        if len < 64 {
-            lp.push(0x80 | len as u8);
-        } else if len < 4096 {
-            lp.push(0xE0 | (len >> 8) as u8);
-            lp.push((len & 0xFF) as u8);
-        } else {
-            lp.push(0xF0);
-            lp.extend_from_slice(&(len as u32).to_le_bytes());
+        match *item {
+            Item::Bytes(bytes) => write_string_entry(&mut lp, bytes),
+            Item::Int(v) => write_int_entry(&mut lp, v),
         }
-        lp.extend_from_slice(item);
         let entry_len = lp.len() - start;
         write_backlen(&mut lp, entry_len);
-        count += 1;
     }
     lp.push(0xFF);
     let total = lp.len() as u32;
     lp[..4].copy_from_slice(&total.to_le_bytes());
-    let declared = count.min(0xFFFF) as u16;
+    let declared = items.len().min(0xFFFF) as u16;
     lp[4..6].copy_from_slice(&declared.to_le_bytes());
     lp
+}
+
+fn write_string_entry(lp: &mut Vec<u8>, item: &[u8]) {
+    let len = item.len();
+    if len < 64 {
+        lp.push(0x80 | len as u8);
+    } else if len < 4096 {
+        lp.push(0xE0 | (len >> 8) as u8);
+        lp.push((len & 0xFF) as u8);
+    } else {
+        lp.push(0xF0);
+        lp.extend_from_slice(&(len as u32).to_le_bytes());
+    }
+    lp.extend_from_slice(item);
+}
+
+fn write_int_entry(lp: &mut Vec<u8>, v: i64) {
+    let le = v.to_le_bytes();
+    if (0..=127).contains(&v) {
+        lp.push(v as u8);
+    } else if (-4096..=4095).contains(&v) {
+        let u = (v & 0x1FFF) as u16;
+        lp.push(0xC0 | (u >> 8) as u8);
+        lp.push((u & 0xFF) as u8);
+    } else if i16::try_from(v).is_ok() {
+        lp.push(0xF1);
+        lp.extend_from_slice(&le[..2]);
+    } else if (-(1 << 23)..(1 << 23)).contains(&v) {
+        lp.push(0xF2);
+        lp.extend_from_slice(&le[..3]);
+    } else if i32::try_from(v).is_ok() {
+        lp.push(0xF3);
+        lp.extend_from_slice(&le[..4]);
+    } else {
+        lp.push(0xF4);
+        lp.extend_from_slice(&le);
+    }
 }
 
 /// The back-length of an entry of `len` bytes: 7 bits per byte, the most significant first,
