@@ -123,6 +123,13 @@ fn find(name: &[u8]) -> Option<usize> {
 
 /// The row of a name or alias, and that name as the table spells it.
 fn find_named(name: &[u8]) -> Option<(usize, &'static str)> {
+    // The server's own lookups (on hot paths: PFADD, XADD, scripts) use lower-case names.
+    if let Some((known_as, i)) = std::str::from_utf8(name)
+        .ok()
+        .and_then(|n| INDEX.get_key_value(n))
+    {
+        return Some((*i, *known_as));
+    }
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
     let (known_as, i) = INDEX.get_key_value(lower.as_str())?;
     Some((*i, *known_as))

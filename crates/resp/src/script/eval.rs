@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use mlua::{Function, Table};
 
-use super::runner::{Invocation, execute};
+use super::runner::{Invocation, ScriptName, execute};
 use super::vm::{Vm, new_vm};
 use crate::cmd::{Args, Cx, unknown_subcommand};
 
@@ -21,7 +21,7 @@ struct Script {
 /// The EVAL interpreter and its cache.
 pub struct EvalEngine {
     vm: Vm,
-    scripts: HashMap<String, Script>,
+    scripts: HashMap<String, Script, crate::engine::RandomState>,
     /// The compiled scripts by SHA-1, in one Lua table: a Rust handle per cached function would
     /// take a slot of mlua's reference stack each, which holds about 8,000 (a server that ran
     /// that many distinct scripts would fail); a table holds any number.
@@ -72,7 +72,7 @@ impl EvalEngine {
         let functions = vm.lua.create_table()?;
         Ok(Self {
             vm,
-            scripts: HashMap::new(),
+            scripts: HashMap::default(),
             functions,
         })
     }
@@ -139,24 +139,38 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     let argv: Vec<&[u8]> = args.from(3 + numkeys).collect();
     let scripting = &cx.shared.scripting;
     let mut engine = scripting.eval.lock();
-    let sha = if by_sha {
-        let sha = String::from_utf8_lossy(args.get(1)).to_ascii_lowercase();
-        if !engine.scripts.contains_key(&sha) {
-            cx.out
-                .error("NOSCRIPT No matching script. Please use EVAL.");
-            return;
+    // An EVALSHA's SHA-1, lower-cased on the stack (no allocation per call).
+    let mut lower = [0u8; 40];
+    let sha: std::borrow::Cow<'_, str> = if by_sha {
+        let given = args.get(1);
+        let known = lower
+            .get_mut(..given.len())
+            .map(|dst| {
+                for (d, s) in dst.iter_mut().zip(given) {
+                    *d = s.to_ascii_lowercase();
+                }
+                &*dst
+            })
+            .and_then(|dst| std::str::from_utf8(dst).ok())
+            .filter(|sha| engine.scripts.contains_key(*sha));
+        match known {
+            Some(sha) => std::borrow::Cow::Borrowed(sha),
+            None => {
+                cx.out
+                    .error("NOSCRIPT No matching script. Please use EVAL.");
+                return;
+            }
         }
-        sha
     } else {
         match engine.load(args.get(1)) {
-            Ok(sha) => sha,
+            Ok(sha) => std::borrow::Cow::Owned(sha),
             Err(e) => {
                 cx.out.error(&e);
                 return;
             }
         }
     };
-    let Some(script) = engine.scripts.get(&sha) else {
+    let Some(script) = engine.scripts.get(sha.as_ref()) else {
         cx.out
             .error("NOSCRIPT No matching script. Please use EVAL.");
         return;
@@ -169,7 +183,7 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     if script.writes == Some(true) && super::refused_at_start(cx, script.allow_oom) {
         return;
     }
-    let func: Function = match engine.functions.raw_get(sha.as_str()) {
+    let func: Function = match engine.functions.raw_get(sha.as_ref()) {
         Ok(func) => func,
         Err(e) => {
             cx.out
@@ -184,7 +198,7 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
         eval: true,
         read_only: read_only || script.writes == Some(false),
         allow_oom: script.allow_oom,
-        name: format!("f_{sha}"),
+        name: ScriptName::Sha(&sha),
         // FUNCTION STATS shows only a running function's command line.
         command: Vec::new(),
     };

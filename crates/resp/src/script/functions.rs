@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{Function, HookTriggers, MultiValue, Table, Value, VmState};
 
-use super::runner::{Invocation, execute};
+use super::runner::{Invocation, ScriptName, execute};
 use super::vm::{Vm, new_vm};
 use crate::cmd::{Args, Cx, unknown_subcommand};
 
@@ -457,7 +457,7 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
         eval: false,
         read_only: read_only || no_writes,
         allow_oom,
-        name,
+        name: ScriptName::Function(name),
         command: args.from(0).map(<[u8]>::to_vec).collect(),
     };
     execute(cx, &engine.vm, inv);

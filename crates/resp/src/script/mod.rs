@@ -2,6 +2,7 @@
 //! clients see (BUSY, SCRIPT KILL), and the runner shared by EVAL and FCALL.
 
 mod convert;
+mod current;
 pub mod eval;
 pub mod functions;
 pub mod harness;

@@ -149,6 +149,43 @@ prims.invoke = function(f, handler, eval, keys, args)
   return real_xpcall(function() return f(keys, args) end, handler)
 end
 
+-- A run as the runner starts it, in one call: `packed` holds the keys then the arguments, each
+-- a 4-byte little-endian length and its bytes. Sets the run's state (KEYS and ARGV for EVAL),
+-- runs, clears it, and returns ok, whether the script asked for RESP3, and the result.
+local byte, sub = string.byte, string.sub
+local function unpacked(packed, pos, n)
+  local t = {}
+  for i = 1, n do
+    local a, b, c, d = byte(packed, pos, pos + 3)
+    local len = a + b * 256 + c * 65536 + d * 16777216
+    t[i] = sub(packed, pos + 4, pos + 3 + len)
+    pos = pos + 4 + len
+  end
+  return t, pos
+end
+local function finished(eval, ok, ...)
+  run.active = nil
+  local resp3 = run.resp == 3
+  run.resp = nil
+  if eval then
+    real_rawset(G, "KEYS", nil)
+    real_rawset(G, "ARGV", nil)
+  end
+  return ok, resp3, ...
+end
+prims.invoke_packed = function(f, handler, eval, packed, nkeys, nargs)
+  local keys, pos = unpacked(packed, 1, nkeys)
+  local args = unpacked(packed, pos, nargs)
+  run.active = true
+  run.resp = 2
+  if eval then
+    real_rawset(G, "KEYS", keys)
+    real_rawset(G, "ARGV", args)
+    return finished(true, real_xpcall(f, handler))
+  end
+  return finished(false, real_xpcall(function() return f(keys, args) end, handler))
+end
+
 -- FUNCTION support: the `redis` table library code sees while FUNCTION LOAD runs it, and the
 -- environment functions run in (the full `redis` once loading is over).
 local function nonexistent(_, k)

@@ -84,15 +84,33 @@ pub struct Invocation<'a> {
     pub read_only: bool,
     /// Commands that may grow memory run even over maxmemory (the `allow-oom` flag).
     pub allow_oom: bool,
-    /// How errors name the script: `f_<sha>` or the function's name.
-    pub name: String,
+    /// How errors name the script: `f_<sha>` (an EVAL's SHA-1) or the function's name.
+    pub name: ScriptName<'a>,
     /// The command that runs it, as the client sent it (FUNCTION STATS shows it).
     pub command: Vec<Vec<u8>>,
+}
+
+/// A script's name in its error texts, spelled out only when one is written.
+pub enum ScriptName<'a> {
+    /// An EVAL script, named `f_<sha>`.
+    Sha(&'a str),
+    /// A function.
+    Function(String),
+}
+
+impl std::fmt::Display for ScriptName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScriptName::Sha(sha) => write!(f, "f_{sha}"),
+            ScriptName::Function(name) => f.write_str(name),
+        }
+    }
 }
 
 /// What `redis.call` needs while a script runs.
 struct CallContext<'c, 's> {
     shared: &'c Shared,
+    vm: &'c Vm,
     store: &'c mut StoreSlot<'s>,
     session: Session,
     read_only: bool,
@@ -115,7 +133,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
     // Only FUNCTION STATS reads it, and only for functions.
     if !inv.eval {
         let command = std::mem::take(&mut inv.command);
-        *run_flags.current.lock() = Some((inv.name.clone(), command, Instant::now()));
+        *run_flags.current.lock() = Some((inv.name.to_string(), command, Instant::now()));
     }
     run_flags.running.store(true, Ordering::SeqCst);
     let threshold = {
@@ -136,6 +154,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
     script_session.script_client = true;
     let context = RefCell::new(CallContext {
         shared,
+        vm,
         store: &mut *cx.store,
         session: script_session,
         read_only: inv.read_only,
@@ -144,22 +163,24 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
         spans: Vec::new(),
         reply: Vec::new(),
     });
-    let outcome = run_lua(vm, &context, &inv, threshold, &run_flags);
+    let outcome = {
+        let _entered = super::current::enter(&context);
+        run_lua(vm, &inv, threshold, &run_flags)
+    };
     drop(context);
-    let resp3 = script_resp3(vm);
     match outcome {
-        Ok((true, value)) => {
+        Ok((true, resp3, value)) => {
             // A redis.pcall error returned as the result was counted when it happened.
             if let Value::Table(t) = &value {
                 cx.session.error_counted = t.raw_get::<bool>(COUNTED).unwrap_or(false);
             }
             lua_to_reply(cx.out, &value, resp3);
         }
-        Ok((false, Value::Table(err))) => {
+        Ok((false, _, Value::Table(err))) => {
             cx.session.error_counted = err.raw_get::<bool>(COUNTED).unwrap_or(false);
-            cx.out.error(&error_text(&err, &inv.name));
+            cx.out.error(&error_text(&err, &inv.name.to_string()));
         }
-        Ok((false, other)) => cx.out.error(&format!(
+        Ok((false, _, other)) => cx.out.error(&format!(
             "ERR Error running script {}, {}",
             inv.name,
             other.type_name()
@@ -170,15 +191,9 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
             super::vm::error_message(&e)
         )),
     }
-    for field in [&vm.names.active, &vm.names.call, &vm.names.resp] {
-        let _ = vm.run.raw_set(field, Value::Nil);
-    }
+    // The prelude's invoke cleared the run's fields (active, resp, KEYS, ARGV) itself.
     if run_flags.killed.load(Ordering::SeqCst) {
         let _ = vm.run.raw_set("killed", Value::Nil);
-    }
-    if inv.eval {
-        let _ = vm.globals_raw.raw_set(&vm.names.keys, Value::Nil);
-        let _ = vm.globals_raw.raw_set(&vm.names.argv, Value::Nil);
     }
     // No explicit GC step per run: Lua 5.1's collector is incremental and already paced by
     // allocation; a 16 KB step per run was 40 % of a short script's cost under perf, and Redis's
@@ -224,28 +239,29 @@ fn error_text(err: &Table, name: &str) -> String {
     }
 }
 
-fn lua_table_of(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, item) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(item)?)?;
+/// The keys and arguments as one Lua string: each a 4-byte little-endian length and its bytes
+/// (the prelude's invoke splits them into KEYS and ARGV). One string instead of a table and a
+/// string per item: each mlua handle costs a lock and a reference slot.
+fn packed(vm: &Vm, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<mlua::String> {
+    let mut buf = vm.pack_buf.borrow_mut();
+    buf.clear();
+    for item in keys.iter().chain(args) {
+        let len = u32::try_from(item.len())
+            .map_err(|_| mlua::Error::RuntimeError("argument too long".to_owned()))?;
+        buf.extend_from_slice(&len.to_le_bytes());
+        buf.extend_from_slice(item);
     }
-    Ok(t)
+    vm.lua.create_string(&*buf)
 }
 
 fn run_lua(
     vm: &Vm,
-    context: &RefCell<CallContext<'_, '_>>,
     inv: &Invocation<'_>,
     threshold: u64,
     run_flags: &Arc<super::RunFlags>,
-) -> mlua::Result<(bool, Value)> {
+) -> mlua::Result<(bool, bool, Value)> {
     let lua = &vm.lua;
-    let keys = lua_table_of(lua, &inv.keys)?;
-    let args = lua_table_of(lua, &inv.args)?;
-    if inv.eval {
-        vm.globals_raw.raw_set(&vm.names.keys, keys.clone())?;
-        vm.globals_raw.raw_set(&vm.names.argv, args.clone())?;
-    }
+    let packed = packed(vm, &inv.keys, &inv.args)?;
     vm.clock.start(threshold);
     // The hook stays installed between runs and reads the run's clock: installing one per
     // run cost an allocation and a C call each time.
@@ -275,22 +291,24 @@ fn run_lua(
         )?;
         vm.hooked.set(true);
     }
-    lua.scope(|scope| {
-        let call = scope.create_function(|lua, (n, argv): (usize, Table)| {
-            let mut ctx = context.borrow_mut();
-            redis_call(lua, vm, &mut ctx, n, &argv)
+    vm.invoke_packed.call::<(bool, bool, Value)>((
+        &inv.func,
+        &vm.handler,
+        inv.eval,
+        packed,
+        inv.keys.len(),
+        inv.args.len(),
+    ))
+}
+
+impl super::current::Context for RefCell<CallContext<'_, '_>> {
+    fn call(&self, lua: &Lua, argc: usize, argv: &Table) -> mlua::Result<(Value, bool)> {
+        let mut ctx = self.try_borrow_mut().map_err(|_| {
+            mlua::Error::RuntimeError("redis.call cannot run inside redis.call".to_owned())
         })?;
-        vm.run.raw_set(&vm.names.call, call)?;
-        vm.run.raw_set(&vm.names.active, true)?;
-        vm.run.raw_set(&vm.names.resp, 2)?;
-        vm.invoke.call::<(bool, Value)>((
-            inv.func.clone(),
-            vm.handler.clone(),
-            inv.eval,
-            keys,
-            args,
-        ))
-    })
+        let vm = ctx.vm;
+        redis_call(lua, vm, &mut ctx, argc, argv)
+    }
 }
 
 /// How long a script runs on its connection's thread before that thread's other connections
