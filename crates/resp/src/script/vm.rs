@@ -33,6 +33,8 @@ pub struct Vm {
     pub invoke_packed: Function,
     /// The buffer the keys and arguments are packed into, reused by every run.
     pub pack_buf: std::cell::RefCell<Vec<u8>>,
+    /// Runs since the last explicit collection step.
+    pub runs: std::cell::Cell<u32>,
     pub handler: Function,
     pub error_table: Function,
     /// The prelude's helpers (FUNCTION builds its environment from them).
@@ -155,6 +157,7 @@ pub fn new_vm() -> mlua::Result<Vm> {
         invoke: prims.get("invoke")?,
         invoke_packed: prims.get("invoke_packed")?,
         pack_buf: std::cell::RefCell::new(Vec::new()),
+        runs: std::cell::Cell::new(0),
         error_table: prims.get("error_table")?,
         handler,
         prims,
