@@ -15,13 +15,22 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 
-use mlua::{Lua, Table, Value};
+use mlua::{Lua, MultiValue, Table, Value};
+
+/// The arguments of one `redis.call`.
+pub enum CallArgs<'a> {
+    /// As the call got them, on the stack.
+    Values(&'a MultiValue),
+    /// Thousands of them, in a table of this length (read one at a time, so that they do not
+    /// all hold one of mlua's reference slots at once).
+    Table(usize, &'a Table),
+}
 
 /// What a script's `redis.call` runs against.
 pub trait Context {
-    /// Runs one command with `argc` arguments from `argv`; returns the reply and whether
+    /// Runs one command with the arguments `redis.call` got; returns the reply and whether
     /// `redis.call` must raise it.
-    fn call(&self, lua: &Lua, argc: usize, argv: &Table) -> mlua::Result<(Value, bool)>;
+    fn call(&self, lua: &Lua, args: CallArgs<'_>) -> mlua::Result<(Value, bool)>;
 }
 
 type Erased = *const (dyn Context + 'static);
@@ -76,15 +85,19 @@ mod tests {
     struct Counter<'a>(&'a RefCell<Vec<usize>>);
 
     impl Context for Counter<'_> {
-        fn call(&self, _: &Lua, argc: usize, _: &Table) -> mlua::Result<(Value, bool)> {
-            self.0.borrow_mut().push(argc);
-            Ok((Value::Integer(argc as i64), false))
+        fn call(&self, _: &Lua, args: CallArgs<'_>) -> mlua::Result<(Value, bool)> {
+            let n = match args {
+                CallArgs::Values(v) => v.len(),
+                CallArgs::Table(n, _) => n,
+            };
+            self.0.borrow_mut().push(n);
+            Ok((Value::Integer(n as i64), false))
         }
     }
 
     fn call_current(lua: &Lua, argc: usize) -> Option<i64> {
-        let table = lua.create_table().ok()?;
-        with_current(|c| c.call(lua, argc, &table).ok())
+        let args: MultiValue = (0..argc).map(|i| Value::Integer(i as i64)).collect();
+        with_current(|c| c.call(lua, CallArgs::Values(&args)).ok())
             .flatten()
             .and_then(|(v, _)| v.as_i64())
     }

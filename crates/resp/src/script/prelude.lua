@@ -41,16 +41,26 @@ local function need_run(what)
 end
 
 local redis = {}
--- Arguments go to Rust as one table: a call may have thousands (unpack of a big table).
+-- Arguments go to Rust as they are, on the stack (no table per call); thousands of them (an
+-- unpack of a big table) go in one table, as a C function's stack has room for fewer.
+local MANY = 4000
 redis.call = function(...)
+  local n = select("#", ...)
   need_run("redis.call/pcall")
-  local reply, failed = run.call(select("#", ...), { ... })
+  local reply, failed
+  if n < MANY then
+    reply, failed = run.call(...)
+  else
+    reply, failed = run.call_many(n, { ... })
+  end
   if failed then error(reply, 0) end
   return reply
 end
 redis.pcall = function(...)
+  local n = select("#", ...)
   need_run("redis.call/pcall")
-  return (run.call(select("#", ...), { ... }))
+  if n < MANY then return (run.call(...)) end
+  return (run.call_many(n, { ... }))
 end
 redis.sha1hex = prims.sha1hex
 redis.log = prims.log

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
 
 use super::convert::{arg_into, lua_to_reply, reply_to_lua};
+use super::current::CallArgs;
 use super::vm::Vm;
 use crate::cmd::{self, Args, Command, Cx, StoreSlot, flags};
 use crate::hub::PushQueue;
@@ -313,12 +314,12 @@ fn run_lua(
 }
 
 impl super::current::Context for RefCell<CallContext<'_, '_>> {
-    fn call(&self, lua: &Lua, argc: usize, argv: &Table) -> mlua::Result<(Value, bool)> {
+    fn call(&self, lua: &Lua, args: CallArgs<'_>) -> mlua::Result<(Value, bool)> {
         let mut ctx = self.try_borrow_mut().map_err(|_| {
             mlua::Error::RuntimeError("redis.call cannot run inside redis.call".to_owned())
         })?;
         let vm = ctx.vm;
-        redis_call(lua, vm, &mut ctx, argc, argv)
+        redis_call(lua, vm, &mut ctx, args)
     }
 }
 
@@ -359,11 +360,14 @@ fn redis_call(
     lua: &Lua,
     vm: &Vm,
     ctx: &mut CallContext<'_, '_>,
-    argc: usize,
-    argv: &Table,
+    args: CallArgs<'_>,
 ) -> mlua::Result<(Value, bool)> {
     let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
         Ok((vm.error_table.call::<Value>(msg)?, true))
+    };
+    let argc = match args {
+        CallArgs::Values(values) => values.len(),
+        CallArgs::Table(n, _) => n,
     };
     if argc == 0 {
         return fail("Please specify at least one argument for this redis lib call");
@@ -372,9 +376,13 @@ fn redis_call(
     let mut spans = std::mem::take(&mut ctx.spans);
     data.clear();
     spans.clear();
-    for i in 1..=argc {
+    for i in 0..argc {
         let start = data.len();
-        if !arg_into(&argv.raw_get::<Value>(i)?, &mut data) {
+        let fits = match args {
+            CallArgs::Values(values) => values.get(i).is_some_and(|v| arg_into(v, &mut data)),
+            CallArgs::Table(_, table) => arg_into(&table.raw_get::<Value>(i + 1)?, &mut data),
+        };
+        if !fits {
             ctx.data = data;
             ctx.spans = spans;
             return fail("Lua redis lib command arguments must be strings or integers");

@@ -143,14 +143,24 @@ pub fn new_vm() -> mlua::Result<Vm> {
     let handler = lua.create_function(error_handler)?;
     // redis.call's way into Rust, made once: it finds the running script's context through
     // `current` (not a function created per run with `Lua::scope`).
-    let call = lua.create_function(|lua, (argc, argv): (usize, Table)| {
-        super::current::with_current(|c| c.call(lua, argc, &argv)).unwrap_or_else(|| {
+    let call = lua.create_function(|lua, args: MultiValue| {
+        super::current::with_current(|c| c.call(lua, super::current::CallArgs::Values(&args)))
+            .unwrap_or_else(|| {
+                Err(mlua::Error::RuntimeError(
+                    "redis.call/pcall can only be called inside a script invocation".to_owned(),
+                ))
+            })
+    })?;
+    run.raw_set("call", call)?;
+    let call_many = lua.create_function(|lua, (argc, argv): (usize, Table)| {
+        let args = super::current::CallArgs::Table(argc, &argv);
+        super::current::with_current(|c| c.call(lua, args)).unwrap_or_else(|| {
             Err(mlua::Error::RuntimeError(
                 "redis.call/pcall can only be called inside a script invocation".to_owned(),
             ))
         })
     })?;
-    run.raw_set("call", call)?;
+    run.raw_set("call_many", call_many)?;
     Ok(Vm {
         run,
         globals: prims.get("globals")?,

@@ -781,3 +781,36 @@ fn ten_thousand_functions_load_and_run() {
     );
     assert_eq!(text(&c.call(&["FCALL", "h0", "0"])), "$1\r\nh\r\n");
 }
+
+/// redis.call takes as many arguments as a Lua call can carry (up to the 7,997 an `unpack` of
+/// a table gives with two more), as in Redis, whichever way they reach Rust (on the stack for
+/// short calls, in one table for long ones); a nil among them is refused either way.
+#[test]
+fn calls_with_thousands_of_arguments() {
+    let server = Sluice::start();
+    let mut c = client(&server);
+    for n in [1, 3_999, 4_000, 7_997] {
+        for call in ["call", "pcall"] {
+            let script = format!(
+                "local t = {{}} for i = 1, {n} do t[i] = tostring(i) end \
+                 return redis.{call}('rpush', KEYS[1], unpack(t))"
+            );
+            let key = format!("{call}{n}");
+            assert_eq!(
+                text(&c.call(&["EVAL", &script, "1", &key])),
+                format!(":{n}\r\n"),
+                "{call} with {n}"
+            );
+        }
+        let m = n.min(7_995);
+        let script = format!(
+            "local t = {{'rpush', 'k'}} for i = 1, {m} do t[i + 2] = 'x' end t[3] = nil \
+             return redis.pcall(unpack(t, 1, {m} + 2))"
+        );
+        let reply = text(&c.call(&["EVAL", &script, "0"]));
+        assert!(
+            reply.contains("Lua redis lib command arguments must be strings or integers"),
+            "{n}: {reply}"
+        );
+    }
+}
