@@ -1,4 +1,4 @@
-//! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, FUNCTION, SCRIPT.
+//! Server commands: INFO, CONFIG, CLUSTER (standalone), DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, FUNCTION, SCRIPT.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -52,6 +52,13 @@ pub fn swapdb(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
     cx.store.get().swap_db(a as usize, b as usize);
     cx.out.ok();
+}
+
+/// CLUSTER: Sluice is a standalone server, and answers as Redis does with cluster-enabled no
+/// (every subcommand; unknown ones and wrong arities are refused at dispatch).
+pub fn cluster(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    cx.out
+        .error("ERR This instance has cluster support disabled");
 }
 
 pub fn time(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {

@@ -105,6 +105,7 @@ const ROWS: &[Row] = &[
     ("reset", 1, CONN | SUBSCRIBED_OK | TX_CONTROL, 0, 0, 0, "connection", connection::reset),
     // server
     ("info", -1, LOADING | STALE, 0, 0, 0, "server", server::info),
+    ("cluster", -2, CONTAINER, 0, 0, 0, "cluster", server::cluster),
     ("config", -2, ADMIN | NOSCRIPT | LOADING | STALE | CONTAINER, 0, 0, 0, "server", server::config),
     ("command", -1, LOADING | STALE | CONTAINER, 0, 0, 0, "server", command::command),
     ("dbsize", 1, RF, 0, 0, 0, "server", server::dbsize),

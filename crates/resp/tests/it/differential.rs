@@ -1046,6 +1046,13 @@ COMMAND LIST filterby module nosuch
 COMMAND LIST filterby aclcat nosuch
 COMMAND LIST filterby pattern set
 COMMAND LIST filterby pattern non_exists*
+CLUSTER INFO
+CLUSTER HELP
+CLUSTER NODES
+CLUSTER NOSUCH
+CLUSTER
+CLUSTER GETKEYSINSLOT 1
+~ COMMAND LIST filterby pattern cl*help
 ~ COMMAND LIST filterby pattern config|*re*
 ~ COMMAND LIST filterby aclcat hyperloglog
 ~ COMMAND LIST filterby pattern x*
