@@ -466,6 +466,27 @@ fn call_with(
             "This Redis command is not allowed from script",
         );
     }
+    // A container's subcommand is looked up as Redis looks it up for a script: unknown, wrong
+    // arity and noscript (CLUSTER RESET, CONFIG SET...) are its own.
+    if command.flags & flags::CONTAINER != 0 && args.len() >= 2 {
+        let sub = String::from_utf8_lossy(args.get(1)).to_ascii_lowercase();
+        let Some(info) = cmd::command_info::infos().get(&format!("{}|{sub}", command.name)) else {
+            return fail("Unknown Redis command called from script");
+        };
+        let arity = i64::from(info.arity);
+        if (arity > 0 && argc != arity) || argc < -arity {
+            return refuse(
+                Some(command),
+                "Wrong number of args calling Redis command from script",
+            );
+        }
+        if info.has_flag("noscript") {
+            return refuse(
+                Some(command),
+                "This Redis command is not allowed from script",
+            );
+        }
+    }
     if command.flags & flags::WRITE != 0 {
         if ctx.read_only {
             return refuse(

@@ -1052,6 +1052,11 @@ CLUSTER NODES
 CLUSTER NOSUCH
 CLUSTER
 CLUSTER GETKEYSINSLOT 1
+EVAL "return redis.pcall('cluster','reset')" 0
+EVAL "return redis.pcall('cluster','info')" 0
+EVAL "return redis.pcall('object','nosuch','k')" 0
+EVAL "return redis.pcall('xinfo','stream')" 0
+EVAL "return redis.pcall('pubsub','numpat')" 0
 ~ COMMAND LIST filterby pattern cl*help
 ~ COMMAND LIST filterby pattern config|*re*
 ~ COMMAND LIST filterby aclcat hyperloglog
