@@ -11,6 +11,7 @@ mod introspect_clients;
 mod memory_clients;
 mod refusals;
 mod script_clients;
+mod script_limits;
 mod scripting;
 mod tracking;
 mod types_clients;
