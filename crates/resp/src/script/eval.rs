@@ -135,8 +135,6 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     let Some(numkeys) = super::key_count(cx, numkeys, args) else {
         return;
     };
-    let keys: Vec<&[u8]> = args.from(3).take(numkeys).collect();
-    let argv: Vec<&[u8]> = args.from(3 + numkeys).collect();
     let scripting = &cx.shared.scripting;
     let mut engine = scripting.eval.lock();
     // An EVALSHA's SHA-1, lower-cased on the stack (no allocation per call).
@@ -193,8 +191,8 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     };
     let inv = Invocation {
         func,
-        keys,
-        args: argv,
+        argv: *args,
+        numkeys,
         eval: true,
         read_only: read_only || script.writes == Some(false),
         allow_oom: script.allow_oom,

@@ -452,8 +452,8 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
     }
     let inv = Invocation {
         func: callback,
-        keys: args.from(3).take(numkeys).collect(),
-        args: args.from(3 + numkeys).collect(),
+        argv: *args,
+        numkeys,
         eval: false,
         read_only: read_only || no_writes,
         allow_oom,

@@ -44,23 +44,24 @@ local redis = {}
 -- Arguments go to Rust as they are, on the stack (no table per call); thousands of them (an
 -- unpack of a big table) go in one table, as a C function's stack has room for fewer.
 local MANY = 4000
+local run_call, run_call_many = run.call, run.call_many
 redis.call = function(...)
   local n = select("#", ...)
-  need_run("redis.call/pcall")
+  if not run.active then need_run("redis.call/pcall") end
   local reply, failed
   if n < MANY then
-    reply, failed = run.call(...)
+    reply, failed = run_call(...)
   else
-    reply, failed = run.call_many(n, { ... })
+    reply, failed = run_call_many(n, { ... })
   end
   if failed then error(reply, 0) end
   return reply
 end
 redis.pcall = function(...)
   local n = select("#", ...)
-  need_run("redis.call/pcall")
-  if n < MANY then return (run.call(...)) end
-  return (run.call_many(n, { ... }))
+  if not run.active then need_run("redis.call/pcall") end
+  if n < MANY then return (run_call(...)) end
+  return (run_call_many(n, { ... }))
 end
 redis.sha1hex = prims.sha1hex
 redis.log = prims.log

@@ -81,8 +81,10 @@ const COUNTED: &str = "ignore_error_stats_update";
 /// One invocation: what runs, with which keys and arguments.
 pub struct Invocation<'a> {
     pub func: Function,
-    pub keys: Vec<&'a [u8]>,
-    pub args: Vec<&'a [u8]>,
+    /// The command's arguments: the keys from position 3, `numkeys` of them, then the script's
+    /// arguments.
+    pub argv: Args<'a>,
+    pub numkeys: usize,
     /// EVAL (KEYS/ARGV globals) rather than FCALL (keys and args as parameters).
     pub eval: bool,
     /// Write commands are refused (EVAL_RO, FCALL_RO, `no-writes`).
@@ -254,10 +256,11 @@ fn error_text(err: &Table, name: &str) -> String {
 /// The keys and arguments as one Lua string: each a 4-byte little-endian length and its bytes
 /// (the prelude's invoke splits them into KEYS and ARGV). One string instead of a table and a
 /// string per item: each mlua handle costs a lock and a reference slot.
-fn packed(vm: &Vm, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<mlua::String> {
+fn packed(vm: &Vm, items: impl Iterator<Item = impl AsRef<[u8]>>) -> mlua::Result<mlua::String> {
     let mut buf = vm.pack_buf.borrow_mut();
     buf.clear();
-    for item in keys.iter().chain(args) {
+    for item in items {
+        let item = item.as_ref();
         let len = u32::try_from(item.len())
             .map_err(|_| mlua::Error::RuntimeError("argument too long".to_owned()))?;
         buf.extend_from_slice(&len.to_le_bytes());
@@ -273,7 +276,8 @@ fn run_lua(
     run_flags: &Arc<super::RunFlags>,
 ) -> mlua::Result<(bool, bool, Value)> {
     let lua = &vm.lua;
-    let packed = packed(vm, &inv.keys, &inv.args)?;
+    let packed = packed(vm, inv.argv.from(3))?;
+    let nargs = inv.argv.len().saturating_sub(3 + inv.numkeys);
     vm.clock.start(threshold);
     // The hook stays installed between runs and reads the run's clock: installing one per
     // run cost an allocation and a C call each time.
@@ -308,8 +312,8 @@ fn run_lua(
         &vm.handler,
         inv.eval,
         packed,
-        inv.keys.len(),
-        inv.args.len(),
+        inv.numkeys,
+        nargs,
     ))
 }
 

@@ -131,16 +131,6 @@ pub fn new_vm() -> mlua::Result<Vm> {
             }
         })?,
     )?;
-    let globals_raw = lua.globals();
-    libs::install(&lua, &globals_raw)?;
-    lua.load(PRELUDE)
-        .set_name("@sluice_prelude")
-        .call::<()>(prims.clone())?;
-    let redis: Table = prims.get("redis")?;
-    globals_raw.raw_set("redis", redis.clone())?;
-    let wrap: Function = prims.get("wrap_libraries")?;
-    wrap.call::<()>(PROTECTED_LIBS.to_vec())?;
-    let handler = lua.create_function(error_handler)?;
     // redis.call's way into Rust, made once: it finds the running script's context through
     // `current` (not a function created per run with `Lua::scope`).
     let call = lua.create_function(|lua, args: MultiValue| {
@@ -161,6 +151,17 @@ pub fn new_vm() -> mlua::Result<Vm> {
         })
     })?;
     run.raw_set("call_many", call_many)?;
+    let globals_raw = lua.globals();
+    libs::install(&lua, &globals_raw)?;
+    lua.load(PRELUDE)
+        .set_name("@sluice_prelude")
+        .call::<()>(prims.clone())?;
+    let redis: Table = prims.get("redis")?;
+    globals_raw.raw_set("redis", redis.clone())?;
+    let wrap: Function = prims.get("wrap_libraries")?;
+    wrap.call::<()>(PROTECTED_LIBS.to_vec())?;
+    let handler = lua.create_function(error_handler)?;
+
     Ok(Vm {
         run,
         globals: prims.get("globals")?,
