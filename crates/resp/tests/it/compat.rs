@@ -24,8 +24,8 @@ fn generate() -> String {
         out,
         "Generated from Redis 7.0.15's command list (`crates/resp/redis-7.0-commands.txt`) and \
          Sluice's command table by `crates/resp/tests/it/compat.rs`; do not edit by hand. A command \
-         Sluice answers may still lack some of its subcommands or options (`COMMAND DOCS` and the \
-         tests say which).\n"
+         Sluice answers may still lack some of its options; `COMMAND LIST` names the subcommands it \
+         answers (all of Redis 7.0's for these commands but SCRIPT DEBUG, plus CLIENT SETINFO).\n"
     );
     let _ = writeln!(
         out,
