@@ -38,6 +38,13 @@ pub use acl::fuzz as fuzz_acl;
 pub use frame::{Parsed, ProtocolError, RequestParser};
 pub use script::harness::ScriptHarness;
 
+/// Every CONFIG parameter Sluice knows, its alias, and what setting it does in Sluice (for
+/// COMPAT.md).
+pub fn config_parameters()
+-> impl Iterator<Item = (&'static str, Option<&'static str>, &'static str)> {
+    params::described()
+}
+
 /// Configuration of the RESP gate.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -105,9 +112,16 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), Error> {
-    let port = listener.local_addr().map_err(Error::LocalAddr)?.port();
-    let shared = Arc::new(shared::Shared::new(&config, port)?);
+    let local = listener.local_addr().map_err(Error::LocalAddr)?;
+    let shared = Arc::new(shared::Shared::new(&config, local.port())?);
     load_users(&shared.acl, &config)?;
+    {
+        let mut params = shared.params.write();
+        params.start_value("bind", &local.ip().to_string());
+        if let Some(aclfile) = &config.aclfile {
+            params.start_value("aclfile", &aclfile.to_string_lossy());
+        }
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
     let io_threads = (0..config.io_threads)

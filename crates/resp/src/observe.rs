@@ -117,8 +117,9 @@ impl Observe {
         self.error_reply(reply);
     }
 
-    /// A command that ran: its time, whether it failed, and the slow log.
-    pub fn ran(&self, cmd: &Command, took: Duration, failed: Option<&[u8]>) {
+    /// A command that ran: its time, whether it failed, and (`count_error`) its error reply in
+    /// the error statistics.
+    pub fn ran(&self, cmd: &Command, took: Duration, failed: Option<&[u8]>, count_error: bool) {
         let usec = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         if let Some(stat) = self.commands.get(cmd.index) {
             stat.calls.fetch_add(1, Ordering::Relaxed);
@@ -127,7 +128,7 @@ impl Observe {
                 stat.failed.fetch_add(1, Ordering::Relaxed);
             }
         }
-        if let Some(reply) = failed {
+        if let Some(reply) = failed.filter(|_| count_error) {
             self.error_reply(reply);
         }
     }

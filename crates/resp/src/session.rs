@@ -189,6 +189,8 @@ pub struct Session {
     pub save_waits: Option<u64>,
     /// The ACL user commands are checked against (also in `info.user`).
     pub user: Arc<crate::acl::User>,
+    /// The script that just ran failed with an error a command inside it counted already.
+    pub error_counted: bool,
 }
 
 impl Session {
@@ -218,6 +220,7 @@ impl Session {
             caching: None,
             save_waits: None,
             user,
+            error_counted: false,
         }
     }
 

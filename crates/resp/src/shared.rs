@@ -55,10 +55,18 @@ pub struct Shared {
     pub active_expire: AtomicBool,
     /// Users, the ACL log and the ACL file.
     pub acl: crate::acl::Acl,
+    /// min-replicas-to-write asks for replicas Sluice never has: writes are refused
+    /// (NOREPLICAS), as Redis refuses them without enough good replicas.
+    pub no_good_replicas: AtomicBool,
 }
 
 impl Shared {
     pub fn new(config: &Config, port: u16) -> Result<Self, StartError> {
+        let mut params = Params::new(config.databases, port, config.password.as_deref());
+        if let Some(persistence) = &config.persistence {
+            params.start_value("appendonly", "yes");
+            params.start_value("appendfsync", persistence.durability.policy().name());
+        }
         Ok(Self {
             store: match &config.persistence {
                 Some(p) => p.store.clone(),
@@ -67,11 +75,7 @@ impl Shared {
             durability: config.persistence.as_ref().map(|p| p.durability.clone()),
             sink: config.persistence.as_ref().map_or("memory", |p| p.sink),
             hub: Mutex::new(Hub::default()),
-            params: RwLock::new(Params::new(
-                config.databases,
-                port,
-                config.password.as_deref(),
-            )),
+            params: RwLock::new(params),
             clients: Mutex::new(BTreeMap::new()),
             next_client_id: AtomicU64::new(1),
             started: Instant::now(),
@@ -88,7 +92,21 @@ impl Shared {
             pause: Pause::default(),
             active_expire: AtomicBool::new(true),
             acl: crate::acl::Acl::new(config.password.as_deref(), config.aclfile.clone()),
+            no_good_replicas: AtomicBool::new(false),
         })
+    }
+
+    /// Takes min-replicas-to-write and min-replicas-max-lag after CONFIG SET.
+    pub fn refresh_replica_check(&self, params: &Params) {
+        let positive = |name: &str| {
+            params
+                .get(name)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|n| n > 0)
+        };
+        let refuse = positive("min-replicas-to-write") && positive("min-replicas-max-lag");
+        self.no_good_replicas
+            .store(refuse, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Milliseconds since start.

@@ -100,11 +100,3 @@ pub fn derived(cmd: &Command) -> u32 {
         _ => 0,
     }
 }
-
-/// The names of the categories in `bits`, in Redis's order.
-pub fn names(bits: u32) -> impl Iterator<Item = &'static str> {
-    NAMES
-        .iter()
-        .filter(move |(_, bit)| bits & bit != 0)
-        .map(|&(name, _)| name)
-}

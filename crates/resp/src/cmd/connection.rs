@@ -247,7 +247,6 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         (b"unpause", 2) => super::client_admin::unpause(cx, args),
         (b"reply", 3) => super::client_admin::reply(cx, args),
         (b"no-evict", 3) => super::client_admin::no_evict(cx, args),
-        (b"no-touch", 3) => cx.out.ok(),
         (b"help", 2) => {
             let lines = [
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -273,8 +272,8 @@ pub fn client(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             }
         }
         (
-            b"id" | b"getname" | b"setname" | b"setinfo" | b"info" | b"no-evict" | b"no-touch"
-            | b"help" | b"pause" | b"unpause" | b"reply",
+            b"id" | b"getname" | b"setname" | b"setinfo" | b"info" | b"no-evict" | b"help"
+            | b"pause" | b"unpause" | b"reply",
             _,
         ) => {
             subcommand_arity(
@@ -306,7 +305,7 @@ pub(super) fn client_line(shared: &Shared, info: &ClientInfo, qbuf: usize, text:
     let lib_name = info.lib_name.lock().clone().unwrap_or_default();
     let lib_ver = info.lib_ver.lock().clone().unwrap_or_default();
     let cmd = match COMMANDS.get(info.last_command.load(Ordering::Relaxed)) {
-        Some(c) if super::HAS_SUBCOMMANDS.contains(&c.name) => {
+        Some(c) if c.flags & super::flags::CONTAINER != 0 => {
             let sub = info.last_subcommand.lock();
             if sub.is_empty() {
                 c.name.to_owned()

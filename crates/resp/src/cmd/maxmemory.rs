@@ -3,7 +3,7 @@
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-use super::{Command, Cx, flags};
+use super::{Args, Command, Cx, flags};
 use crate::engine::{AccessMode, Policy, Store};
 use crate::params::Params;
 use crate::shared::Shared;
@@ -54,7 +54,7 @@ pub fn apply(shared: &Shared, params: &Params, store: &mut Store) {
 /// may not run: it may grow memory and nothing more could be evicted. Inside MULTI every
 /// command but EXEC, DISCARD, QUIT and RESET counts as growing memory (the queue does), and
 /// EXEC counts when it queued one that does.
-pub fn admit(cx: &mut Cx<'_, '_>, cmd: &Command) -> bool {
+pub fn admit(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> bool {
     let limit = cx.shared.maxmemory.load(Ordering::Relaxed);
     let store = cx.store.get();
     let under = store.evict_to(limit);
@@ -72,14 +72,26 @@ pub fn admit(cx: &mut Cx<'_, '_>, cmd: &Command) -> bool {
             .iter()
             .any(|q| q.cmd.flags & flags::DENYOOM != 0),
         Some(_) => !matches!(cmd.name, "discard" | "quit" | "reset"),
-        None => cmd.flags & flags::DENYOOM != 0,
+        None => cmd.flags & flags::DENYOOM != 0 || subcommand_denies_oom(cmd, args),
     };
     if grows {
-        cx.flag_multi_error();
-        cx.out.error(OOM);
+        super::reject(cx, cmd, OOM);
         return false;
     }
     true
+}
+
+/// Whether a container's subcommand may grow memory (FUNCTION LOAD, FUNCTION RESTORE).
+fn subcommand_denies_oom(cmd: &Command, args: &Args<'_>) -> bool {
+    let info = super::command_info::infos();
+    let has_subcommands = info
+        .get(cmd.name)
+        .is_some_and(|i| !i.subcommands.is_empty());
+    has_subcommands && {
+        let sub = String::from_utf8_lossy(args.get(1)).to_ascii_lowercase();
+        info.get(&format!("{}|{sub}", cmd.name))
+            .is_some_and(|i| i.has_flag("denyoom"))
+    }
 }
 
 /// Publishes the `evicted` (and `expired`) events an eviction raised.

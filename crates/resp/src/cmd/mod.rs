@@ -3,6 +3,8 @@
 pub(crate) mod acl;
 mod bitmaps;
 mod client_admin;
+mod command;
+pub(crate) mod command_info;
 mod common;
 mod connection;
 mod dump;
@@ -223,6 +225,7 @@ pub(crate) const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub(crate) const SYNTAX: &str = "ERR syntax error";
 pub(crate) const NO_KEY: &str = "ERR no such key";
 pub(crate) const OUT_OF_RANGE: &str = "ERR index out of range";
+pub(crate) const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 
 /// Parses an integer argument or replies with Redis's error.
 pub fn int_arg(out: &mut Out, arg: &[u8]) -> Option<i64> {
@@ -295,18 +298,21 @@ pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
     if cx.store.held()
         && cx.shared.maxmemory.load(Ordering::Relaxed) != 0
-        && !maxmemory::admit(cx, cmd)
+        && !maxmemory::admit(cx, cmd, args)
     {
         return;
     }
     let shared = cx.shared;
+    if shared.no_good_replicas.load(Ordering::Relaxed) && writes(cx, cmd) {
+        reject(cx, cmd, NOREPLICAS);
+        return;
+    }
     if cmd.flags & flags::WRITE != 0
         && let Some(durability) = shared.durability.as_ref()
         && durability.is_failing()
         && let Some(refusal) = durability.write_refusal(cx.store.get().dirty_len())
     {
-        cx.flag_multi_error();
-        cx.out.error(&refusal);
+        reject(cx, cmd, &refusal);
         return;
     }
     if cx.session.multi.is_some() && cmd.flags & flags::TX_CONTROL == 0 {
@@ -316,21 +322,37 @@ pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     run(cx, cmd, args);
 }
 
+/// Whether `cmd` writes: its flag, or for EXEC a queued command's.
+fn writes(cx: &Cx<'_, '_>, cmd: &Command) -> bool {
+    match &cx.session.multi {
+        Some(multi) if cmd.name == "exec" => {
+            multi.queued.iter().any(|q| q.cmd.flags & flags::WRITE != 0)
+        }
+        _ => cmd.flags & flags::WRITE != 0,
+    }
+}
+
 /// The checks before a command runs or is queued; false once the error is written.
 fn checked(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> bool {
     let argc = args.len() as i64;
     let arity = i64::from(cmd.arity);
     if (arity > 0 && argc != arity) || argc < -arity {
-        cx.flag_multi_error();
-        cx.out.error(&format!(
-            "ERR wrong number of arguments for '{}' command",
-            cmd.name
-        ));
+        reject(
+            cx,
+            cmd,
+            &format!("ERR wrong number of arguments for '{}' command", cmd.name),
+        );
+        return false;
+    }
+    if cmd.flags & flags::CONTAINER != 0 && !subcommand_checked(cx, cmd, args) {
         return false;
     }
     if !cx.session.authenticated && cmd.flags & flags::NO_AUTH == 0 {
-        cx.flag_multi_error();
-        cx.out.error("NOAUTH Authentication required.");
+        reject(cx, cmd, "NOAUTH Authentication required.");
+        return false;
+    }
+    if cmd.flags & flags::NO_MULTI != 0 && cx.session.multi.is_some() {
+        reject(cx, cmd, "ERR Command not allowed inside a transaction");
         return false;
     }
     // One atomic load for a user allowed everything (the default user as it starts).
@@ -338,21 +360,70 @@ fn checked(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> bool 
         return false;
     }
     if cx.session.subscriptions() > 0 && !cx.out.resp3 && cmd.flags & flags::SUBSCRIBED_OK == 0 {
-        cx.out.error(&format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            cmd.name
-        ));
+        reject(
+            cx,
+            cmd,
+            &format!(
+                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                cmd.name
+            ),
+        );
         return false;
     }
     if !cx.store.held() && !scripting::allowed_while_busy(cmd, args) {
         let run = &cx.shared.scripting.flags;
         if !cx.store.acquire_unless(|| run.busy.load(Ordering::SeqCst)) {
-            cx.flag_multi_error();
-            cx.out.error(run.busy_error());
+            reject(cx, cmd, run.busy_error());
             return false;
         }
     }
     true
+}
+
+/// A container's subcommand exists and has its arity (Redis checks both before anything else);
+/// false once the error is written. A container alone (CONFIG) is left to its handler.
+fn subcommand_checked(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) -> bool {
+    if args.len() < 2 {
+        return true;
+    }
+    let sub = String::from_utf8_lossy(args.get(1)).to_ascii_lowercase();
+    let full = format!("{}|{sub}", cmd.name);
+    match command_info::infos().get(&full) {
+        None => {
+            let sub = String::from_utf8_lossy(args.get(1));
+            let sub: String = sub.chars().take(128).collect();
+            let error = format!(
+                "ERR unknown subcommand '{sub}'. Try {} HELP.",
+                cmd.name.to_ascii_uppercase()
+            );
+            reject(cx, cmd, &error);
+            false
+        }
+        Some(info) => {
+            let argc = args.len() as i64;
+            let arity = i64::from(info.arity);
+            if (arity > 0 && argc != arity) || argc < -arity {
+                let error = format!("ERR wrong number of arguments for '{full}' command");
+                reject(cx, cmd, &error);
+                return false;
+            }
+            true
+        }
+    }
+}
+
+/// Refuses a command before it runs, as Redis's rejectCommand: an open transaction is marked
+/// failed, and a refused EXEC discards it, its error prefixed with EXECABORT.
+pub(crate) fn reject(cx: &mut Cx<'_, '_>, cmd: &'static Command, error: &str) {
+    cx.flag_multi_error();
+    if cmd.name == "exec" {
+        tx::discard_transaction(cx);
+        cx.out.error(&format!(
+            "EXECABORT Transaction discarded because of: {error}"
+        ));
+    } else {
+        cx.out.error(error);
+    }
 }
 
 /// Runs a command that passed the checks (also used by EXEC for queued commands).
@@ -362,7 +433,7 @@ pub(crate) fn run(cx: &mut Cx<'_, '_>, cmd: &'static Command, args: &Args<'_>) {
         .last_command
         .store(cmd.index, Ordering::Relaxed);
     cx.session.commands_run += 1;
-    if HAS_SUBCOMMANDS.contains(&cmd.name) {
+    if cmd.flags & flags::CONTAINER != 0 {
         let mut sub = cx.session.info.last_subcommand.lock();
         sub.clear();
         sub.extend(args.get(1).iter().map(u8::to_ascii_lowercase));
@@ -425,12 +496,6 @@ fn feed_monitors(cx: &Cx<'_, '_>, args: &Args<'_>) {
     cx.shared.observe.feed_monitors(cx.session.db, from, args);
 }
 
-/// Commands CLIENT LIST names with their subcommand (`cmd=config|get`).
-pub const HAS_SUBCOMMANDS: &[&str] = &[
-    "client", "config", "object", "memory", "script", "function", "command", "xinfo", "xgroup",
-    "slowlog", "latency", "pubsub", "acl",
-];
-
 /// Counts a command that ran (INFO commandstats, errorstats) and logs it if it was slow.
 fn record(
     cx: &mut Cx<'_, '_>,
@@ -444,7 +509,9 @@ fn record(
         Some(b'-') => cx.out.buf.get(mark + 1..),
         _ => None,
     };
-    observe.ran(cmd, took, failed);
+    // A script's error that a command inside it counted already is not counted again.
+    let counted = std::mem::take(&mut cx.session.error_counted);
+    observe.ran(cmd, took, failed, !counted);
     if observe.is_slow(took) && cmd.name != "exec" {
         let name = cx.session.info.name.lock().clone().unwrap_or_default();
         observe.log_slow(args, took, &cx.session.info.addr, name);

@@ -179,6 +179,26 @@ pub fn pubsub(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
     } else if args.is(1, "numpat") && args.len() == 2 {
         cx.out.int(hub.numpat() as i64);
+    } else if args.is(1, "help") && args.len() == 2 {
+        const LINES: &[&str] = &[
+            "PUBSUB <subcommand> [<arg> ...]. Subcommands are:",
+            "CHANNELS [<pattern>]",
+            "    The channels with subscribers, matching the pattern if given.",
+            "NUMPAT",
+            "    How many pattern subscriptions there are.",
+            "NUMSUB [<channel> ...]",
+            "    Each channel with its number of subscribers.",
+            "SHARDCHANNELS [<pattern>]",
+            "    The shard channels with subscribers, matching the pattern if given.",
+            "SHARDNUMSUB [<shardchannel> ...]",
+            "    Each shard channel with its number of subscribers.",
+            "HELP",
+            "    This list.",
+        ];
+        cx.out.array(LINES.len());
+        for line in LINES {
+            cx.out.simple(line);
+        }
     } else {
         unknown_subcommand(cx.out, "pubsub", args.get(1));
     }

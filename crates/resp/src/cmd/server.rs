@@ -1,10 +1,10 @@
-//! Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, FUNCTION, SCRIPT.
+//! Server commands: INFO, CONFIG, CLUSTER (standalone), DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, FUNCTION, SCRIPT.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use super::connection::REDIS_VERSION;
-use super::{Args, COMMANDS, Command, Cx, flags, lookup, subcommand_arity, unknown_subcommand};
+use super::{Args, Cx, subcommand_arity, unknown_subcommand};
 
 pub fn dbsize(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     let db = cx.db();
@@ -54,6 +54,13 @@ pub fn swapdb(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     cx.out.ok();
 }
 
+/// CLUSTER: Sluice is a standalone server, and answers as Redis does with cluster-enabled no
+/// (every subcommand; unknown ones and wrong arities are refused at dispatch).
+pub fn cluster(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    cx.out
+        .error("ERR This instance has cluster support disabled");
+}
+
 pub fn time(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -81,8 +88,12 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             }
         }
         b"set" => {
-            if args.len() < 4 || !args.len().is_multiple_of(2) {
+            if args.len() < 4 {
                 subcommand_arity(cx.out, "config|set");
+                return;
+            }
+            if !args.len().is_multiple_of(2) {
+                cx.out.error(super::SYNTAX);
                 return;
             }
             let rest: Vec<&[u8]> = args.from(2).collect();
@@ -99,6 +110,7 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
                     }
                     cx.shared.observe.refresh(&params);
                     super::acl::apply_params(cx.shared, &params, &pairs);
+                    cx.shared.refresh_replica_check(&params);
                     super::maxmemory::apply(cx.shared, &params, cx.store.get());
                     cx.out.ok();
                 }
@@ -120,88 +132,6 @@ pub fn config(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             cx.out.simple("SET <directive> <value>");
         }
         _ => unknown_subcommand(cx.out, "config", args.get(1)),
-    }
-}
-
-fn command_info(cx: &mut Cx<'_, '_>, c: &Command) {
-    let out = &mut *cx.out;
-    out.array(10);
-    out.bulk(c.name.as_bytes());
-    out.int(i64::from(c.arity));
-    let names: Vec<&str> = flags::NAMES
-        .iter()
-        .filter(|(f, _)| c.flags & f != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    out.set(names.len());
-    for n in names {
-        out.simple(n);
-    }
-    out.int(i64::from(c.first_key));
-    out.int(i64::from(c.last_key));
-    out.int(i64::from(c.step));
-    let categories = crate::acl::CATALOG
-        .lookup(c.name.as_bytes())
-        .and_then(|id| crate::acl::CATALOG.get(id))
-        .map_or(0, |entry| entry.categories);
-    out.set(crate::acl::categories::names(categories).count());
-    for name in crate::acl::categories::names(categories) {
-        out.simple(&format!("@{name}"));
-    }
-    out.set(0);
-    out.array(0);
-    out.array(0);
-}
-
-pub fn command(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    if args.len() == 1 {
-        cx.out.array(COMMANDS.len());
-        for c in COMMANDS.iter() {
-            command_info(cx, c);
-        }
-        return;
-    }
-    let sub = args.get(1).to_ascii_lowercase();
-    let find = |name: &[u8]| lookup(&name.to_ascii_lowercase());
-    match sub.as_slice() {
-        b"count" => cx.out.int(COMMANDS.len() as i64),
-        b"list" => {
-            cx.out.array(COMMANDS.len());
-            for c in COMMANDS.iter() {
-                cx.out.bulk(c.name.as_bytes());
-            }
-        }
-        b"info" => {
-            let names: Vec<&[u8]> = args.from(2).collect();
-            cx.out.array(names.len());
-            for name in names {
-                match find(name) {
-                    Some(c) => command_info(cx, c),
-                    None => cx.out.null_array(),
-                }
-            }
-        }
-        b"docs" => {
-            let wanted: Vec<&Command> = if args.len() == 2 {
-                COMMANDS.iter().collect()
-            } else {
-                args.from(2).filter_map(find).collect()
-            };
-            cx.out.map(wanted.len());
-            for c in wanted {
-                cx.out.bulk(c.name.as_bytes());
-                cx.out.map(3);
-                cx.out.bulk(b"summary");
-                cx.out
-                    .bulk(format!("The Redis {} command.", c.name.to_ascii_uppercase()).as_bytes());
-                cx.out.bulk(b"since");
-                cx.out.bulk(b"1.0.0");
-                cx.out.bulk(b"group");
-                cx.out.bulk(c.group.as_bytes());
-            }
-        }
-        b"getkeys" => super::getkeys::getkeys(cx, args),
-        _ => unknown_subcommand(cx.out, "command", args.get(1)),
     }
 }
 
@@ -273,7 +203,8 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             text,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              expired_keys:{expired}\r\nevicted_keys:{evicted}\r\nkeyspace_hits:{hits}\r\nkeyspace_misses:{misses}\r\n\
-             pubsub_channels:{}\r\npubsub_patterns:{}\r\ntotal_error_replies:{}\r\n\r\n",
+             pubsub_channels:{}\r\npubsub_patterns:{}\r\nmigrate_cached_sockets:0\r\n\
+             total_error_replies:{}\r\n\r\n",
             shared.stats.connections.load(Ordering::Relaxed),
             shared.stats.commands.load(Ordering::Relaxed),
             channels,

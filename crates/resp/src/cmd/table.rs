@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{
-    Handler, acl, bitmaps, connection, dump, geo, hashes, hyperloglog, introspect, keys, lcs,
-    lists, monitoring, persistence, pops, pubsub, scripting, server, sets, sort, stream_groups,
-    stream_info, streams, strings, tx, zsets, zsets_multi,
+    Handler, acl, bitmaps, command, connection, dump, geo, hashes, hyperloglog, introspect, keys,
+    lcs, lists, monitoring, persistence, pops, pubsub, scripting, server, sets, sort,
+    stream_groups, stream_info, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
 
@@ -38,6 +38,11 @@ pub mod flags {
     pub const STALE: u32 = 1 << 11;
     /// Refused when called from a script.
     pub const NOSCRIPT: u32 = 1 << 12;
+    /// Refused inside MULTI (reported by COMMAND as `no_multi`).
+    pub const NO_MULTI: u32 = 1 << 13;
+    /// Has subcommands (CONFIG GET, CLIENT LIST ...): they are checked at dispatch, and CLIENT
+    /// LIST names the one last run.
+    pub const CONTAINER: u32 = 1 << 14;
 
     /// Names COMMAND reports for each flag.
     pub const NAMES: [(u32, &str); 11] = [
@@ -95,25 +100,26 @@ const ROWS: &[Row] = &[
     ("quit", -1, CONN | NO_AUTH | SUBSCRIBED_OK | TX_CONTROL, 0, 0, 0, "connection", connection::quit),
     ("hello", -1, CONN | NO_AUTH, 0, 0, 0, "connection", connection::hello),
     ("auth", -2, CONN | NO_AUTH, 0, 0, 0, "connection", connection::auth),
-    ("client", -2, NOSCRIPT | LOADING | STALE, 0, 0, 0, "connection", connection::client),
+    ("client", -2, NOSCRIPT | LOADING | STALE | CONTAINER, 0, 0, 0, "connection", connection::client),
     ("select", 2, LOADING | STALE | FAST, 0, 0, 0, "connection", connection::select),
     ("reset", 1, CONN | SUBSCRIBED_OK | TX_CONTROL, 0, 0, 0, "connection", connection::reset),
-    ("acl", -2, NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", acl::acl),
+    ("acl", -2, NOSCRIPT | LOADING | STALE | CONTAINER, 0, 0, 0, "server", acl::acl),
     // server
     ("info", -1, LOADING | STALE, 0, 0, 0, "server", server::info),
-    ("config", -2, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", server::config),
-    ("command", -1, LOADING | STALE, 0, 0, 0, "server", server::command),
+    ("cluster", -2, CONTAINER, 0, 0, 0, "cluster", server::cluster),
+    ("config", -2, ADMIN | NOSCRIPT | LOADING | STALE | CONTAINER, 0, 0, 0, "server", server::config),
+    ("command", -1, LOADING | STALE | CONTAINER, 0, 0, 0, "server", command::command),
     ("dbsize", 1, RF, 0, 0, 0, "server", server::dbsize),
     ("flushdb", -1, WRITE, 0, 0, 0, "server", server::flushdb),
     ("flushall", -1, WRITE, 0, 0, 0, "server", server::flushall),
     ("swapdb", 3, WRITE | FAST, 0, 0, 0, "server", server::swapdb),
     ("time", 1, LOADING | STALE | FAST, 0, 0, 0, "server", server::time),
     ("lastsave", 1, LOADING | STALE | FAST, 0, 0, 0, "server", persistence::lastsave),
-    ("save", 1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::save),
+    ("save", 1, ADMIN | NOSCRIPT | NO_MULTI, 0, 0, 0, "server", persistence::save),
     ("bgsave", -1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::bgsave),
     ("bgrewriteaof", 1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::bgrewriteaof),
-    ("function", -2, NOSCRIPT, 0, 0, 0, "scripting", scripting::function),
-    ("script", -2, NOSCRIPT, 0, 0, 0, "scripting", scripting::script),
+    ("function", -2, NOSCRIPT | CONTAINER, 0, 0, 0, "scripting", scripting::function),
+    ("script", -2, NOSCRIPT | CONTAINER, 0, 0, 0, "scripting", scripting::script),
     ("eval", -3, NOSCRIPT | STALE, 0, 0, 0, "scripting", scripting::eval),
     ("evalsha", -3, NOSCRIPT | STALE, 0, 0, 0, "scripting", scripting::evalsha),
     ("eval_ro", -3, NOSCRIPT | STALE | READONLY, 0, 0, 0, "scripting", scripting::eval_ro),
@@ -270,12 +276,12 @@ const ROWS: &[Row] = &[
     ("xsetid", -3, WF, 1, 1, 1, "stream", streams::xsetid),
     ("xread", -4, R | BLOCKING, 0, 0, 0, "stream", streams::xread),
     ("xreadgroup", -7, WRITE | BLOCKING, 0, 0, 0, "stream", streams::xreadgroup),
-    ("xgroup", -2, W, 2, 2, 1, "stream", stream_groups::xgroup),
+    ("xgroup", -2, W | CONTAINER, 2, 2, 1, "stream", stream_groups::xgroup),
     ("xack", -4, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xack),
     ("xpending", -3, R, 1, 1, 1, "stream", stream_groups::xpending),
     ("xclaim", -6, WF, 1, 1, 1, "stream", stream_groups::xclaim),
     ("xautoclaim", -6, WRITE | FAST, 1, 1, 1, "stream", stream_groups::xautoclaim),
-    ("xinfo", -2, R, 2, 2, 1, "stream", stream_info::xinfo),
+    ("xinfo", -2, R | CONTAINER, 2, 2, 1, "stream", stream_info::xinfo),
     ("zrangestore", -5, W, 1, 2, 1, "sorted_set", zsets::zrangestore),
     ("zremrangebylex", 4, WRITE, 1, 1, 1, "sorted_set", zsets_multi::zremrangebylex),
     ("zunion", -3, R, 0, 0, 0, "sorted_set", zsets_multi::zunion),
@@ -317,14 +323,14 @@ const ROWS: &[Row] = &[
     ("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 0, 0, 0, "pubsub", pubsub::punsubscribe),
     ("publish", 3, PUBSUB | LOADING | STALE | FAST, 0, 0, 0, "pubsub", pubsub::publish),
     // introspection
-    ("object", -2, R, 2, 2, 1, "generic", introspect::object),
-    ("memory", -2, R, 2, 2, 1, "server", introspect::memory),
+    ("object", -2, R | CONTAINER, 2, 2, 1, "generic", introspect::object),
+    ("memory", -2, R | CONTAINER, 2, 2, 1, "server", introspect::memory),
     ("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", introspect::debug),
-    ("slowlog", -2, ADMIN | LOADING | STALE, 0, 0, 0, "server", monitoring::slowlog),
-    ("latency", -2, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", monitoring::latency),
+    ("slowlog", -2, ADMIN | LOADING | STALE | CONTAINER, 0, 0, 0, "server", monitoring::slowlog),
+    ("latency", -2, ADMIN | NOSCRIPT | LOADING | STALE | CONTAINER, 0, 0, 0, "server", monitoring::latency),
     ("wait", 3, NOSCRIPT, 0, 0, 0, "generic", monitoring::wait),
     ("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, 0, 0, 0, "server", monitoring::monitor),
-    ("pubsub", -2, PUBSUB | LOADING | STALE, 0, 0, 0, "pubsub", pubsub::pubsub),
+    ("pubsub", -2, PUBSUB | LOADING | STALE | CONTAINER, 0, 0, 0, "pubsub", pubsub::pubsub),
     ("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 1, -1, 1, "pubsub", pubsub::ssubscribe),
     ("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK, 1, -1, 1, "pubsub", pubsub::sunsubscribe),
     ("spublish", 3, PUBSUB | LOADING | STALE | FAST, 1, 1, 1, "pubsub", pubsub::spublish),

@@ -67,6 +67,21 @@ pub fn exec(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     unwatch_all(cx);
 }
 
+/// Leaves MULTI and forgets the WATCHes, as a refused EXEC does (Redis's discardTransaction).
+/// The store may be busy (a script runs past its time limit): the WATCHes are then dropped by
+/// giving this client a fresh flag; the store forgets the orphaned one when it next meets it.
+pub fn discard_transaction(cx: &mut Cx<'_, '_>) {
+    cx.session.multi = None;
+    cx.session.info.multi.store(-1, Ordering::Relaxed);
+    if cx.store.held() || cx.session.watched.is_empty() {
+        unwatch_all(cx);
+    } else {
+        cx.session.watched.clear();
+        cx.session.watched_volatile.clear();
+        cx.session.watch_flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    }
+}
+
 pub fn discard(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     if cx.session.multi.take().is_none() {
         cx.out.error("ERR DISCARD without MULTI");

@@ -228,9 +228,16 @@ impl Store {
         if self.watchers.is_empty() {
             return;
         }
-        if let Some(flags) = self.watchers.get(&(db, Key::from(key))) {
-            for flag in flags {
+        let watched = (db, Key::from(key));
+        if let Some(flags) = self.watchers.get_mut(&watched) {
+            // A flag only the store holds belongs to a client that left its WATCHes without
+            // the store (a refused EXEC while a script was busy): forget it here.
+            flags.retain(|flag| {
                 flag.store(true, Ordering::Release);
+                Arc::strong_count(flag) > 1
+            });
+            if flags.is_empty() {
+                self.watchers.remove(&watched);
             }
         }
     }
@@ -253,6 +260,7 @@ impl Store {
     /// Registers a WATCH of `key` by the client owning `flag`.
     pub fn watch(&mut self, db: usize, key: &[u8], flag: &WatchFlag) {
         let list = self.watchers.entry((db, key.into())).or_default();
+        list.retain(|f| Arc::strong_count(f) > 1);
         if !list.iter().any(|f| Arc::ptr_eq(f, flag)) {
             list.push(flag.clone());
         }

@@ -107,7 +107,7 @@ pub struct EncodingLimits {
 impl Default for EncodingLimits {
     fn default() -> Self {
         Self {
-            hash_entries: 128,
+            hash_entries: 512,
             hash_value: 64,
             set_intset_entries: 512,
             zset_entries: 128,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use mlua::{Function, Table};
 
-use super::runner::{Invocation, execute};
+use super::runner::{Invocation, ScriptName, execute};
 use super::vm::{Vm, new_vm};
 use crate::cmd::{Args, Cx, unknown_subcommand};
 
@@ -14,12 +14,14 @@ struct Script {
     /// A `#!lua` shebang without `flags=no-writes`... `None` when there is no shebang
     /// (Redis's compatibility mode, where only the commands decide).
     writes: Option<bool>,
+    /// The shebang says `allow-oom`: it may start, and write, over maxmemory.
+    allow_oom: bool,
 }
 
 /// The EVAL interpreter and its cache.
 pub struct EvalEngine {
     vm: Vm,
-    scripts: HashMap<String, Script>,
+    scripts: HashMap<String, Script, crate::engine::RandomState>,
     /// The compiled scripts by SHA-1, in one Lua table: a Rust handle per cached function would
     /// take a slot of mlua's reference stack each, which holds about 8,000 (a server that ran
     /// that many distinct scripts would fail); a table holds any number.
@@ -34,10 +36,11 @@ const SCRIPT_FLAGS: &[&str] = &[
     "allow-cross-slot-keys",
 ];
 
-/// Parses a `#!lua flags=a,b` first line: the shebang's length and whether writes are allowed.
-fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
+/// Parses a `#!lua flags=a,b` first line: the shebang's length, whether writes are allowed
+/// (None without a shebang) and whether it says `allow-oom`.
+fn shebang(body: &[u8]) -> Result<(usize, Option<bool>, bool), String> {
     if !body.starts_with(b"#!") {
-        return Ok((0, None));
+        return Ok((0, None, false));
     }
     let end = memchr::memchr(b'\n', body).unwrap_or(body.len());
     let line = String::from_utf8_lossy(&body[..end]);
@@ -47,6 +50,7 @@ fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
         return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
     }
     let mut writes = true;
+    let mut allow_oom = false;
     for part in parts {
         let Some(list) = part.strip_prefix("flags=") else {
             return Err(format!("ERR Unknown lua shebang option: {part}"));
@@ -55,12 +59,11 @@ fn shebang(body: &[u8]) -> Result<(usize, Option<bool>), String> {
             if !SCRIPT_FLAGS.contains(&flag) {
                 return Err(format!("ERR Unexpected flag in script shebang: {flag}"));
             }
-            if flag == "no-writes" {
-                writes = false;
-            }
+            writes &= flag != "no-writes";
+            allow_oom |= flag == "allow-oom";
         }
     }
-    Ok((end, Some(writes)))
+    Ok((end, Some(writes), allow_oom))
 }
 
 impl EvalEngine {
@@ -69,7 +72,7 @@ impl EvalEngine {
         let functions = vm.lua.create_table()?;
         Ok(Self {
             vm,
-            scripts: HashMap::new(),
+            scripts: HashMap::default(),
             functions,
         })
     }
@@ -90,7 +93,7 @@ impl EvalEngine {
         if self.scripts.contains_key(&sha) {
             return Ok(sha);
         }
-        let (skip, writes) = shebang(body)?;
+        let (skip, writes, allow_oom) = shebang(body)?;
         // The shebang line is dropped but its newline kept, so line numbers stay the user's.
         let code = &body[skip..];
         let func = self
@@ -110,7 +113,8 @@ impl EvalEngine {
         self.functions
             .raw_set(sha.as_str(), func)
             .map_err(|e| format!("ERR Error caching script: {e}"))?;
-        self.scripts.insert(sha.clone(), Script { writes });
+        self.scripts
+            .insert(sha.clone(), Script { writes, allow_oom });
         Ok(sha)
     }
 }
@@ -131,28 +135,40 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     let Some(numkeys) = super::key_count(cx, numkeys, args) else {
         return;
     };
-    let keys: Vec<&[u8]> = args.from(3).take(numkeys).collect();
-    let argv: Vec<&[u8]> = args.from(3 + numkeys).collect();
     let scripting = &cx.shared.scripting;
     let mut engine = scripting.eval.lock();
-    let sha = if by_sha {
-        let sha = String::from_utf8_lossy(args.get(1)).to_ascii_lowercase();
-        if !engine.scripts.contains_key(&sha) {
-            cx.out
-                .error("NOSCRIPT No matching script. Please use EVAL.");
-            return;
+    // An EVALSHA's SHA-1, lower-cased on the stack (no allocation per call).
+    let mut lower = [0u8; 40];
+    let sha: std::borrow::Cow<'_, str> = if by_sha {
+        let given = args.get(1);
+        let known = lower
+            .get_mut(..given.len())
+            .map(|dst| {
+                for (d, s) in dst.iter_mut().zip(given) {
+                    *d = s.to_ascii_lowercase();
+                }
+                &*dst
+            })
+            .and_then(|dst| std::str::from_utf8(dst).ok())
+            .filter(|sha| engine.scripts.contains_key(*sha));
+        match known {
+            Some(sha) => std::borrow::Cow::Borrowed(sha),
+            None => {
+                cx.out
+                    .error("NOSCRIPT No matching script. Please use EVAL.");
+                return;
+            }
         }
-        sha
     } else {
         match engine.load(args.get(1)) {
-            Ok(sha) => sha,
+            Ok(sha) => std::borrow::Cow::Owned(sha),
             Err(e) => {
                 cx.out.error(&e);
                 return;
             }
         }
     };
-    let Some(script) = engine.scripts.get(&sha) else {
+    let Some(script) = engine.scripts.get(sha.as_ref()) else {
         cx.out
             .error("NOSCRIPT No matching script. Please use EVAL.");
         return;
@@ -162,7 +178,10 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
             .error("ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
-    let func: Function = match engine.functions.raw_get(sha.as_str()) {
+    if script.writes == Some(true) && super::refused_at_start(cx, script.allow_oom) {
+        return;
+    }
+    let func: Function = match engine.functions.raw_get(sha.as_ref()) {
         Ok(func) => func,
         Err(e) => {
             cx.out
@@ -172,11 +191,12 @@ pub fn eval(cx: &mut Cx<'_, '_>, args: &Args<'_>, by_sha: bool, read_only: bool)
     };
     let inv = Invocation {
         func,
-        keys,
-        args: argv,
+        argv: *args,
+        numkeys,
         eval: true,
         read_only: read_only || script.writes == Some(false),
-        name: format!("f_{sha}"),
+        allow_oom: script.allow_oom,
+        name: ScriptName::Sha(&sha),
         // FUNCTION STATS shows only a running function's command line.
         command: Vec::new(),
     };

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{Function, HookTriggers, MultiValue, Table, Value, VmState};
 
-use super::runner::{Invocation, execute};
+use super::runner::{Invocation, ScriptName, execute};
 use super::vm::{Vm, new_vm};
 use crate::cmd::{Args, Cx, unknown_subcommand};
 
@@ -22,8 +22,11 @@ const FUNCTION_FLAGS: &[&str] = &[
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 const DUMP_MAGIC: &[u8] = b"SLUICEFN1";
 
+/// A registered function; its callback lives in the engine's `callbacks` Lua table under its
+/// lower-case name, not in a Rust handle: each handle takes a slot of mlua's reference stack,
+/// which holds about 8,000, so a server with that many functions would fail; a table holds any
+/// number.
 struct Func {
-    callback: Function,
     flags: Vec<&'static str>,
     description: Option<Vec<u8>>,
 }
@@ -31,6 +34,8 @@ struct Func {
 struct Library {
     code: Vec<u8>,
     functions: BTreeMap<String, Func>,
+    /// Where its callbacks wait in `staged` until it is installed.
+    stage: u64,
 }
 
 /// The functions interpreter and its libraries.
@@ -39,6 +44,13 @@ pub struct FunctionEngine {
     env: Table,
     loading: Table,
     libraries: BTreeMap<String, Library>,
+    /// Lower-case function name -> its library's name (FCALL finds a function in one lookup).
+    owners: std::collections::HashMap<String, String>,
+    /// Installed callbacks by lower-case function name.
+    callbacks: Table,
+    /// Callbacks of compiled libraries not yet installed: stage number -> name -> function.
+    staged: Table,
+    next_stage: u64,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -90,7 +102,7 @@ fn metadata(code: &[u8]) -> Result<(String, usize), String> {
 }
 
 /// The arguments of redis.register_function, checked as Redis checks them.
-fn registration(args: MultiValue) -> Result<(String, Func), String> {
+fn registration(args: MultiValue) -> Result<(String, Function, Func), String> {
     let args: Vec<Value> = args.into_iter().collect();
     let (mut name, mut callback, mut flags, mut description) = (None, None, Vec::new(), None);
     match args.as_slice() {
@@ -161,14 +173,7 @@ fn registration(args: MultiValue) -> Result<(String, Func), String> {
     let (Some(name), Some(callback)) = (name, callback) else {
         return Err("wrong number of arguments to redis.register_function".to_owned());
     };
-    Ok((
-        name,
-        Func {
-            callback,
-            flags,
-            description,
-        },
-    ))
+    Ok((name, callback, Func { flags, description }))
 }
 
 impl FunctionEngine {
@@ -177,16 +182,22 @@ impl FunctionEngine {
         let loading = vm.lua.create_table()?;
         let make_env: Function = vm.prims.get("function_env")?;
         let env: Table = make_env.call(loading.clone())?;
+        let callbacks = vm.lua.create_table()?;
+        let staged = vm.lua.create_table()?;
         Ok(Self {
             vm,
             env,
             loading,
             libraries: BTreeMap::new(),
+            owners: std::collections::HashMap::new(),
+            callbacks,
+            staged,
+            next_stage: 0,
         })
     }
 
-    /// Compiles `code` and runs it to collect its functions (not yet installed).
-    fn compile(&self, code: &[u8]) -> Result<(String, Library), String> {
+    /// Compiles `code` and runs it to collect its functions (staged, not yet installed).
+    fn compile(&mut self, code: &[u8]) -> Result<(String, Library), String> {
         let (name, skip) = metadata(code)?;
         let body = &code[skip..];
         let chunk = self
@@ -204,6 +215,14 @@ impl FunctionEngine {
                 )
             })?;
         let registered: RefCell<Vec<(String, Func)>> = RefCell::new(Vec::new());
+        self.next_stage += 1;
+        let stage = self.next_stage;
+        let callbacks = self
+            .vm
+            .lua
+            .create_table()
+            .and_then(|t| self.staged.raw_set(stage, &t).map(|()| t))
+            .map_err(|e| format!("Error registering functions: {e}"))?;
         let started = Instant::now();
         let _ = self.vm.lua.set_hook(
             HookTriggers::new().every_nth_instruction(100_000),
@@ -219,7 +238,7 @@ impl FunctionEngine {
         let _ = self.loading.raw_set("on", true);
         let ran = self.vm.lua.scope(|scope| {
             let register = scope.create_function(|_, args: MultiValue| {
-                let (fname, func) = match registration(args) {
+                let (fname, callback, func) = match registration(args) {
                     Ok(r) => r,
                     Err(e) => return Ok(Some(e)),
                 };
@@ -230,6 +249,7 @@ impl FunctionEngine {
                 if list.iter().any(|(n, _)| *n == fname) {
                     return Ok(Some("Function already exists in the library".to_owned()));
                 }
+                callbacks.raw_set(fname.as_str(), callback)?;
                 list.push((fname, func));
                 Ok(None)
             })?;
@@ -242,6 +262,9 @@ impl FunctionEngine {
         let _ = self.loading.raw_set("on", false);
         self.vm.lua.remove_hook();
         self.vm.hooked.set(false);
+        if !matches!(ran, Ok((true, _))) || registered.borrow().is_empty() {
+            self.unstage(stage);
+        }
         match ran {
             Ok((true, _)) => {}
             Ok((false, Value::Table(err))) => {
@@ -268,30 +291,83 @@ impl FunctionEngine {
             Library {
                 code: code.to_vec(),
                 functions,
+                stage,
             },
         ))
     }
 
-    /// Adds a compiled library; `replace` lets it take the place of one with its name.
+    /// Forgets a compiled library's staged callbacks.
+    fn unstage(&self, stage: u64) {
+        let _ = self.staged.raw_set(stage, Value::Nil);
+    }
+
+    /// Removes an installed library and its callbacks.
+    fn remove(&mut self, name: &str) {
+        if let Some(lib) = self.libraries.remove(name) {
+            for fname in lib.functions.keys() {
+                let lower = fname.to_ascii_lowercase();
+                self.owners.remove(&lower);
+                let _ = self.callbacks.raw_set(lower, Value::Nil);
+            }
+        }
+    }
+
+    /// An installed function's callback, by name in any case.
+    fn callback(&self, name: &str) -> Option<Function> {
+        self.callbacks
+            .raw_get::<Option<Function>>(name.to_ascii_lowercase())
+            .ok()
+            .flatten()
+    }
+
+    /// Adds a compiled library; `replace` lets it take the place of one with its name. Its
+    /// staged callbacks move to `callbacks`, or are dropped when it is refused.
     fn install(&mut self, name: String, lib: Library, replace: bool) -> Result<(), String> {
-        let existing = self.library_named(&name);
+        let checked = self.check_install(&name, &lib, replace);
+        let moved = checked.and_then(|existing| {
+            if let Some(old) = existing {
+                self.remove(&old);
+            }
+            let staged: Table = self
+                .staged
+                .raw_get(lib.stage)
+                .map_err(|e| format!("Error registering functions: {e}"))?;
+            for fname in lib.functions.keys() {
+                let lower = fname.to_ascii_lowercase();
+                let callback: Function = staged
+                    .raw_get(fname.as_str())
+                    .map_err(|e| format!("Error registering functions: {e}"))?;
+                self.callbacks
+                    .raw_set(lower.as_str(), callback)
+                    .map_err(|e| format!("Error registering functions: {e}"))?;
+                self.owners.insert(lower, name.clone());
+            }
+            Ok(())
+        });
+        self.unstage(lib.stage);
+        moved?;
+        self.libraries.insert(name, lib);
+        Ok(())
+    }
+
+    /// The library `lib` replaces (if any), or why it may not be installed.
+    fn check_install(
+        &self,
+        name: &str,
+        lib: &Library,
+        replace: bool,
+    ) -> Result<Option<String>, String> {
+        let existing = self.library_named(name);
         if existing.is_some() && !replace {
             return Err(format!("Library '{name}' already exists"));
         }
         for fname in lib.functions.keys() {
-            let owner = self.libraries.iter().find(|(lname, l)| {
-                Some(*lname) != existing.as_ref()
-                    && l.functions.keys().any(|n| n.eq_ignore_ascii_case(fname))
-            });
-            if owner.is_some() {
+            let owner = self.owners.get(&fname.to_ascii_lowercase());
+            if owner.is_some_and(|o| Some(o) != existing.as_ref()) {
                 return Err(format!("Function {fname} already exists"));
             }
         }
-        if let Some(old) = existing {
-            self.libraries.remove(&old);
-        }
-        self.libraries.insert(name, lib);
-        Ok(())
+        Ok(existing)
     }
 
     /// Interpreter bytes, libraries and functions.
@@ -302,12 +378,12 @@ impl FunctionEngine {
 
     /// Function names match regardless of case, as in Redis.
     fn find(&self, name: &str) -> Option<&Func> {
-        self.libraries.values().find_map(|l| {
-            l.functions
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, f)| f)
-        })
+        let owner = self.owners.get(&name.to_ascii_lowercase())?;
+        self.libraries
+            .get(owner)?
+            .functions
+            .iter()
+            .find_map(|(n, f)| n.eq_ignore_ascii_case(name).then_some(f))
     }
 
     /// The stored name of a library, whatever the case of `name`.
@@ -360,7 +436,7 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
     let shared = cx.shared;
     let engine = shared.scripting.functions.lock();
     let name = String::from_utf8_lossy(args.get(1)).into_owned();
-    let Some(func) = engine.find(&name) else {
+    let (Some(func), Some(callback)) = (engine.find(&name), engine.callback(&name)) else {
         cx.out.error("ERR Function not found");
         return;
     };
@@ -370,13 +446,18 @@ pub fn fcall(cx: &mut Cx<'_, '_>, args: &Args<'_>, read_only: bool) {
             .error("ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    let allow_oom = func.flags.contains(&"allow-oom");
+    if !no_writes && super::refused_at_start(cx, allow_oom) {
+        return;
+    }
     let inv = Invocation {
-        func: func.callback.clone(),
-        keys: args.from(3).take(numkeys).collect(),
-        args: args.from(3 + numkeys).collect(),
+        func: callback,
+        argv: *args,
+        numkeys,
         eval: false,
         read_only: read_only || no_writes,
-        name,
+        allow_oom,
+        name: ScriptName::Function(name),
         command: args.from(0).map(<[u8]>::to_vec).collect(),
     };
     execute(cx, &engine.vm, inv);
@@ -420,7 +501,7 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             let mut engine = scripting.functions.lock();
             match engine.library_named(&name) {
                 Some(stored) => {
-                    engine.libraries.remove(&stored);
+                    engine.remove(&stored);
                     cx.out.ok();
                 }
                 None => cx.out.error("ERR Library not found"),

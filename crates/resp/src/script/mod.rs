@@ -2,6 +2,7 @@
 //! clients see (BUSY, SCRIPT KILL), and the runner shared by EVAL and FCALL.
 
 mod convert;
+mod current;
 pub mod eval;
 pub mod functions;
 pub mod harness;
@@ -64,6 +65,22 @@ impl RunFlags {
         self.killed.store(true, Ordering::SeqCst);
         Ok(())
     }
+}
+
+/// A script that declared its flags (a shebang, a function) and may write is refused, as Redis
+/// refuses a write command, without enough good replicas (NOREPLICAS) or over maxmemory unless
+/// it says `allow-oom` (OOM); true once the error is written.
+fn refused_at_start(cx: &mut crate::cmd::Cx<'_, '_>, allow_oom: bool) -> bool {
+    let limit = cx.shared.maxmemory.load(Ordering::Relaxed);
+    if !allow_oom && limit != 0 && cx.store.get().used_memory() > limit {
+        cx.out.error(crate::cmd::maxmemory::OOM);
+        return true;
+    }
+    if cx.shared.no_good_replicas.load(Ordering::Relaxed) {
+        cx.out.error(crate::cmd::NOREPLICAS);
+        return true;
+    }
+    false
 }
 
 /// The scripting state of a server.

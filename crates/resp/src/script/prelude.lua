@@ -41,16 +41,27 @@ local function need_run(what)
 end
 
 local redis = {}
--- Arguments go to Rust as one table: a call may have thousands (unpack of a big table).
+-- Arguments go to Rust as they are, on the stack (no table per call); thousands of them (an
+-- unpack of a big table) go in one table, as a C function's stack has room for fewer.
+local MANY = 4000
+local run_call, run_call_many = run.call, run.call_many
 redis.call = function(...)
-  need_run("redis.call/pcall")
-  local reply, failed = run.call(select("#", ...), { ... })
+  local n = select("#", ...)
+  if not run.active then need_run("redis.call/pcall") end
+  local reply, failed
+  if n < MANY then
+    reply, failed = run_call(...)
+  else
+    reply, failed = run_call_many(n, { ... })
+  end
   if failed then error(reply, 0) end
   return reply
 end
 redis.pcall = function(...)
-  need_run("redis.call/pcall")
-  return (run.call(select("#", ...), { ... }))
+  local n = select("#", ...)
+  if not run.active then need_run("redis.call/pcall") end
+  if n < MANY then return (run_call(...)) end
+  return (run_call_many(n, { ... }))
 end
 redis.sha1hex = prims.sha1hex
 redis.log = prims.log
@@ -147,6 +158,43 @@ prims.G = G
 prims.invoke = function(f, handler, eval, keys, args)
   if eval then return real_xpcall(f, handler) end
   return real_xpcall(function() return f(keys, args) end, handler)
+end
+
+-- A run as the runner starts it, in one call: `packed` holds the keys then the arguments, each
+-- a 4-byte little-endian length and its bytes. Sets the run's state (KEYS and ARGV for EVAL),
+-- runs, clears it, and returns ok, whether the script asked for RESP3, and the result.
+local byte, sub = string.byte, string.sub
+local function unpacked(packed, pos, n)
+  local t = {}
+  for i = 1, n do
+    local a, b, c, d = byte(packed, pos, pos + 3)
+    local len = a + b * 256 + c * 65536 + d * 16777216
+    t[i] = sub(packed, pos + 4, pos + 3 + len)
+    pos = pos + 4 + len
+  end
+  return t, pos
+end
+local function finished(eval, ok, ...)
+  run.active = nil
+  local resp3 = run.resp == 3
+  run.resp = nil
+  if eval then
+    real_rawset(G, "KEYS", nil)
+    real_rawset(G, "ARGV", nil)
+  end
+  return ok, resp3, ...
+end
+prims.invoke_packed = function(f, handler, eval, packed, nkeys, nargs)
+  local keys, pos = unpacked(packed, 1, nkeys)
+  local args = unpacked(packed, pos, nargs)
+  run.active = true
+  run.resp = 2
+  if eval then
+    real_rawset(G, "KEYS", keys)
+    real_rawset(G, "ARGV", args)
+    return finished(true, real_xpcall(f, handler))
+  end
+  return finished(false, real_xpcall(function() return f(keys, args) end, handler))
 end
 
 -- FUNCTION support: the `redis` table library code sees while FUNCTION LOAD runs it, and the

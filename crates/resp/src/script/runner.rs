@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
 
 use super::convert::{arg_into, lua_to_reply, reply_to_lua};
+use super::current::CallArgs;
 use super::vm::Vm;
 use crate::cmd::{self, Args, Command, Cx, StoreSlot, flags};
 use crate::hub::PushQueue;
@@ -84,27 +85,58 @@ pub(crate) fn caller_may_run(cmd: &Command, args: &Args<'_>) -> bool {
     })
 }
 
+/// Runs between two explicit collection steps, and their size (Redis's LUA_GC_CYCLE_PERIOD).
+const GC_EVERY_RUNS: u32 = 50;
+const GC_STEP_KB: i32 = 50;
+
+/// The field of an error table whose error was counted in INFO errorstats already (a refusal
+/// or a failed command inside the script); Redis's name, visible to scripts as in Redis.
+const COUNTED: &str = "ignore_error_stats_update";
+
 /// One invocation: what runs, with which keys and arguments.
 pub struct Invocation<'a> {
     pub func: Function,
-    pub keys: Vec<&'a [u8]>,
-    pub args: Vec<&'a [u8]>,
+    /// The command's arguments: the keys from position 3, `numkeys` of them, then the script's
+    /// arguments.
+    pub argv: Args<'a>,
+    pub numkeys: usize,
     /// EVAL (KEYS/ARGV globals) rather than FCALL (keys and args as parameters).
     pub eval: bool,
     /// Write commands are refused (EVAL_RO, FCALL_RO, `no-writes`).
     pub read_only: bool,
-    /// How errors name the script: `f_<sha>` or the function's name.
-    pub name: String,
+    /// Commands that may grow memory run even over maxmemory (the `allow-oom` flag).
+    pub allow_oom: bool,
+    /// How errors name the script: `f_<sha>` (an EVAL's SHA-1) or the function's name.
+    pub name: ScriptName<'a>,
     /// The command that runs it, as the client sent it (FUNCTION STATS shows it).
     pub command: Vec<Vec<u8>>,
+}
+
+/// A script's name in its error texts, spelled out only when one is written.
+pub enum ScriptName<'a> {
+    /// An EVAL script, named `f_<sha>`.
+    Sha(&'a str),
+    /// A function.
+    Function(String),
+}
+
+impl std::fmt::Display for ScriptName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScriptName::Sha(sha) => write!(f, "f_{sha}"),
+            ScriptName::Function(name) => f.write_str(name),
+        }
+    }
 }
 
 /// What `redis.call` needs while a script runs.
 struct CallContext<'c, 's> {
     shared: &'c Shared,
+    vm: &'c Vm,
     store: &'c mut StoreSlot<'s>,
     session: Session,
     read_only: bool,
+    allow_oom: bool,
     /// Buffers reused by every call of the run: the arguments and the reply.
     data: Vec<u8>,
     spans: Vec<Range<usize>>,
@@ -123,7 +155,7 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
     // Only FUNCTION STATS reads it, and only for functions.
     if !inv.eval {
         let command = std::mem::take(&mut inv.command);
-        *run_flags.current.lock() = Some((inv.name.clone(), command, Instant::now()));
+        *run_flags.current.lock() = Some((inv.name.to_string(), command, Instant::now()));
     }
     run_flags.running.store(true, Ordering::SeqCst);
     let threshold = {
@@ -144,22 +176,35 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
     script_session.script_client = true;
     let context = RefCell::new(CallContext {
         shared,
+        vm,
         store: &mut *cx.store,
         session: script_session,
         read_only: inv.read_only,
+        allow_oom: inv.allow_oom,
         data: Vec::new(),
         spans: Vec::new(),
         reply: Vec::new(),
     });
     let caller = CALLER.replace(Some(cx.session.user.clone()));
-    let outcome = run_lua(vm, &context, &inv, threshold, &run_flags);
+    let outcome = {
+        let _entered = super::current::enter(&context);
+        run_lua(vm, &inv, threshold, &run_flags)
+    };
     CALLER.set(caller);
     drop(context);
-    let resp3 = script_resp3(vm);
     match outcome {
-        Ok((true, value)) => lua_to_reply(cx.out, &value, resp3),
-        Ok((false, Value::Table(err))) => cx.out.error(&error_text(&err, &inv.name)),
-        Ok((false, other)) => cx.out.error(&format!(
+        Ok((true, resp3, value)) => {
+            // A redis.pcall error returned as the result was counted when it happened.
+            if let Value::Table(t) = &value {
+                cx.session.error_counted = t.raw_get::<bool>(COUNTED).unwrap_or(false);
+            }
+            lua_to_reply(cx.out, &value, resp3);
+        }
+        Ok((false, _, Value::Table(err))) => {
+            cx.session.error_counted = err.raw_get::<bool>(COUNTED).unwrap_or(false);
+            cx.out.error(&error_text(&err, &inv.name.to_string()));
+        }
+        Ok((false, _, other)) => cx.out.error(&format!(
             "ERR Error running script {}, {}",
             inv.name,
             other.type_name()
@@ -170,19 +215,20 @@ pub fn execute(cx: &mut Cx<'_, '_>, vm: &Vm, mut inv: Invocation<'_>) {
             super::vm::error_message(&e)
         )),
     }
-    for field in [&vm.names.active, &vm.names.call, &vm.names.resp] {
-        let _ = vm.run.raw_set(field, Value::Nil);
-    }
+    // The prelude's invoke cleared the run's fields (active, resp, KEYS, ARGV) itself.
     if run_flags.killed.load(Ordering::SeqCst) {
         let _ = vm.run.raw_set("killed", Value::Nil);
     }
-    if inv.eval {
-        let _ = vm.globals_raw.raw_set(&vm.names.keys, Value::Nil);
-        let _ = vm.globals_raw.raw_set(&vm.names.argv, Value::Nil);
+    // Redis's cadence: every 50 runs, collection steps worth 50 KB of allocation, so the heap
+    // stays near what is live instead of growing to twice that between cycles (Redis's test
+    // "EVAL does not leak in the Lua stack" expects under 100 KB after 10,000 runs).
+    let runs = vm.runs.get() + 1;
+    if runs >= GC_EVERY_RUNS {
+        let _ = vm.lua.gc_step_kbytes(GC_STEP_KB);
+        vm.runs.set(0);
+    } else {
+        vm.runs.set(runs);
     }
-    // No explicit GC step per run: Lua 5.1's collector is incremental and already paced by
-    // allocation; a 16 KB step per run was 40 % of a short script's cost under perf, and Redis's
-    // 50 KB every 50 runs still 9 %.
     run_flags.running.store(false, Ordering::SeqCst);
     run_flags.busy.store(false, Ordering::SeqCst);
     if !inv.eval {
@@ -224,28 +270,31 @@ fn error_text(err: &Table, name: &str) -> String {
     }
 }
 
-fn lua_table_of(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, item) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(item)?)?;
+/// The keys and arguments as one Lua string: each a 4-byte little-endian length and its bytes
+/// (the prelude's invoke splits them into KEYS and ARGV). One string instead of a table and a
+/// string per item: each mlua handle costs a lock and a reference slot.
+fn packed(vm: &Vm, items: impl Iterator<Item = impl AsRef<[u8]>>) -> mlua::Result<mlua::String> {
+    let mut buf = vm.pack_buf.borrow_mut();
+    buf.clear();
+    for item in items {
+        let item = item.as_ref();
+        let len = u32::try_from(item.len())
+            .map_err(|_| mlua::Error::RuntimeError("argument too long".to_owned()))?;
+        buf.extend_from_slice(&len.to_le_bytes());
+        buf.extend_from_slice(item);
     }
-    Ok(t)
+    vm.lua.create_string(&*buf)
 }
 
 fn run_lua(
     vm: &Vm,
-    context: &RefCell<CallContext<'_, '_>>,
     inv: &Invocation<'_>,
     threshold: u64,
     run_flags: &Arc<super::RunFlags>,
-) -> mlua::Result<(bool, Value)> {
+) -> mlua::Result<(bool, bool, Value)> {
     let lua = &vm.lua;
-    let keys = lua_table_of(lua, &inv.keys)?;
-    let args = lua_table_of(lua, &inv.args)?;
-    if inv.eval {
-        vm.globals_raw.raw_set(&vm.names.keys, keys.clone())?;
-        vm.globals_raw.raw_set(&vm.names.argv, args.clone())?;
-    }
+    let packed = packed(vm, inv.argv.from(3))?;
+    let nargs = inv.argv.len().saturating_sub(3 + inv.numkeys);
     vm.clock.start(threshold);
     // The hook stays installed between runs and reads the run's clock: installing one per
     // run cost an allocation and a C call each time.
@@ -275,22 +324,24 @@ fn run_lua(
         )?;
         vm.hooked.set(true);
     }
-    lua.scope(|scope| {
-        let call = scope.create_function(|lua, (n, argv): (usize, Table)| {
-            let mut ctx = context.borrow_mut();
-            redis_call(lua, vm, &mut ctx, n, &argv)
+    vm.invoke_packed.call::<(bool, bool, Value)>((
+        &inv.func,
+        &vm.handler,
+        inv.eval,
+        packed,
+        inv.numkeys,
+        nargs,
+    ))
+}
+
+impl super::current::Context for RefCell<CallContext<'_, '_>> {
+    fn call(&self, lua: &Lua, args: CallArgs<'_>) -> mlua::Result<(Value, bool)> {
+        let mut ctx = self.try_borrow_mut().map_err(|_| {
+            mlua::Error::RuntimeError("redis.call cannot run inside redis.call".to_owned())
         })?;
-        vm.run.raw_set(&vm.names.call, call)?;
-        vm.run.raw_set(&vm.names.active, true)?;
-        vm.run.raw_set(&vm.names.resp, 2)?;
-        vm.invoke.call::<(bool, Value)>((
-            inv.func.clone(),
-            vm.handler.clone(),
-            inv.eval,
-            keys,
-            args,
-        ))
-    })
+        let vm = ctx.vm;
+        redis_call(lua, vm, &mut ctx, args)
+    }
 }
 
 /// How long a script runs on its connection's thread before that thread's other connections
@@ -330,11 +381,14 @@ fn redis_call(
     lua: &Lua,
     vm: &Vm,
     ctx: &mut CallContext<'_, '_>,
-    argc: usize,
-    argv: &Table,
+    args: CallArgs<'_>,
 ) -> mlua::Result<(Value, bool)> {
     let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
         Ok((vm.error_table.call::<Value>(msg)?, true))
+    };
+    let argc = match args {
+        CallArgs::Values(values) => values.len(),
+        CallArgs::Table(n, _) => n,
     };
     if argc == 0 {
         return fail("Please specify at least one argument for this redis lib call");
@@ -343,9 +397,13 @@ fn redis_call(
     let mut spans = std::mem::take(&mut ctx.spans);
     data.clear();
     spans.clear();
-    for i in 1..=argc {
+    for i in 0..argc {
         let start = data.len();
-        if !arg_into(&argv.raw_get::<Value>(i)?, &mut data) {
+        let fits = match args {
+            CallArgs::Values(values) => values.get(i).is_some_and(|v| arg_into(v, &mut data)),
+            CallArgs::Table(_, table) => arg_into(&table.raw_get::<Value>(i + 1)?, &mut data),
+        };
+        if !fits {
             ctx.data = data;
             ctx.spans = spans;
             return fail("Lua redis lib command arguments must be strings or integers");
@@ -366,9 +424,22 @@ fn call_with(
     data: &[u8],
     spans: &[Range<usize>],
 ) -> mlua::Result<(Value, bool)> {
-    let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
-        Ok((vm.error_table.call::<Value>(msg)?, true))
+    // A refusal here counts as Redis's scriptCall counts it (an error reply, and a rejected
+    // call of the command when there is one); the table says so, so that the script's own
+    // error reply does not count it again.
+    let observe = &ctx.shared.observe;
+    let refuse = |command: Option<&Command>, msg: &str| -> mlua::Result<(Value, bool)> {
+        let table: Table = vm.error_table.call(msg)?;
+        if let Ok(text) = table.raw_get::<mlua::String>("err") {
+            match command {
+                Some(command) => observe.rejected(command, &text.as_bytes()),
+                None => observe.error_reply(&text.as_bytes()),
+            }
+        }
+        table.raw_set(COUNTED, true)?;
+        Ok((Value::Table(table), true))
     };
+    let fail = |msg: &str| refuse(None, msg);
     let args = Args::new(data, spans);
     let mut lower = [0u8; 32];
     let first = args.get(0);
@@ -405,10 +476,37 @@ fn call_with(
     let argc = args.len() as i64;
     let arity = i64::from(command.arity);
     if (arity > 0 && argc != arity) || argc < -arity {
-        return fail("Wrong number of args calling Redis command from script");
+        return refuse(
+            Some(command),
+            "Wrong number of args calling Redis command from script",
+        );
     }
     if command.flags & (flags::NOSCRIPT | flags::TX_CONTROL) != 0 {
-        return fail("This Redis command is not allowed from script");
+        return refuse(
+            Some(command),
+            "This Redis command is not allowed from script",
+        );
+    }
+    // A container's subcommand is looked up as Redis looks it up for a script: unknown, wrong
+    // arity and noscript (CLUSTER RESET, CONFIG SET...) are its own.
+    if command.flags & flags::CONTAINER != 0 && args.len() >= 2 {
+        let sub = String::from_utf8_lossy(args.get(1)).to_ascii_lowercase();
+        let Some(info) = cmd::command_info::infos().get(&format!("{}|{sub}", command.name)) else {
+            return fail("Unknown Redis command called from script");
+        };
+        let arity = i64::from(info.arity);
+        if (arity > 0 && argc != arity) || argc < -arity {
+            return refuse(
+                Some(command),
+                "Wrong number of args calling Redis command from script",
+            );
+        }
+        if info.has_flag("noscript") {
+            return refuse(
+                Some(command),
+                "This Redis command is not allowed from script",
+            );
+        }
     }
     if !ctx.session.user.is_unrestricted() {
         let mut out = Out::new();
@@ -424,7 +522,13 @@ fn call_with(
     }
     if command.flags & flags::WRITE != 0 {
         if ctx.read_only {
-            return fail("Write commands are not allowed from read-only scripts.");
+            return refuse(
+                Some(command),
+                "Write commands are not allowed from read-only scripts.",
+            );
+        }
+        if ctx.shared.no_good_replicas.load(Ordering::Relaxed) {
+            return refuse(Some(command), &format!("-{}", cmd::NOREPLICAS));
         }
         ctx.shared
             .scripting
@@ -432,10 +536,9 @@ fn call_with(
             .wrote
             .store(true, Ordering::SeqCst);
     }
-    if cmd::maxmemory::refused_in_script(ctx.shared, ctx.store.get(), command) {
-        let t = lua.create_table()?;
-        t.raw_set("err", cmd::maxmemory::OOM)?;
-        return Ok((Value::Table(t), true));
+    if !ctx.allow_oom && cmd::maxmemory::refused_in_script(ctx.shared, ctx.store.get(), command) {
+        let oom = format!("-{}", cmd::maxmemory::OOM);
+        return refuse(Some(command), &oom);
     }
     if matches!(command.name, "xread" | "xreadgroup")
         && args.from(1).any(|a| a.eq_ignore_ascii_case(b"block"))
@@ -470,6 +573,8 @@ fn reply_value(lua: &Lua, reply: &[u8]) -> mlua::Result<(Value, bool)> {
         let text = reply.get(1..reply.len().saturating_sub(2)).unwrap_or(&[]);
         let t = lua.create_table()?;
         t.raw_set("err", lua.create_string(text)?)?;
+        // The command's own run counted this error.
+        t.raw_set(COUNTED, true)?;
         return Ok((Value::Table(t), true));
     }
     Ok((reply_to_lua(lua, reply)?, false))

@@ -25,11 +25,16 @@ pub struct Vm {
     pub lua: Lua,
     /// Per-run state the prelude reads: `active`, `call`, `resp`, `killed`.
     pub run: Table,
-    /// The real global table (KEYS and ARGV are set here).
-    pub globals_raw: Table,
     /// The read-only view of the globals that scripts get as their environment.
     pub globals: Table,
     pub invoke: Function,
+    /// Runs a script or function with its keys and arguments packed in one string, setting up
+    /// and clearing the run's state (see `prelude.lua`).
+    pub invoke_packed: Function,
+    /// The buffer the keys and arguments are packed into, reused by every run.
+    pub pack_buf: std::cell::RefCell<Vec<u8>>,
+    /// Runs since the last explicit collection step.
+    pub runs: std::cell::Cell<u32>,
     pub handler: Function,
     pub error_table: Function,
     /// The prelude's helpers (FUNCTION builds its environment from them).
@@ -39,17 +44,13 @@ pub struct Vm {
     /// Whether the time-limit hook is installed (it stays between runs; FUNCTION LOAD swaps
     /// in its own and clears this).
     pub hooked: std::cell::Cell<bool>,
-    /// The per-run field names, interned once rather than on every run.
+    /// Field names read on every call, interned once.
     pub names: RunNames,
 }
 
-/// Lua strings for the fields set on every run.
+/// Lua strings for the fields read on every call.
 pub struct RunNames {
-    pub active: mlua::String,
-    pub call: mlua::String,
     pub resp: mlua::String,
-    pub keys: mlua::String,
-    pub argv: mlua::String,
 }
 
 /// When the running script started and when it turns busy, for the hook installed once.
@@ -143,6 +144,26 @@ pub fn new_vm() -> mlua::Result<Vm> {
             }
         })?,
     )?;
+    // redis.call's way into Rust, made once: it finds the running script's context through
+    // `current` (not a function created per run with `Lua::scope`).
+    let call = lua.create_function(|lua, args: MultiValue| {
+        super::current::with_current(|c| c.call(lua, super::current::CallArgs::Values(&args)))
+            .unwrap_or_else(|| {
+                Err(mlua::Error::RuntimeError(
+                    "redis.call/pcall can only be called inside a script invocation".to_owned(),
+                ))
+            })
+    })?;
+    run.raw_set("call", call)?;
+    let call_many = lua.create_function(|lua, (argc, argv): (usize, Table)| {
+        let args = super::current::CallArgs::Table(argc, &argv);
+        super::current::with_current(|c| c.call(lua, args)).unwrap_or_else(|| {
+            Err(mlua::Error::RuntimeError(
+                "redis.call/pcall can only be called inside a script invocation".to_owned(),
+            ))
+        })
+    })?;
+    run.raw_set("call_many", call_many)?;
     let globals_raw = lua.globals();
     libs::install(&lua, &globals_raw)?;
     lua.load(PRELUDE)
@@ -153,20 +174,19 @@ pub fn new_vm() -> mlua::Result<Vm> {
     let wrap: Function = prims.get("wrap_libraries")?;
     wrap.call::<()>(PROTECTED_LIBS.to_vec())?;
     let handler = lua.create_function(error_handler)?;
+
     Ok(Vm {
         run,
         globals: prims.get("globals")?,
         invoke: prims.get("invoke")?,
+        invoke_packed: prims.get("invoke_packed")?,
+        pack_buf: std::cell::RefCell::new(Vec::new()),
+        runs: std::cell::Cell::new(0),
         error_table: prims.get("error_table")?,
         handler,
         prims,
-        globals_raw,
         names: RunNames {
-            active: lua.create_string("active")?,
-            call: lua.create_string("call")?,
             resp: lua.create_string("resp")?,
-            keys: lua.create_string("KEYS")?,
-            argv: lua.create_string("ARGV")?,
         },
         lua,
         clock: std::sync::Arc::new(RunClock::new()),

@@ -431,6 +431,11 @@ fn command_categories_match_redis() {
             cats.sort();
             cats
         };
+        // Sluice answers a few subcommands Redis 7.0 does not have (CLIENT SETINFO, which
+        // newer clients send on connecting); Redis's categories are only for its own.
+        if theirs.call(&["COMMAND", "INFO", &name]) == b"*1\r\n$-1\r\n" {
+            continue;
+        }
         let (a, b) = (categories(&mut ours), categories(&mut theirs));
         if a != b {
             differ.push(format!("{name}: sluice {a:?}, redis {b:?}"));

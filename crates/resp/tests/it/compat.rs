@@ -24,8 +24,8 @@ fn generate() -> String {
         out,
         "Generated from Redis 7.0.15's command list (`crates/resp/redis-7.0-commands.txt`) and \
          Sluice's command table by `crates/resp/tests/it/compat.rs`; do not edit by hand. A command \
-         Sluice answers may still lack some of its subcommands or options (`COMMAND DOCS` and the \
-         tests say which).\n"
+         Sluice answers may still lack some of its options; `COMMAND LIST` names the subcommands it \
+         answers (all of Redis 7.0's for these commands but SCRIPT DEBUG, plus CLIENT SETINFO).\n"
     );
     let _ = writeln!(
         out,
@@ -53,6 +53,19 @@ fn generate() -> String {
             "\nSluice's own, not in Redis 7.0: {}.",
             extra.join(", ")
         );
+    }
+    let _ = writeln!(out, "\n## CONFIG parameters\n");
+    let _ = writeln!(
+        out,
+        "CONFIG GET and CONFIG SET know every parameter of Redis 7.0 (TLS's aside), with Redis's \
+         names, aliases, defaults, value checks and errors, so that `CONFIG GET *` can be set \
+         back as it is. Sluice acts on some; the others are kept and shown but change nothing, \
+         and the last column says so.\n"
+    );
+    let _ = writeln!(out, "| parameter | alias | in Sluice |\n|---|---|---|");
+    for (name, alias, what) in sluice_resp::config_parameters() {
+        let alias = alias.map(|a| format!("`{a}`")).unwrap_or_default();
+        let _ = writeln!(out, "| `{name}` | {alias} | {what} |");
     }
     out
 }

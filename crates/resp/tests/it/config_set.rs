@@ -1,5 +1,7 @@
-//! CONFIG SET applies only what Sluice implements: every other parameter is refused with the
-//! error Redis 7.0 gives (unknown, protected, immutable), and CONFIG GET keeps its value.
+//! CONFIG SET takes every parameter Redis 7.0 takes, with Redis's checks and errors: what
+//! Sluice acts on applies, the rest is kept and shown (COMPAT.md lists which), what Sluice fixes
+//! at start (its listener, its store) refuses a change, and protected and immutable parameters
+//! are refused as Redis refuses them.
 
 use crate::common;
 
@@ -10,38 +12,100 @@ fn error_of(reply: &[u8]) -> String {
     String::from_utf8_lossy(&reply[1..reply.len() - 2]).into_owned()
 }
 
+/// The bulk strings of a flat array or map reply.
+fn bulk_strings(reply: &[u8]) -> Vec<String> {
+    let (_, elements) = common::split_aggregate(reply).expect("an aggregate");
+    elements
+        .iter()
+        .map(|e| {
+            let start = e.windows(2).position(|w| w == b"\r\n").expect("a bulk") + 2;
+            String::from_utf8_lossy(&e[start..e.len() - 2]).into_owned()
+        })
+        .collect()
+}
+
+fn get(c: &mut RawClient, name: &str) -> Vec<u8> {
+    c.call(&["CONFIG", "GET", name])
+}
+
 #[test]
-fn unimplemented_parameters_are_refused_and_keep_their_value() {
+fn parameters_sluice_does_not_act_on_are_kept_and_start_values_are_fixed() {
     let server = Sluice::start();
     let mut c = RawClient::connect(server.port).expect("connect");
-    for (name, value) in [
-        ("appendonly", "yes"),
-        ("timeout", "10"),
-        ("maxclients", "5"),
-        ("activedefrag", "yes"),
+    for (name, value, shown) in [
+        ("save", "100 10 60 1000", "100 10 60 1000"),
+        ("timeout", "10", "10"),
+        ("maxclients", "5", "5"),
+        ("hash-max-listpack-entries", "1", "1"),
+        ("activedefrag", "YES", "yes"),
+        (
+            "client-output-buffer-limit",
+            "pubsub 1mb 0 0",
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 0 0",
+        ),
     ] {
-        let before = c.call(&["CONFIG", "GET", name]);
         assert_eq!(
-            error_of(&c.call(&["CONFIG", "SET", name, value])),
-            format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
+            c.call(&["CONFIG", "SET", name, value]),
+            b"+OK\r\n",
+            "{name}"
         );
-        assert_eq!(c.call(&["CONFIG", "GET", name]), before, "{name} changed");
+        let expected = format!(
+            "*2\r\n${}\r\n{name}\r\n${}\r\n{shown}\r\n",
+            name.len(),
+            shown.len()
+        );
+        assert_eq!(String::from_utf8_lossy(&get(&mut c, name)), expected);
     }
-    // All or nothing: a refused parameter leaves the good one unset.
+    // The in-memory server: no store, so appendonly is no; it cannot be turned on at run time.
+    assert_eq!(
+        get(&mut c, "appendonly"),
+        b"*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"
+    );
+    assert_eq!(c.call(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
+    assert_eq!(
+        error_of(&c.call(&["CONFIG", "SET", "appendonly", "yes"])),
+        "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Sluice sets this at start (its [resp] store settings)"
+    );
+    let port = server.port.to_string();
+    assert_eq!(c.call(&["CONFIG", "SET", "port", &port]), b"+OK\r\n");
+    // All or nothing: the port fails as Redis fails to listen, and maxmemory is not set.
     assert!(
-        c.call(&[
-            "CONFIG",
-            "SET",
-            "stream-node-max-entries",
-            "7",
-            "appendonly",
-            "yes"
-        ])
-        .starts_with(b"-")
+        error_of(&c.call(&["CONFIG", "SET", "maxmemory", "10000001", "port", "1"]))
+            .starts_with("ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port")
     );
     assert_eq!(
-        c.call(&["CONFIG", "GET", "stream-node-max-entries"]),
-        b"*2\r\n$23\r\nstream-node-max-entries\r\n$3\r\n100\r\n"
+        get(&mut c, "maxmemory"),
+        b"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"
+    );
+    // Value checks and Redis's wording.
+    assert_eq!(
+        error_of(&c.call(&[
+            "CONFIG",
+            "SET",
+            "maxmemory",
+            "10000001",
+            "maxmemory-clients",
+            "200%",
+            "client-query-buffer-limit",
+            "invalid"
+        ])),
+        "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100"
+    );
+    assert_eq!(
+        error_of(&c.call(&["CONFIG", "SET", "maxmemory"])),
+        "ERR wrong number of arguments for 'config|set' command"
+    );
+    assert_eq!(
+        error_of(&c.call(&["CONFIG", "SET", "maxmemory", "1", "hz"])),
+        "ERR syntax error"
+    );
+    // Hidden parameters answer only to their exact name; aliases are shown with their names.
+    let all = String::from_utf8_lossy(&get(&mut c, "*")).into_owned();
+    assert!(!all.contains("key-load-delay"));
+    assert!(all.contains("\r\nslaveof\r\n") && all.contains("\r\nreplicaof\r\n"));
+    assert_eq!(
+        get(&mut c, "key-load-delay"),
+        b"*2\r\n$14\r\nkey-load-delay\r\n$1\r\n0\r\n"
     );
     // Writes are not limited while maxmemory is 0 (the default).
     let big = vec![b'x'; 1 << 20];
@@ -50,6 +114,28 @@ fn unimplemented_parameters_are_refused_and_keep_their_value() {
             c.call(&[b"SET".as_slice(), format!("k{i}").as_bytes(), &big]),
             b"+OK\r\n"
         );
+    }
+}
+
+#[test]
+fn every_parameter_config_get_shows_can_be_set_back() {
+    let server = Sluice::start();
+    let mut c = RawClient::connect(server.port).expect("connect");
+    let all = bulk_strings(&get(&mut c, "*"));
+    assert!(all.len() > 300, "{} names and values", all.len());
+    for pair in all.chunks_exact(2) {
+        let (name, value) = (&pair[0], &pair[1]);
+        let reply = c.call(&["CONFIG", "SET", name, value]);
+        let immutable = String::from_utf8_lossy(&reply).contains("can't set");
+        assert!(
+            reply == b"+OK\r\n" || immutable,
+            "{name} {value}: {reply:?}"
+        );
+        if immutable {
+            continue;
+        }
+        let again = bulk_strings(&get(&mut c, name));
+        assert_eq!(again, [name.clone(), value.clone()], "{name}");
     }
 }
 
@@ -70,7 +156,7 @@ fn protected_and_immutable_parameters_are_refused_as_redis_does() {
         "databases",
         "enable-debug-command",
         "enable-protected-configs",
-        "port",
+        "replicaof",
     ] {
         assert_eq!(
             error_of(&c.call(&["CONFIG", "SET", name, "1"])),

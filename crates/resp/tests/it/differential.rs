@@ -1012,6 +1012,114 @@ COMMAND GETKEYS NOSUCH a
 COMMAND GETKEYS PING
 COMMAND GETKEYS PING x
 COMMAND GETKEYS GET a b
+COMMAND GETKEYSANDFLAGS set k1 v1
+COMMAND GETKEYSANDFLAGS set k1 v1 get
+COMMAND GETKEYSANDFLAGS mset k1 v1 k2 v2
+COMMAND GETKEYSANDFLAGS LMOVE k1 k2 left right
+COMMAND GETKEYSANDFLAGS sort k1 store k2
+COMMAND GETKEYSANDFLAGS sort_ro k1 by x get y
+COMMAND GETKEYSANDFLAGS bitfield k get u8 0
+COMMAND GETKEYSANDFLAGS bitfield k get u8 0 set u8 0 1
+COMMAND GETKEYSANDFLAGS georadius k 0 0 1 km store dst
+COMMAND GETKEYSANDFLAGS xreadgroup group g c streams s1 s2 > >
+COMMAND GETKEYSANDFLAGS lmpop 2 a b left
+COMMAND GETKEYSANDFLAGS fcall f 2 a b x
+COMMAND GETKEYSANDFLAGS get
+COMMAND GETKEYS memory usage key
+COMMAND GETKEYS memory nosuch key
+COMMAND GETKEYS xgroup create key g $
+COMMAND GETKEYS eval "return 1" 1 key
+COMMAND GETKEYS eval "return 1" 0
+COMMAND GETKEYS eval "return 1" 5 key
+COMMAND GETKEYS lcs k1 k2
+COMMAND GETKEYS ZUNIONSTORE d 5 a
+COMMAND GETKEYS ZUNIONSTORE d -1 a
+COMMAND GETKEYS OBJECT FREQ k
+COMMAND INFO get lmove xread xreadgroup georadius mset zunionstore
+COMMAND INFO config|get client|list object|freq xinfo|stream get|key config|get|key nosuch
+COMMAND INFO ping subscribe publish blpop exec watch
+COMMAND COUNT x
+COMMAND LIST bad_arg
+COMMAND LIST filterby bad_arg
+COMMAND LIST filterby bad_arg bad_arg2
+COMMAND LIST filterby module nosuch
+COMMAND LIST filterby aclcat nosuch
+COMMAND LIST filterby pattern set
+COMMAND LIST filterby pattern non_exists*
+CLUSTER INFO
+CLUSTER HELP
+CLUSTER NODES
+CLUSTER NOSUCH
+CLUSTER
+CLUSTER GETKEYSINSLOT 1
+EVAL "return redis.pcall('cluster','reset')" 0
+EVAL "return redis.pcall('cluster','info')" 0
+EVAL "return redis.pcall('object','nosuch','k')" 0
+EVAL "return redis.pcall('xinfo','stream')" 0
+EVAL "return redis.pcall('pubsub','numpat')" 0
+~ COMMAND LIST filterby pattern cl*help
+~ COMMAND LIST filterby pattern config|*re*
+~ COMMAND LIST filterby aclcat hyperloglog
+~ COMMAND LIST filterby pattern x*
+MULTI
+SET a 1
+SAVE
+EXEC
+GET a
+
+CONFIG SET maxmemory-clients 200%
+CONFIG SET maxmemory-clients 10%
+CONFIG GET maxmemory-clients
+CONFIG SET maxmemory-clients 0
+CONFIG SET maxmemory-clients x
+CONFIG SET save "100 10"
+CONFIG GET save
+CONFIG SET save "0 10"
+CONFIG SET save "100"
+CONFIG SET save ""
+CONFIG SET client-output-buffer-limit "pubsub 1mb 0 0"
+CONFIG GET client-output-buffer-limit
+CONFIG SET client-output-buffer-limit "master 1 1 1"
+CONFIG SET client-output-buffer-limit "pubsub 1 1"
+CONFIG SET client-output-buffer-limit "pubsub 1 1 x"
+CONFIG SET client-output-buffer-limit "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+CONFIG SET shutdown-on-sigterm "now nosave"
+CONFIG GET shutdown-on-sigterm
+CONFIG SET shutdown-on-sigterm "save nosave"
+CONFIG SET shutdown-on-sigterm "save bogus"
+CONFIG SET shutdown-on-sigterm default
+CONFIG SET oom-score-adj relative
+CONFIG GET oom-score-adj
+CONFIG SET oom-score-adj no
+CONFIG SET oom-score-adj-values "1 2"
+CONFIG SET oom-score-adj-values "0 200 9000"
+CONFIG SET hash-max-listpack-entries -1
+CONFIG SET hash-max-ziplist-entries 100
+CONFIG GET hash-max-listpack-entries
+CONFIG SET hash-max-listpack-entries 512
+CONFIG SET activedefrag maybe
+CONFIG SET loglevel nope
+CONFIG SET maxclients 0
+CONFIG SET repl-backlog-size 0
+CONFIG SET repl-backlog-size 10000002
+CONFIG GET repl-backlog-size
+CONFIG SET repl-backlog-size 1mb
+CONFIG SET unixsocketperm 777
+CONFIG SET replicaof "no one"
+CONFIG GET key-load-delay
+CONFIG GET KEY-load-delay
+CONFIG SET latency-tracking-info-percentiles "50 99.90 100"
+CONFIG GET latency-tracking-info-percentiles
+CONFIG SET latency-tracking-info-percentiles "101"
+CONFIG SET latency-tracking-info-percentiles "x"
+CONFIG SET latency-tracking-info-percentiles "50 99 99.9"
+CONFIG SET maxmemory 1 hz
+CONFIG SET maxmemory 10mb maxmemory 1mb
+CONFIG SET timeout -1
+CONFIG SET slave-read-only nope
+~ CONFIG GET *-max-*-entries
+~ CONFIG GET slave* replica*
+~ CONFIG GET maxmemory maxmemory* bind
 
 SET a ohmytext
 SET b mynewtext

@@ -1,6 +1,6 @@
 //! DUMP and RESTORE against a private redis-server 7.0: keys of every type and encoding copy
-//! from redis-server to Sluice and back, and both then answer the same to reads; bad payloads
-//! get Redis's errors.
+//! from redis-server to Sluice and back, streams with their consumer groups included, and both
+//! then answer the same to reads; bad payloads get Redis's errors.
 
 use crate::common;
 
@@ -120,7 +120,170 @@ fn read_back(c: &mut RawClient, key: &str) -> Vec<u8> {
             lines.sort_unstable();
             lines.join("\n").into_bytes()
         }
+        b"+stream\r\n" => {
+            let mut out = call(c, &[b"XLEN", k]);
+            out.extend(call(c, &[b"XRANGE", k, b"-", b"+"]));
+            let groups = call(c, &[b"XINFO", b"GROUPS", k]);
+            out.extend_from_slice(&groups);
+            for group in [b"g1".as_slice(), b"g2", b"g3"] {
+                out.extend(call(c, &[b"XPENDING", k, group]));
+                out.extend(without_idle(&call(
+                    c,
+                    &[b"XPENDING", k, group, b"-", b"+", b"1000"],
+                )));
+            }
+            // A missing group's error names the key: compare without it.
+            String::from_utf8_lossy(&out)
+                .replace(&format!("'{key}'"), "'KEY'")
+                .into_bytes()
+        }
         other => panic!("{key}: unexpected type {other:?}"),
+    }
+}
+
+/// An extended XPENDING reply without each entry's idle time (it moves on while we look).
+fn without_idle(reply: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(reply).into_owned();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        kept.push(lines[i]);
+        if lines[i] == "*4" && i > 0 {
+            // id header, id, consumer header, consumer, then the idle time to drop.
+            kept.extend_from_slice(&lines[i + 1..(i + 5).min(lines.len())]);
+            i += 6;
+            continue;
+        }
+        i += 1;
+    }
+    kept.join("\r\n").into_bytes()
+}
+
+/// Streams as redis-server keeps them: entries with the master's fields and others, deleted
+/// entries inside nodes, a thousand entries over several (compressed) listpacks, consumer
+/// groups with pending entries, an empty stream with a group.
+fn fill_streams(c: &mut RawClient) {
+    let cmds: &[&[&str]] = &[
+        &["XADD", "stream", "1-1", "name", "ann", "age", "30"],
+        &["XADD", "stream", "1-2", "name", "bob", "age", "-7"],
+        &[
+            "XADD",
+            "stream",
+            "2-0",
+            "other",
+            "shape",
+            "x",
+            "123456789012",
+        ],
+        &["XADD", "stream", "2-5", "name", "cid", "age", "30"],
+        &[
+            "XADD",
+            "stream",
+            "3-0",
+            "f",
+            "a long value, long enough to be a string of more than sixty-four bytes",
+        ],
+        &["XDEL", "stream", "1-2"],
+        &["XGROUP", "CREATE", "stream", "g1", "0"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g1",
+            "alice",
+            "COUNT",
+            "2",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g1",
+            "bob",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+        &["XACK", "stream", "g1", "1-1"],
+        &["XGROUP", "CREATE", "stream", "g2", "$"],
+        &["XGROUP", "CREATECONSUMER", "stream", "g2", "carol"],
+        &["XGROUP", "CREATE", "empty", "g1", "$", "MKSTREAM"],
+        &["XADD", "trimmed", "5-0", "a", "1"],
+        &["XDEL", "trimmed", "5-0"],
+        &["XSETID", "trimmed", "9-9"],
+    ];
+    for cmd in cmds {
+        let args: Vec<&[u8]> = cmd.iter().map(|s| s.as_bytes()).collect();
+        let reply = call(c, &args);
+        assert!(!reply.starts_with(b"-"), "{cmd:?}: {reply:?}");
+    }
+    for i in 1..=1000 {
+        let id = format!("10-{i}");
+        let value = format!("value number {i}");
+        let reply = if i % 3 == 0 {
+            call(
+                c,
+                &[
+                    b"XADD",
+                    b"bigstream",
+                    id.as_bytes(),
+                    b"kind",
+                    b"odd",
+                    b"n",
+                    value.as_bytes(),
+                ],
+            )
+        } else {
+            call(
+                c,
+                &[b"XADD", b"bigstream", id.as_bytes(), b"v", value.as_bytes()],
+            )
+        };
+        assert!(!reply.starts_with(b"-"), "{reply:?}");
+    }
+    for cmd in [
+        &["XDEL", "bigstream", "10-5", "10-500", "10-1000"][..],
+        &["XGROUP", "CREATE", "bigstream", "g1", "0"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g1",
+            "c1",
+            "COUNT",
+            "300",
+            "STREAMS",
+            "bigstream",
+            ">",
+        ],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g1",
+            "c2",
+            "COUNT",
+            "300",
+            "STREAMS",
+            "bigstream",
+            ">",
+        ],
+        &["XACK", "bigstream", "g1", "10-1", "10-2", "10-400"],
+        &[
+            "XGROUP",
+            "CREATE",
+            "bigstream",
+            "g3",
+            "10-700",
+            "ENTRIESREAD",
+            "690",
+        ],
+    ] {
+        let args: Vec<&[u8]> = cmd.iter().map(|s| s.as_bytes()).collect();
+        let reply = call(c, &args);
+        assert!(!reply.starts_with(b"-"), "{cmd:?}: {reply:?}");
     }
 }
 
@@ -159,6 +322,64 @@ fn keys_copy_between_redis_server_and_sluice_both_ways() {
             "{key} back in redis-server"
         );
     }
+    // Streams with their groups, both ways.
+    fill_streams(&mut r);
+    for key in ["stream", "bigstream", "empty", "trimmed"] {
+        let payload = bulk(&call(&mut r, &[b"DUMP", key.as_bytes()]));
+        assert_eq!(
+            call(&mut s, &[b"RESTORE", key.as_bytes(), b"0", &payload]),
+            b"+OK\r\n",
+            "Sluice refused redis-server's dump of {key}"
+        );
+        assert_eq!(
+            read_back(&mut s, key),
+            read_back(&mut r, key),
+            "{key} after RESTORE in Sluice"
+        );
+        let back = bulk(&call(&mut s, &[b"DUMP", key.as_bytes()]));
+        let copy = format!("{key}:copy");
+        assert_eq!(
+            call(&mut r, &[b"RESTORE", copy.as_bytes(), b"0", &back]),
+            b"+OK\r\n",
+            "redis-server refused Sluice's dump of {key}"
+        );
+        assert_eq!(
+            read_back(&mut r, &copy),
+            read_back(&mut r, key),
+            "{key} back in redis-server"
+        );
+    }
+    // The copies keep working in both: IDs go on from the last one, groups deliver the rest.
+    for c in [&mut r, &mut s] {
+        assert_eq!(
+            call(c, &[b"XADD", b"trimmed", b"9-9", b"a", b"1"]),
+            b"-ERR The ID specified in XADD is equal or smaller than the target stream top item\r\n"
+        );
+        let more = call(
+            c,
+            &[
+                b"XREADGROUP",
+                b"GROUP",
+                b"g1",
+                b"c3",
+                b"COUNT",
+                b"1",
+                b"STREAMS",
+                b"bigstream",
+                b">",
+            ],
+        );
+        assert!(
+            String::from_utf8_lossy(&more).contains("10-603"),
+            "{more:?}"
+        );
+    }
+    // What only XINFO STREAM FULL shows (delivery times, consumers' last reads, the first and
+    // the highest deleted IDs, entries added) survives the trip through Sluice.
+    assert_eq!(
+        call(&mut r, &[b"XINFO", b"STREAM", b"stream:copy", b"FULL"]),
+        call(&mut r, &[b"XINFO", b"STREAM", b"stream", b"FULL"]),
+    );
     // Sluice's lists are listpack quicklists redis-server can keep working on.
     assert_eq!(
         call(&mut r, &[b"LPUSH", b"biglist:copy", b"new"]),

@@ -478,6 +478,27 @@ fn many_runs_keep_the_interpreter_balanced() {
             assert_eq!(reply, format!("${}\r\n{n}\r\n", n.len()));
         }
     }
+    // The collector keeps up (Redis's cadence: steps every 50 runs), so the interpreter stays
+    // near its live size all along: Redis's own test wants under 100 KB after 10,000 runs from a
+    // fresh interpreter (left alone, Lua 5.1 lets the heap grow to twice the live size).
+    assert_eq!(text(&c.call(&["SCRIPT", "FLUSH"])), "+OK\r\n");
+    let one = RawClient::encode(&["EVAL", "return redis.call('incr', KEYS[1])", "1", "x"]);
+    let mut highest = 0;
+    for _ in 0..40 {
+        c.send_raw(&one.repeat(250));
+        for _ in 0..250 {
+            c.read_reply();
+        }
+        let memory = text(&c.call(&["INFO", "memory"]));
+        let lua: usize = memory
+            .split("\r\n")
+            .find_map(|l| l.strip_prefix("used_memory_lua:"))
+            .and_then(|v| v.parse().ok())
+            .expect("used_memory_lua");
+        highest = highest.max(lua);
+    }
+    let lua = highest;
+    assert!(lua < 100 * 1024, "used_memory_lua {lua}");
 }
 
 #[test]
@@ -663,18 +684,4 @@ fn functions_load_call_list_delete_dump_restore() {
         stats.contains("libraries_count") && stats.contains("running_script"),
         "{stats}"
     );
-}
-
-/// Every distinct script EVAL runs stays cached (as in Redis 7.0), well past the ~8,000 handles
-/// mlua's reference stack holds: the cache keeps the compiled functions in a Lua table. (The
-/// `script_eval` fuzz target found the limit.)
-#[test]
-fn ten_thousand_distinct_scripts_stay_cached() {
-    let harness =
-        sluice_resp::ScriptHarness::new(Duration::from_millis(50), 64 << 20).expect("harness");
-    for i in 0..10_000 {
-        let script = format!("return {i}");
-        let reply = harness.eval(script.as_bytes(), b"0", &[], false);
-        assert_eq!(reply, format!(":{i}\r\n").into_bytes(), "script {i}");
-    }
 }
