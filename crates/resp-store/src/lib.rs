@@ -26,6 +26,8 @@ use tokio::sync::watch;
 pub use load::Loaded;
 pub use lock::APPLICATION;
 pub use schema::VERSION as SCHEMA_VERSION;
+#[doc(hidden)]
+pub use schema::create_at_version;
 
 /// What failed, named with the step.
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +108,7 @@ impl PgStore {
         let mut conn = connect(pg).await?;
         schema::migrate(&mut conn, &config.schema).await?;
         let mut store = Store::tracked(config.databases);
-        let loaded = load::load(&mut conn, &config.schema, &mut store).await?;
+        let (loaded, heads) = load::load(&mut conn, &config.schema, &mut store).await?;
         tracing::info!(
             keys = loaded.keys,
             elements = loaded.elements,
@@ -128,6 +130,7 @@ impl PgStore {
             durability.clone(),
             lock,
             conn,
+            heads,
         );
         let writer = tokio::spawn(writer.run(stopped, config.final_flush_wait));
         Ok(PgStore {
