@@ -331,6 +331,9 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
 pub struct Statements {
     clear: String,
     delete: String,
+    /// Deletes of changed hash fields, set members and sorted-set members.
+    members: [String; 3],
+    list_ranges: String,
     copies: [String; 6],
 }
 
@@ -365,19 +368,25 @@ impl Statements {
                 ", c{i} AS (DELETE FROM {s}.{table} t USING doomed d                      WHERE d.type = '{kind}' AND t.db = d.db AND t.key = d.key)"
             ));
         }
-        for (name, table, column, first) in [
-            ("h", "hash_fields", "field", 5),
-            ("s", "set_members", "member", 8),
-            ("z", "zset_members", "member", 11),
-        ] {
-            let (a, b, c) = (first, first + 1, first + 2);
-            delete.push_str(&format!(
-                ", {name} AS (DELETE FROM {s}.{table} t                      USING unnest(${a}::int4[], ${b}::bytea[], ${c}::bytea[]) AS d(db, key, m)                      WHERE t.db = d.db AND t.key = d.key AND t.{column} = d.m)"
-            ));
-        }
-        delete.push_str(&format!(
-            ", l AS (DELETE FROM {s}.list_items t                  USING unnest($14::int4[], $15::bytea[], $16::int8[], $17::int8[]) AS d(db, key, lo, hi)                  WHERE t.db = d.db AND t.key = d.key AND t.pos >= d.lo AND t.pos < d.hi)"
-        ));
+        // Element rows of keys written in part: statements of their own, sent only when the
+        // flush has such rows (an empty unnest still costs its plan nodes at every commit).
+        let members = [
+            ("hash_fields", "field"),
+            ("set_members", "member"),
+            ("zset_members", "member"),
+        ]
+        .map(|(table, column)| {
+            format!(
+                "DELETE FROM {s}.{table} t \
+                 USING unnest($1::int4[], $2::bytea[], $3::bytea[]) AS d(db, key, m) \
+                 WHERE t.db = d.db AND t.key = d.key AND t.{column} = d.m"
+            )
+        });
+        let list_ranges = format!(
+            "DELETE FROM {s}.list_items t \
+             USING unnest($1::int4[], $2::bytea[], $3::int8[], $4::int8[]) AS d(db, key, lo, hi) \
+             WHERE t.db = d.db AND t.key = d.key AND t.pos >= d.lo AND t.pos < d.hi"
+        );
         delete
             .push_str(" SELECT (SELECT count(*) FROM expired), pg_current_wal_insert_lsn()::text");
         let copies = TABLES.map(|(table, columns)| {
@@ -386,6 +395,8 @@ impl Statements {
         Self {
             clear,
             delete,
+            members,
+            list_ranges,
             copies,
         }
     }
@@ -418,23 +429,36 @@ pub async fn write(
                 &encoded.keys,
                 &encoded.whole,
                 &encoded.taken_at_ms,
-                &encoded.hash.dbs,
-                &encoded.hash.keys,
-                &encoded.hash.members,
-                &encoded.set.dbs,
-                &encoded.set.keys,
-                &encoded.set.members,
-                &encoded.zset.dbs,
-                &encoded.zset.keys,
-                &encoded.zset.members,
+            ],
+        )
+        .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
+    steps.push("deleting the dirty keys' rows");
+    let elements_step = "deleting the rows of changed elements";
+    for (sql, deletes) in
+        statements
+            .members
+            .iter()
+            .zip([&encoded.hash, &encoded.set, &encoded.zset])
+    {
+        if !deletes.dbs.is_empty() {
+            p.query(sql, &[&deletes.dbs, &deletes.keys, &deletes.members])
+                .map_err(|e| Error::pg(elements_step, e))?;
+            steps.push(elements_step);
+        }
+    }
+    if !encoded.list_dbs.is_empty() {
+        p.query(
+            &statements.list_ranges,
+            &[
                 &encoded.list_dbs,
                 &encoded.list_keys,
                 &encoded.list_lo,
                 &encoded.list_hi,
             ],
         )
-        .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
-    steps.push("deleting the dirty keys' rows");
+        .map_err(|e| Error::pg(elements_step, e))?;
+        steps.push(elements_step);
+    }
     for (i, sql) in statements.copies.iter().enumerate() {
         if encoded.rows[i] == 0 {
             continue;

@@ -62,6 +62,8 @@ struct Statements {
     incr: String,
     lpush: String,
     rpush: String,
+    /// The key row of a list push, upserted and locked before the element goes in.
+    list_key: String,
     hset: String,
     sadd: String,
     zadd: String,
@@ -71,12 +73,13 @@ struct Statements {
 impl Statements {
     fn new(schema: &str) -> Self {
         let s = &quote_ident(schema);
+        // Two statements: the key's row is locked by the first, so the second (a snapshot of
+        // its own) sees the pushes committed meanwhile.
         let push = |end: &str, step: &str| {
             format!(
-                "WITH {} INSERT INTO {s}.rlist (kid, pos, elem) \
-                 SELECT id, coalesce((SELECT {end}(pos) FROM {s}.rlist WHERE kid = k.id), 0) {step} 1, $2 \
-                 FROM k RETURNING (SELECT len FROM k)",
-                upsert_key(s, 2, true)
+                "INSERT INTO {s}.rlist (kid, pos, elem) \
+                 SELECT k.id, coalesce((SELECT {end}(pos) FROM {s}.rlist WHERE kid = k.id), 0) {step} 1, $2 \
+                 FROM {s}.rkey k WHERE k.key = $1 RETURNING (SELECT len FROM {s}.rkey WHERE key = $1)"
             )
         };
         Self {
@@ -95,12 +98,14 @@ impl Statements {
                  RETURNING convert_from(value, 'UTF8')::int8",
                 upsert_key(s, 1, false)
             ),
+            list_key: format!("WITH {} SELECT id FROM k", upsert_key(s, 2, true))
+                .replace("$3", "$2"),
             lpush: push("min", "-"),
             rpush: push("max", "+"),
             hset: format!(
                 "WITH {} INSERT INTO {s}.rhash (kid, field, value) SELECT id, $2, $4 FROM k \
                  ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value \
-                 RETURNING (xmax = 0)::int8",
+                 RETURNING CASE WHEN xmax = 0 THEN 1::int8 ELSE 0::int8 END",
                 upsert_key(s, 4, false)
             ),
             sadd: format!(
@@ -111,7 +116,7 @@ impl Statements {
             zadd: format!(
                 "WITH {} INSERT INTO {s}.rzset (kid, elem, score) SELECT id, $2, $4::float8 FROM k \
                  ON CONFLICT (kid, elem) DO UPDATE SET score = excluded.score \
-                 RETURNING (xmax = 0)::int8",
+                 RETURNING CASE WHEN xmax = 0 THEN 1::int8 ELSE 0::int8 END",
                 upsert_key(s, 5, false)
             ),
             flush: format!(
@@ -142,9 +147,8 @@ pub fn serve(args: RedkaArgs) -> Result<()> {
             let statements = statements.clone();
             let url = args.database.clone();
             tokio::spawn(async move {
-                if let Err(e) = client(socket, &url, &statements).await {
-                    eprintln!("redka contender: {e:#}");
-                }
+                // A client hanging up mid-request is how redis-benchmark ends; nothing to say.
+                let _ = client(socket, &url, &statements).await;
             });
         }
     })
@@ -204,7 +208,11 @@ async fn run(
             return Ok(());
         }
         "CONFIG" => {
-            out.extend_from_slice(b"*0\r\n");
+            // CONFIG GET name: the name and an empty value.
+            let param = arg(2);
+            out.extend_from_slice(b"*2\r\n");
+            bulk(out, &param);
+            bulk(out, b"");
             return Ok(());
         }
         "FLUSHALL" | "FLUSHDB" => {
@@ -215,7 +223,7 @@ async fn run(
         "GET" => {
             let key = arg(1);
             let rows = conn.query(&st.get, &[&key]).await?;
-            match rows.get(0).and_then(|r| r.raw(0).map(<[u8]>::to_vec)) {
+            match rows.get(0).and_then(|r| r.get::<Vec<u8>>(0).ok()) {
                 Some(v) => bulk(out, &v),
                 None => out.extend_from_slice(b"$-1\r\n"),
             }
@@ -257,7 +265,10 @@ async fn run(
     let key = arg(1);
     let mut p = conn.pipeline(SyncMode::Once).await?;
     for (element, extra) in &items {
-        if name == "ZADD" {
+        if name == "LPUSH" || name == "RPUSH" {
+            p.query(&st.list_key, &[&key, &now])?;
+            p.query(sql, &[&key, element])?;
+        } else if name == "ZADD" {
             let score: f64 = String::from_utf8_lossy(extra).parse().context("score")?;
             p.query(sql, &[&key, element, &now, &score])?;
         } else if name == "HSET" {
