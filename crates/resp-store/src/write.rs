@@ -24,7 +24,10 @@ const TABLES: [(&str, &str); 6] = [
 
 /// Where each list's first element is in `list_items` (its `pos`), by database and key: a
 /// list written in part gets positions relative to it. Lists absent start at 0.
-pub type ListHeads = HashMap<(i32, Vec<u8>), i64>;
+pub type ListHeads = HashMap<ListKey, i64>;
+
+/// A list's database and key.
+pub type ListKey = (i32, Vec<u8>);
 
 /// Element rows to delete, by key: the database, key and field or member of each.
 #[derive(Debug, Default)]
@@ -63,7 +66,7 @@ pub struct Encoded {
     list_lo: Vec<i64>,
     list_hi: Vec<i64>,
     /// Where lists' first elements are once this commits (`None`: no list there any more).
-    pub heads: Vec<((i32, Vec<u8>), Option<i64>)>,
+    pub heads: Vec<(ListKey, Option<i64>)>,
     cleared: Vec<i32>,
     taken_at_ms: i64,
 }
@@ -126,7 +129,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
             .collect(),
         taken_at_ms: snapshot.taken_at_ms,
     };
-    let cleared_before = |db: i32| e_cleared(&snapshot.cleared, db);
+    let cleared_before = |db: i32| cleared_in(&snapshot.cleared, db);
     for (db, key, saved) in &snapshot.entries {
         let db = i32::try_from(*db).unwrap_or(i32::MAX);
         e.dbs.push(db);
@@ -165,7 +168,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
 }
 
 /// Whether database `db` was emptied in this snapshot (its lists start afresh).
-fn e_cleared(cleared: &[usize], db: i32) -> bool {
+fn cleared_in(cleared: &[usize], db: i32) -> bool {
     usize::try_from(db).is_ok_and(|d| cleared.contains(&d))
 }
 

@@ -185,6 +185,10 @@ async fn client(mut socket: tokio::net::TcpStream, url: &str, st: &Statements) -
     }
 }
 
+/// One element of a command (a value, field or member) and what goes with it (a hash field's
+/// value, a member's score).
+type Item = (Vec<u8>, Vec<u8>);
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -202,7 +206,7 @@ async fn run(
     let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
     let now = now_ms();
     // (statement, element, extra) per element; all in one transaction.
-    let (sql, items): (&str, Vec<(Vec<u8>, Vec<u8>)>) = match name.as_str() {
+    let (sql, items): (&str, Vec<Item>) = match name.as_str() {
         "PING" => {
             out.extend_from_slice(b"+PONG\r\n");
             return Ok(());
