@@ -67,6 +67,7 @@ pub struct Encoded {
     list_hi: Vec<i64>,
     /// Where lists' first elements are once this commits (`None`: no list there any more).
     pub heads: Vec<(ListKey, Option<i64>)>,
+    written_keys: u64,
     cleared: Vec<i32>,
     taken_at_ms: i64,
 }
@@ -79,7 +80,7 @@ impl Encoded {
 
     /// Keys written or deleted.
     pub fn keys(&self) -> u64 {
-        self.keys.len() as u64
+        self.written_keys
     }
 
     /// Records in `heads` where the lists' first elements are now (after a commit).
@@ -122,6 +123,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         list_lo: Vec::new(),
         list_hi: Vec::new(),
         heads: Vec::new(),
+        written_keys: n as u64,
         cleared: snapshot
             .cleared
             .iter()
@@ -132,8 +134,11 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
     let cleared_before = |db: i32| cleared_in(&snapshot.cleared, db);
     for (db, key, saved) in &snapshot.entries {
         let db = i32::try_from(*db).unwrap_or(i32::MAX);
-        e.dbs.push(db);
-        e.keys.push(key.to_vec());
+        // A key written in part keeps its row in `keys` unless its expiry changed.
+        if !matches!(saved, Saved::Part { key_row: false, .. }) {
+            e.dbs.push(db);
+            e.keys.push(key.to_vec());
+        }
         match saved {
             Saved::Gone => {
                 e.whole.push(true);
@@ -146,12 +151,15 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
                 encode_whole(&mut e, db, key, entry);
             }
             Saved::Part {
+                key_row: rewrite_key,
                 type_name,
                 expire_at,
                 elements,
             } => {
-                e.whole.push(false);
-                key_row(&mut e, db, key, type_name, *expire_at, None);
+                if *rewrite_key {
+                    e.whole.push(false);
+                    key_row(&mut e, db, key, type_name, *expire_at, None);
+                }
                 let head = if cleared_before(db) {
                     0
                 } else {
@@ -308,6 +316,10 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
         }
         Elements::List(part) => {
             for &(lo, hi) in &part.ranges {
+                if hi <= 0 || lo >= part.old_len {
+                    // Pushes only: no row was at these positions.
+                    continue;
+                }
                 e.list_dbs.push(db);
                 e.list_keys.push(key.to_vec());
                 e.list_lo.push(head.saturating_add(lo));

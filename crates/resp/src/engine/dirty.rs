@@ -15,9 +15,9 @@ use super::{Entry, Key, Map, Set};
 pub enum Change {
     /// Anything: the key is written whole (or deleted).
     Whole,
-    /// These fields (hash) or members (set, sorted set) were set or removed, and the key's
-    /// expiry may have changed; none: only the expiry.
-    Members(Set),
+    /// These fields (hash) or members (set, sorted set) were set or removed (none: only the
+    /// expiry changed); true: the key's row (its expiry) is written too.
+    Members(Set, bool),
     /// Elements were pushed or popped at a list's ends (and the expiry may have changed).
     List(ListEnds),
 }
@@ -28,6 +28,8 @@ pub enum Change {
 /// The extremes each end reached bound the positions whose element may differ from before.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListEnds {
+    /// The key's row (its expiry) changed too.
+    expiry: bool,
     head: i64,
     head_min: i64,
     head_max: i64,
@@ -112,6 +114,7 @@ impl ListEnds {
         }
         Some(ListPart {
             head_shift: self.head,
+            old_len,
             ranges,
             elements,
         })
@@ -124,6 +127,9 @@ impl ListEnds {
 pub struct ListPart {
     /// How far the first element's position moved.
     pub head_shift: i64,
+    /// How many elements the list had: rows were at positions `[0, old_len)`, so a range
+    /// outside them (pushes only) has no rows to delete.
+    pub old_len: i64,
     /// Ranges `[lo, hi)` of positions whose rows are replaced.
     pub ranges: Vec<(i64, i64)>,
     /// The elements now at positions within those ranges.
@@ -152,6 +158,8 @@ pub enum Saved {
     Whole(Entry),
     /// Its type and expiry now, and only the elements that changed.
     Part {
+        /// Whether the key's row is written (its expiry changed); else it stays as it is.
+        key_row: bool,
         /// The key's type (`list`, `hash`, `set`, `zset`).
         type_name: &'static str,
         /// Its expiry (ms since the epoch), 0 for none.
@@ -225,17 +233,22 @@ impl DirtyKeys {
         key: &[u8],
         members: impl IntoIterator<Item = &'m [u8]>,
     ) {
-        let slot = self.slot(db, key, || Change::Members(Set::default()));
+        let slot = self.slot(db, key, || Change::Members(Set::default(), false));
+        let mut members = members.into_iter().peekable();
+        let expiry = members.peek().is_none();
         match slot {
-            Change::Members(set) => {
+            Change::Members(set, key_row) => {
+                *key_row |= expiry;
                 for member in members {
                     if !set.contains(member) {
                         set.insert(Key::from(member));
                     }
                 }
             }
-            Change::List(_) => {
-                if members.into_iter().next().is_some() {
+            Change::List(ends) => {
+                if expiry {
+                    ends.expiry = true;
+                } else {
                     *slot = Change::Whole;
                 }
             }
@@ -248,8 +261,11 @@ impl DirtyKeys {
         let slot = self.slot(db, key, || Change::List(ListEnds::default()));
         match slot {
             Change::List(ends) => ends.apply(edit),
-            Change::Members(set) if set.is_empty() => {
-                let mut ends = ListEnds::default();
+            Change::Members(set, key_row) if set.is_empty() => {
+                let mut ends = ListEnds {
+                    expiry: *key_row,
+                    ..ListEnds::default()
+                };
                 ends.apply(edit);
                 *slot = Change::List(ends);
             }
@@ -325,7 +341,7 @@ impl DirtyKeys {
 
 /// The elements of `changed` as `entry` holds them now, or `None` when the key is better
 /// written whole (a string or stream, or as many changes as elements).
-pub fn saved_members(entry: &Entry, changed: &Set) -> Option<Saved> {
+pub fn saved_members(entry: &Entry, changed: &Set, key_row: bool) -> Option<Saved> {
     use super::Value;
     let len = match &entry.value {
         Value::Hash(h) => h.len(),
@@ -359,6 +375,7 @@ pub fn saved_members(entry: &Entry, changed: &Set) -> Option<Saved> {
         _ => Elements::List(ListPart::default()),
     };
     Some(Saved::Part {
+        key_row,
         type_name: entry.value.type_name(),
         expire_at: entry.expire_at,
         elements,
@@ -372,6 +389,7 @@ pub fn saved_list(entry: &Entry, ends: &ListEnds) -> Option<Saved> {
     };
     let part = ends.part(|i| list.get(i), list.len())?;
     Some(Saved::Part {
+        key_row: ends.expiry,
         type_name: "list",
         expire_at: entry.expire_at,
         elements: Elements::List(part),

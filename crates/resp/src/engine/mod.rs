@@ -140,26 +140,26 @@ impl Store {
         let generation = dirty.generation();
         let (cleared, keys) = dirty.take();
         let now = now_ms();
-        let entries =
-            keys.into_iter()
-                .map(|(db, key, change)| {
-                    let entry = self
-                        .dbs
-                        .get(db)
-                        .and_then(|d| d.peek_any(&key))
-                        .filter(|e| e.expire_at == 0 || e.expire_at > now);
-                    let saved =
-                        match (entry, &change) {
-                            (None, _) => Saved::Gone,
-                            (Some(e), Change::Whole) => Saved::Whole(e.clone()),
-                            (Some(e), Change::Members(m)) => dirty::saved_members(e, m)
-                                .unwrap_or_else(|| Saved::Whole(e.clone())),
-                            (Some(e), Change::List(ends)) => dirty::saved_list(e, ends)
-                                .unwrap_or_else(|| Saved::Whole(e.clone())),
-                        };
-                    (db, key, saved)
-                })
-                .collect();
+        let entries = keys
+            .into_iter()
+            .map(|(db, key, change)| {
+                let entry = self
+                    .dbs
+                    .get(db)
+                    .and_then(|d| d.peek_any(&key))
+                    .filter(|e| e.expire_at == 0 || e.expire_at > now);
+                let saved = match (entry, &change) {
+                    (None, _) => Saved::Gone,
+                    (Some(e), Change::Whole) => Saved::Whole(e.clone()),
+                    (Some(e), Change::Members(m, key_row)) => dirty::saved_members(e, m, *key_row)
+                        .unwrap_or_else(|| Saved::Whole(e.clone())),
+                    (Some(e), Change::List(ends)) => {
+                        dirty::saved_list(e, ends).unwrap_or_else(|| Saved::Whole(e.clone()))
+                    }
+                };
+                (db, key, saved)
+            })
+            .collect();
         Some(Snapshot {
             generation,
             cleared,
