@@ -3,8 +3,9 @@
 //! [`PgStore::open`] takes the schema's owner lock, creates or checks the tables, loads the
 //! keyspace into a tracked [`sluice_resp::engine::Store`] and starts the writer; the Redis gate
 //! is then given [`PgStore::persistence`]. Every flush takes the keys changed since the last
-//! one (a key written many times is written once), deletes their rows and copies their current
-//! values in, in one transaction. See docs/redis-store.md.
+//! one (a key written many times is written once) and replaces their rows, or only the rows of
+//! the elements that changed, in one transaction sent in one round trip. See
+//! docs/redis-store.md.
 
 mod codec;
 mod load;
