@@ -14,6 +14,7 @@ mod refusals;
 mod script_clients;
 mod script_limits;
 mod scripting;
+mod server_cmds;
 mod tcl_types;
 mod tls_clients;
 mod tracking;
