@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use super::{
     Handler, acl, bitmaps, command, connection, dump, geo, hashes, hyperloglog, introspect, keys,
-    lcs, lists, monitoring, persistence, pops, pubsub, scripting, server, sets, sort,
+    lcs, lists, migrate, monitoring, persistence, pops, pubsub, scripting, server, sets, sort,
     stream_groups, stream_info, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
@@ -301,6 +301,7 @@ const ROWS: &[Row] = &[
     ("lmpop", -4, WRITE, 0, 0, 0, "list", pops::lmpop),
     ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", pops::blmpop),
     ("sort", -2, W, 1, 1, 1, "generic", sort::sort),
+    ("migrate", -6, WRITE, 3, 3, 1, "generic", migrate::migrate),
     ("sort_ro", -2, R, 1, 1, 1, "generic", sort::sort_ro),
     // geo
     ("geoadd", -5, W, 1, 1, 1, "geo", geo::geoadd),

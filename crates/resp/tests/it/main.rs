@@ -10,6 +10,7 @@ mod dump_restore;
 mod frame_props;
 mod introspect_clients;
 mod memory_clients;
+mod migrate;
 mod refusals;
 mod script_clients;
 mod script_limits;
