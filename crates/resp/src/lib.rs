@@ -132,6 +132,10 @@ pub async fn run(
     loop {
         tokio::select! {
             () = &mut shutdown => break,
+            () = shared.shutdown.notified() => {
+                tracing::info!("SHUTDOWN asked by a Redis client");
+                break;
+            }
             accepted = listener.accept() => match accepted {
                 Ok((stream, addr)) => {
                     let tls = match &config.tls {

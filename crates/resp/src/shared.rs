@@ -58,6 +58,8 @@ pub struct Shared {
     /// min-replicas-to-write asks for replicas Sluice never has: writes are refused
     /// (NOREPLICAS), as Redis refuses them without enough good replicas.
     pub no_good_replicas: AtomicBool,
+    /// SHUTDOWN asked the gate to stop (its listener loop waits on this).
+    pub shutdown: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -93,6 +95,7 @@ impl Shared {
             active_expire: AtomicBool::new(true),
             acl: crate::acl::Acl::new(config.password.as_deref(), config.aclfile.clone()),
             no_good_replicas: AtomicBool::new(false),
+            shutdown: tokio::sync::Notify::new(),
         })
     }
 

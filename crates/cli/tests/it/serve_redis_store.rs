@@ -1,6 +1,6 @@
 //! `sluice serve` with the Redis keyspace in PostgreSQL: killed with SIGKILL under a write load
 //! with `appendfsync always`, every acknowledged write is in the tables and comes back at the
-//! next start.
+//! next start; SHUTDOWN under `everysec` commits the last changes before the process exits.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -11,8 +11,13 @@ use std::time::Duration;
 
 use crate::serve_support::Running;
 
-/// `sluice serve` with only the Redis gate, its store in `schema`, and a clean environment.
+/// `sluice serve` with only the Redis gate, its store in `schema` under `appendfsync always`.
 fn serve_redis(schema: &str) -> Child {
+    serve_redis_with(schema, "always")
+}
+
+/// `sluice serve` with only the Redis gate, its store in `schema`, and a clean environment.
+fn serve_redis_with(schema: &str, appendfsync: &str) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
     command.arg("serve");
     for (name, _) in std::env::vars() {
@@ -26,7 +31,7 @@ fn serve_redis(schema: &str) -> Child {
         .env("SLUICE_DATABASE_URL", sluice_embedded::testkit::url())
         .env("SLUICE_RESP_STORE", "postgres")
         .env("SLUICE_RESP_SCHEMA", schema)
-        .env("SLUICE_RESP_APPENDFSYNC", "always")
+        .env("SLUICE_RESP_APPENDFSYNC", appendfsync)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -123,4 +128,45 @@ fn sigkill_under_load_with_always_loses_no_acknowledged_write() {
         let last = format!("t0:{}", acknowledged[0] - 1);
         assert_eq!(command(&mut conn, &["GET", &last]).unwrap(), "v");
     }
+}
+
+#[test]
+fn shutdown_commits_the_last_changes_and_exits() {
+    let schema = sluice_embedded::testkit::unique("cli_redis_shutdown");
+    let mut running = Running(serve_redis_with(&schema, "everysec"));
+    let addr = resp_address(&mut running.0);
+    let mut conn = BufReader::new(TcpStream::connect(&addr).expect("connect"));
+    // Acknowledged at once under everysec: nothing of these needs to be committed yet.
+    for i in 0..500 {
+        assert_eq!(
+            command(&mut conn, &["SET", &format!("k{i}"), "v"]).unwrap(),
+            "+OK"
+        );
+    }
+    assert_eq!(
+        command(&mut conn, &["RPUSH", "list", "a", "b"]).unwrap(),
+        ":2"
+    );
+    // No reply: the connection closes, and the process exits by itself.
+    assert!(
+        command(&mut conn, &["SHUTDOWN"]).is_err(),
+        "SHUTDOWN was answered"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = running.0.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sluice serve did not exit after SHUTDOWN"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "exit status {status}");
+    let mut running = Running(serve_redis_with(&schema, "everysec"));
+    let addr = resp_address(&mut running.0);
+    let mut conn = BufReader::new(TcpStream::connect(&addr).expect("connect"));
+    assert_eq!(command(&mut conn, &["DBSIZE"]).unwrap(), ":501");
+    assert_eq!(command(&mut conn, &["GET", "k499"]).unwrap(), "v");
 }

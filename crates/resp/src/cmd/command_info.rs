@@ -324,6 +324,27 @@ fn sort_keys(argv: &[&[u8]], store_allowed: bool) -> Vec<KeyRef> {
     keys
 }
 
+/// MIGRATE: the key argument, or with KEYS (and an empty key argument) the keys after it.
+fn migrate_keys(argv: &[&[u8]]) -> Vec<KeyRef> {
+    let flags = || vec!["RW", "access", "delete"];
+    let mut i = 6;
+    while i < argv.len() {
+        let arg = argv[i];
+        if arg.eq_ignore_ascii_case(b"auth") {
+            i += 1;
+        } else if arg.eq_ignore_ascii_case(b"auth2") {
+            i += 2;
+        } else if arg.eq_ignore_ascii_case(b"keys") {
+            if !argv[3].is_empty() {
+                return Vec::new();
+            }
+            return (i + 1..argv.len()).map(|k| (k, flags())).collect();
+        }
+        i += 1;
+    }
+    vec![(3, flags())]
+}
+
 /// The keys of a call and their flags, as COMMAND GETKEYSANDFLAGS reports them, or Redis's
 /// error text.
 pub(crate) fn key_refs(argv: &[&[u8]]) -> Result<Vec<KeyRef>, &'static str> {
@@ -357,6 +378,7 @@ pub(crate) fn key_refs(argv: &[&[u8]]) -> Result<Vec<KeyRef>, &'static str> {
             Some(keys) => keys,
             None if info.name == "sort" => sort_keys(argv, true),
             None if info.name == "sort_ro" => sort_keys(argv, false),
+            None if info.name == "migrate" => migrate_keys(argv),
             None => Vec::new(),
         },
     };
@@ -447,6 +469,15 @@ mod tests {
             "abc:RO+access def:OW+update"
         );
         assert_eq!(keys("memory usage key").unwrap(), "key:RO");
+        assert_eq!(
+            keys("migrate h 1 k 0 10 copy auth keys").unwrap(),
+            "k:RW+access+delete",
+            "KEYS here is AUTH's password"
+        );
+        assert!(
+            keys("migrate h 1 k 0 10 keys a b").is_err(),
+            "KEYS needs an empty key"
+        );
         assert_eq!(keys("xgroup create key g $").unwrap(), "key:RW+insert");
         assert_eq!(keys("eval s 1 key").unwrap(), "key:RW+access+update");
         assert_eq!(keys("eval s 0").unwrap(), "");

@@ -17,6 +17,7 @@ mod keys;
 mod lcs;
 mod lists;
 pub(crate) mod maxmemory;
+mod migrate;
 mod monitoring;
 pub(crate) mod notify;
 mod persistence;

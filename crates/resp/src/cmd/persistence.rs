@@ -97,3 +97,36 @@ pub fn info_section(cx: &mut Cx<'_, '_>, text: &mut String) {
         failure.unwrap_or_default().replace(['\r', '\n'], " "),
     );
 }
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: stops the gate, and with it `sluice serve`
+/// (as SIGTERM does). The store's last changes are committed on the way out whatever the
+/// flags, as Redis fsyncs its AOF at shutdown even with NOSAVE. The client gets no reply: its
+/// connection closes, which is what Redis clients take as success.
+pub fn shutdown(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    for i in 1..args.len() {
+        if args.is(i, "save") {
+            save = true;
+        } else if args.is(i, "nosave") {
+            nosave = true;
+        } else if args.is(i, "abort") {
+            abort = true;
+        } else if args.is(i, "now") || args.is(i, "force") {
+            other = true;
+        } else {
+            cx.out.error(super::SYNTAX);
+            return;
+        }
+    }
+    if (save && nosave) || (abort && (save || nosave || other)) {
+        cx.out.error(super::SYNTAX);
+        return;
+    }
+    if abort {
+        // A shutdown here never waits (no replicas to catch up), so none is ever in progress.
+        cx.out.error("ERR No shutdown in progress.");
+        return;
+    }
+    cx.shared.shutdown.notify_one();
+    cx.session.action = crate::session::Action::Close;
+}

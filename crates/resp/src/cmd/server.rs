@@ -61,6 +61,34 @@ pub fn cluster(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
         .error("ERR This instance has cluster support disabled");
 }
 
+/// ROLE: Sluice is always a primary without replicas.
+pub fn role(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    cx.out.array(3);
+    cx.out.bulk(b"master");
+    cx.out.int(0);
+    cx.out.array(0);
+}
+
+/// LOLWUT [VERSION v]: a small drawing and the version, as Redis ends its answer.
+pub fn lolwut(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
+    match args.len() {
+        1 => {}
+        3 if args.is(1, "version") => {
+            if super::int_arg(cx.out, args.get(2)).is_none() {
+                return;
+            }
+        }
+        _ => {
+            cx.out.error(super::SYNTAX);
+            return;
+        }
+    }
+    let text = format!(
+        "  ~~~~~~~~~~~~~~~\n ~~ sluice ~~~~~~~ |\n~~~~~~~~~~~~~~~~~~~|==> PostgreSQL\n\nRedis ver. {REDIS_VERSION}\n"
+    );
+    cx.out.verbatim(text.as_bytes());
+}
+
 pub fn time(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use super::{
     Handler, acl, bitmaps, command, connection, dump, geo, hashes, hyperloglog, introspect, keys,
-    lcs, lists, monitoring, persistence, pops, pubsub, scripting, server, sets, sort,
+    lcs, lists, migrate, monitoring, persistence, pops, pubsub, scripting, server, sets, sort,
     stream_groups, stream_info, streams, strings, tx, zsets, zsets_multi,
 };
 use crate::engine::RandomState;
@@ -117,6 +117,9 @@ const ROWS: &[Row] = &[
     ("lastsave", 1, LOADING | STALE | FAST, 0, 0, 0, "server", persistence::lastsave),
     ("save", 1, ADMIN | NOSCRIPT | NO_MULTI, 0, 0, 0, "server", persistence::save),
     ("bgsave", -1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::bgsave),
+    ("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI, 0, 0, 0, "server", persistence::shutdown),
+    ("role", 1, NOSCRIPT | LOADING | STALE | FAST, 0, 0, 0, "server", server::role),
+    ("lolwut", -1, READONLY | FAST, 0, 0, 0, "server", server::lolwut),
     ("bgrewriteaof", 1, ADMIN | NOSCRIPT, 0, 0, 0, "server", persistence::bgrewriteaof),
     ("function", -2, NOSCRIPT | CONTAINER, 0, 0, 0, "scripting", scripting::function),
     ("script", -2, NOSCRIPT | CONTAINER, 0, 0, 0, "scripting", scripting::script),
@@ -298,6 +301,7 @@ const ROWS: &[Row] = &[
     ("lmpop", -4, WRITE, 0, 0, 0, "list", pops::lmpop),
     ("blmpop", -5, WRITE | BLOCKING, 0, 0, 0, "list", pops::blmpop),
     ("sort", -2, W, 1, 1, 1, "generic", sort::sort),
+    ("migrate", -6, WRITE, 3, 3, 1, "generic", migrate::migrate),
     ("sort_ro", -2, R, 1, 1, 1, "generic", sort::sort_ro),
     // geo
     ("geoadd", -5, W, 1, 1, 1, "geo", geo::geoadd),

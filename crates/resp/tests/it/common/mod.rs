@@ -46,6 +46,18 @@ impl Sluice {
         }
     }
 
+    /// Whether the server stopped by itself (SHUTDOWN) within `limit`.
+    pub fn stops_within(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if self.thread.as_ref().is_none_or(|t| t.is_finished()) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
+    }
+
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
