@@ -2,6 +2,7 @@
 
 mod durable;
 mod memory;
+mod redka;
 mod tls;
 
 use crate::report::median;
@@ -41,6 +42,10 @@ enum Case {
     /// Start-up time with KEYS keys of mixed types: the store loaded from PostgreSQL against
     /// redis-server replaying its AOF (`appendonly yes`).
     Restart(durable::RestartArgs),
+    /// Serves Redis commands with Redka's approach (each command its own SQL transaction on
+    /// PostgreSQL); `durable` runs it as a contender.
+    #[command(hide = true)]
+    RedkaServe(redka::RedkaArgs),
     /// TLS on the listener: Sluice and redis-server each plain and with TLS (`redis-benchmark
     /// --tls --cacert`), in rotating order: requests/s, TLS/plain per server, Sluice/Redis with
     /// TLS, CPU per request.
@@ -196,6 +201,7 @@ pub fn run(args: RespArgs) -> Result<()> {
         Case::TypesRss(a) => memory::types_rss(a),
         Case::Durable(a) => durable::durable(a),
         Case::Restart(a) => durable::restart(a),
+        Case::RedkaServe(a) => redka::serve(a),
         Case::Tls(a) => tls::tls(a),
     }
 }

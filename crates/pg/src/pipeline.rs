@@ -2,9 +2,10 @@
 
 use crate::conn::Connection;
 use crate::error::{Error, ErrorKind, Result};
+use crate::protocol::backend::Message;
 use crate::protocol::frontend;
-use crate::query::{Params, is_stale_statement};
-use crate::rows::Rows;
+use crate::query::{Head, Params, is_stale_statement};
+use crate::rows::{Columns, CommandTag, Rows};
 use crate::statement::Plan;
 use crate::stream::RowStream;
 use crate::types::Format;
@@ -30,7 +31,12 @@ struct Entry {
     format: Format,
     /// The SQL, kept only where reading the result needs it (statements being prepared).
     sql: Option<Box<str>>,
+    /// A `COPY ... FROM STDIN` sent with its data ([`Pipeline::copy_in`]).
+    copy_in: bool,
 }
+
+/// COPY data goes out in messages of at most this size (the server takes up to 1 GB each).
+const COPY_MESSAGE: usize = 1 << 20;
 
 /// A batch of statements sent with one write. Build it with [`Connection::pipeline`], add
 /// statements, then [`Pipeline::run`]. Dropping it unrun sends nothing.
@@ -94,6 +100,39 @@ impl Pipeline<'_> {
             plan,
             format,
             sql: keep_sql.then(|| sql.into()),
+            copy_in: false,
+        });
+        if self.mode == SyncMode::PerStatement {
+            frontend::sync(&mut conn.io.write);
+            self.group_ends.push(self.entries.len());
+        }
+        Ok(self.entries.len() - 1)
+    }
+
+    /// Adds a `COPY ... FROM STDIN` with all of its `data`: the statement, the data and its end
+    /// go out with the rest of the batch, so a transaction of deletes, COPYs and merges costs
+    /// one round trip. Its result has no rows; its command tag counts the rows loaded. A
+    /// statement that turns out not to be a COPY FROM STDIN fails with [`ErrorKind::Usage`]
+    /// (the server ignores the data then). Returns its index in the results.
+    pub fn copy_in(&mut self, sql: &str, data: &[u8]) -> Result<usize> {
+        let Some(conn) = self.conn.as_deref_mut() else {
+            return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
+        };
+        let start = conn.io.write.len();
+        conn.write_statement(sql, &[], Format::Text, &Plan::Unprepared)?;
+        // The server reads the data right after the Execute that put it in copy-in mode.
+        for chunk in data.chunks(COPY_MESSAGE) {
+            if let Err(e) = frontend::copy_data(chunk, &mut conn.io.write) {
+                conn.io.write.truncate(start);
+                return Err(e.into());
+            }
+        }
+        frontend::copy_done(&mut conn.io.write);
+        self.entries.push(Entry {
+            plan: Plan::Unprepared,
+            format: Format::Text,
+            sql: None,
+            copy_in: true,
         });
         if self.mode == SyncMode::PerStatement {
             frontend::sync(&mut conn.io.write);
@@ -177,9 +216,13 @@ impl Pipeline<'_> {
                     continue;
                 }
                 let sql = entry.sql.as_deref().unwrap_or("");
-                let result = match conn.read_head(sql, &entry.plan, entry.format).await {
-                    Ok(head) => RowStream::new(conn, head, false).collect().await,
-                    Err(e) => Err(e),
+                let result = if entry.copy_in {
+                    conn.read_copy_in_result().await
+                } else {
+                    match conn.read_head(sql, &entry.plan, entry.format).await {
+                        Ok(head) => RowStream::new(conn, head, false).collect().await,
+                        Err(e) => Err(e),
+                    }
                 };
                 if let Err(e) = &result {
                     if e.is_closed() || conn.is_broken() {
@@ -223,6 +266,12 @@ impl<'c> Pipeline<'c> {
         let Some(conn) = self.conn.take() else {
             return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
         };
+        if entries.iter().any(|e| e.copy_in) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "run_stream of a pipeline holding a COPY (use run)",
+            ));
+        }
         let Some((last, before)) = entries.split_last() else {
             return Err(Error::new(
                 ErrorKind::Usage,
@@ -270,6 +319,50 @@ impl<'c> Pipeline<'c> {
             }
         }
     }
+}
+
+impl Connection {
+    /// Reads the response to a COPY FROM STDIN sent with its data: parsed, bound, described
+    /// (no rows), CopyInResponse, then the CommandComplete counting the rows loaded.
+    async fn read_copy_in_result(&mut self) -> Result<Rows> {
+        let head = self.read_head("", &Plan::Unprepared, Format::Text).await?;
+        if let Head::Rows(_) = head {
+            RowStream::new(self, head, false).collect().await?;
+            return Err(not_copy_in());
+        }
+        let mut copy_started = false;
+        loop {
+            let (tag, len) = self.next_message().await?;
+            match tag {
+                b'G' => {
+                    copy_started = true;
+                    self.io.consume(len);
+                }
+                // A COPY TO STDOUT: its data is read and dropped.
+                b'H' | b'd' | b'c' => self.io.consume(len),
+                b'C' => {
+                    let Message::CommandComplete { tag } = self.parse_front(tag, len)? else {
+                        return Err(self.unexpected("instead of CommandComplete", tag));
+                    };
+                    let tag = CommandTag::new(tag);
+                    self.io.consume(len);
+                    if !copy_started {
+                        return Err(not_copy_in());
+                    }
+                    return Ok(Rows::new(Columns::from(Vec::new()), Vec::new(), tag));
+                }
+                b'E' => return Err(self.take_error(len)?),
+                _ => return Err(self.unexpected("in response to a pipelined COPY", tag)),
+            }
+        }
+    }
+}
+
+fn not_copy_in() -> Error {
+    Error::new(
+        ErrorKind::Usage,
+        "Pipeline::copy_in needs a COPY ... FROM STDIN statement",
+    )
 }
 
 fn aborted(index: usize, failed: Option<usize>) -> Error {

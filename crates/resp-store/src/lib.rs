@@ -3,8 +3,9 @@
 //! [`PgStore::open`] takes the schema's owner lock, creates or checks the tables, loads the
 //! keyspace into a tracked [`sluice_resp::engine::Store`] and starts the writer; the Redis gate
 //! is then given [`PgStore::persistence`]. Every flush takes the keys changed since the last
-//! one (a key written many times is written once), deletes their rows and copies their current
-//! values in, in one transaction. See docs/redis-store.md.
+//! one (a key written many times is written once) and replaces their rows, or only the rows of
+//! the elements that changed, in one transaction sent in one round trip. See
+//! docs/redis-store.md.
 
 mod codec;
 mod load;
@@ -26,6 +27,8 @@ use tokio::sync::watch;
 pub use load::Loaded;
 pub use lock::APPLICATION;
 pub use schema::VERSION as SCHEMA_VERSION;
+#[doc(hidden)]
+pub use schema::create_at_version;
 
 /// What failed, named with the step.
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +109,7 @@ impl PgStore {
         let mut conn = connect(pg).await?;
         schema::migrate(&mut conn, &config.schema).await?;
         let mut store = Store::tracked(config.databases);
-        let loaded = load::load(&mut conn, &config.schema, &mut store).await?;
+        let (loaded, heads) = load::load(&mut conn, &config.schema, &mut store).await?;
         tracing::info!(
             keys = loaded.keys,
             elements = loaded.elements,
@@ -128,6 +131,7 @@ impl PgStore {
             durability.clone(),
             lock,
             conn,
+            heads,
         );
         let writer = tokio::spawn(writer.run(stopped, config.final_flush_wait));
         Ok(PgStore {

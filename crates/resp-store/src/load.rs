@@ -10,6 +10,7 @@ use sluice_resp::engine::{
 
 use crate::Error;
 use crate::codec::{RowReader, as_f64, as_i32, as_i64, bytea_array, field};
+use crate::write::ListHeads;
 
 /// A progress line is logged every this many keys.
 const PROGRESS_EVERY: u64 = 250_000;
@@ -25,7 +26,11 @@ pub struct Loaded {
 
 /// Reads every live key of `schema` into `store` (which is empty and tracked; nothing loaded is
 /// marked dirty). Keys past their expiry are skipped; their rows go at the first flush.
-pub async fn load(conn: &mut Connection, schema: &str, store: &mut Store) -> Result<Loaded, Error> {
+pub async fn load(
+    conn: &mut Connection,
+    schema: &str,
+    store: &mut Store,
+) -> Result<(Loaded, ListHeads), Error> {
     let started = Instant::now();
     let s = quote_ident(schema);
     let mut loaded = Loaded::default();
@@ -77,23 +82,48 @@ pub async fn load(conn: &mut Connection, schema: &str, store: &mut Store) -> Res
         },
     )
     .await?;
+    // Each list's first position is kept for writes in part; a list whose positions have gaps
+    // (rows written by hand) is written whole at the first flush, from position 0.
+    let mut heads = ListHeads::new();
+    let mut gaps: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut current: Option<(i32, Vec<u8>, i64)> = None;
     copy_rows(
         conn,
         &format!(
-            "COPY (SELECT db, key, value FROM {s}.list_items ORDER BY db, key, pos) \
+            "COPY (SELECT db, key, value, pos FROM {s}.list_items ORDER BY db, key, pos) \
              TO STDOUT (FORMAT binary)"
         ),
         "list_items",
         |data, f| {
             let db = db_of(data, f, databases)?;
-            if let Some(Value::List(l)) = store.loaded_mut(db, required(data, f, 1)?) {
+            let key = required(data, f, 1)?;
+            let pos = as_i64(required(data, f, 3)?)?;
+            if let Some(Value::List(l)) = store.loaded_mut(db, key) {
                 l.push_back(required(data, f, 2)?.into());
                 *elements += 1;
+                let db = db as i32;
+                match &mut current {
+                    Some((d, k, next)) if *d == db && k.as_slice() == key => {
+                        if *next != pos {
+                            gaps.push((db as usize, key.to_vec()));
+                        }
+                        *next = pos.saturating_add(1);
+                    }
+                    _ => {
+                        heads.insert((db, key.to_vec()), pos);
+                        current = Some((db, key.to_vec(), pos.saturating_add(1)));
+                    }
+                }
             }
             Ok(())
         },
     )
     .await?;
+    gaps.dedup();
+    for (db, key) in gaps {
+        heads.remove(&(db as i32, key.clone()));
+        store.mark_for_rewrite(db, &key);
+    }
     copy_rows(
         conn,
         &format!("COPY {s}.set_members (db, key, member) TO STDOUT (FORMAT binary)"),
@@ -149,7 +179,7 @@ pub async fn load(conn: &mut Connection, schema: &str, store: &mut Store) -> Res
     .await?;
     loaded.millis = started.elapsed().as_millis() as u64;
     store.loaded();
-    Ok(loaded)
+    Ok((loaded, heads))
 }
 
 /// Appends a loaded entry without disturbing the counters read from the keys row.

@@ -6,7 +6,7 @@ use sluice_pg::sql::{quote_ident, quote_literal};
 use crate::Error;
 
 /// The newest schema version this build writes.
-pub const VERSION: i32 = 1;
+pub const VERSION: i32 = 2;
 
 /// The tables of version 1, `{s}` standing for the quoted schema.
 const V1_TABLES: &str = r#"
@@ -77,6 +77,23 @@ CREATE VIEW {s}.streams AS
          generate_series(1, array_length(e.fields, 1), 2) AS i;
 "#;
 
+/// Version 2: lists are written in part (pushes and pops at either end write only the elements
+/// that changed), so positions no longer start at 0: they are contiguous from wherever the
+/// first element is, negative too. The `lists` view shows each row's `pos` as well. Rows of
+/// version 1 (positions 0..n-1) are valid version 2 rows: no data moves.
+const V2: &str = r#"
+COMMENT ON COLUMN {s}.list_items.pos IS 'The element''s place in its list: contiguous, in list order, starting anywhere (negative too): a push at the head takes the position before the first';
+COMMENT ON TABLE {s}.hash_fields IS 'Hash fields, written by Sluice field by field';
+CREATE OR REPLACE VIEW {s}.lists AS
+    SELECT l.db, {s}.as_text(l.key) AS key_text,
+           row_number() OVER (PARTITION BY l.db, l.key ORDER BY l.pos) - 1 AS index,
+           {s}.as_text(l.value) AS value_text, k.expire_at, l.key, l.value, l.pos
+    FROM {s}.list_items l JOIN {s}.keys k USING (db, key);
+"#;
+
+/// The migrations in order: each takes the schema from the version before to its own.
+const MIGRATIONS: [(i32, &str); 2] = [(1, V1_TABLES), (2, V2)];
+
 /// Creates the schema and its tables, or checks that an existing one is a version this build
 /// knows. Returns the version found before (0 for a new schema).
 pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> {
@@ -105,17 +122,56 @@ pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> 
             known: VERSION,
         });
     }
-    if found < 1 {
-        let ddl = V1_TABLES.replace("{s}", &s);
-        let lock = format!(
-            "SELECT pg_advisory_xact_lock(hashtext({}))",
-            quote_literal(&format!("sluice_redis_migrate:{schema}"))
-        );
+    migrate_to(conn, schema, found, VERSION).await?;
+    Ok(found)
+}
+
+/// Applies the migrations after `found` up to `target`, each in a transaction of its own (the
+/// owner lock, taken before, keeps a second instance from migrating at the same time).
+async fn migrate_to(
+    conn: &mut Connection,
+    schema: &str,
+    found: i32,
+    target: i32,
+) -> Result<(), Error> {
+    let s = quote_ident(schema);
+    let lock = format!(
+        "SELECT pg_advisory_xact_lock(hashtext({}))",
+        quote_literal(&format!("sluice_redis_migrate:{schema}"))
+    );
+    for (version, ddl) in MIGRATIONS {
+        if version <= found || version > target {
+            continue;
+        }
+        let ddl = ddl.replace("{s}", &s);
         conn.batch_execute(&format!(
-            "BEGIN; {lock}; {ddl}; INSERT INTO {s}.schema_migrations (version) VALUES (1); COMMIT"
+            "BEGIN; {lock}; {ddl}; INSERT INTO {s}.schema_migrations (version) VALUES ({version}); COMMIT"
         ))
         .await
-        .map_err(|e| Error::pg("creating the tables (migration 1)", e))?;
+        .map_err(|e| Error::pg(MIGRATION_STEPS[(version - 1) as usize], e))?;
     }
-    Ok(found)
+    Ok(())
+}
+
+const MIGRATION_STEPS: [&str; 2] = [
+    "creating the tables (migration 1)",
+    "positions of lists written in part (migration 2)",
+];
+
+/// Creates the schema at an older `version` (tests of the migrations).
+#[doc(hidden)]
+pub async fn create_at_version(
+    conn: &mut Connection,
+    schema: &str,
+    version: i32,
+) -> Result<(), Error> {
+    let s = quote_ident(schema);
+    conn.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {s}; \
+         CREATE TABLE IF NOT EXISTS {s}.schema_migrations (\
+             version int4 PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+    ))
+    .await
+    .map_err(|e| Error::pg("creating the schema", e))?;
+    migrate_to(conn, schema, 0, version).await
 }

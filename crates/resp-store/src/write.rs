@@ -1,10 +1,13 @@
-//! One flush: a snapshot of dirty keys encoded as binary COPY rows and written in one transaction.
+//! One flush: a snapshot of dirty keys encoded as binary COPY rows and element deletes, written
+//! in one transaction and one round trip.
 
 use bytes::{BufMut, BytesMut};
-use sluice_pg::Connection;
 use sluice_pg::sql::quote_ident;
+use sluice_pg::{Connection, ErrorKind, SyncMode};
 use sluice_resp::durable::CommitInfo;
-use sluice_resp::engine::{Snapshot, StreamId, Value};
+use std::collections::HashMap;
+
+use sluice_resp::engine::{Elements, Entry, Saved, Snapshot, StreamId, Value};
 
 use crate::Error;
 use crate::codec::RowWriter;
@@ -19,14 +22,52 @@ const TABLES: [(&str, &str); 6] = [
     ("stream_entries", "db, key, ms, seq, fields"),
 ];
 
+/// Where each list's first element is in `list_items` (its `pos`), by database and key: a
+/// list written in part gets positions relative to it. Lists absent start at 0.
+pub type ListHeads = HashMap<ListKey, i64>;
+
+/// A list's database and key.
+pub type ListKey = (i32, Vec<u8>);
+
+/// Element rows to delete, by key: the database, key and field or member of each.
+#[derive(Debug, Default)]
+pub struct ElementDeletes {
+    dbs: Vec<i32>,
+    keys: Vec<Vec<u8>>,
+    members: Vec<Vec<u8>>,
+}
+
+impl ElementDeletes {
+    fn push(&mut self, db: i32, key: &[u8], member: &[u8]) {
+        self.dbs.push(db);
+        self.keys.push(key.to_vec());
+        self.members.push(member.to_vec());
+    }
+}
+
 /// The rows of one snapshot, ready to send: one binary COPY buffer per table.
 #[derive(Debug)]
 pub struct Encoded {
     buffers: [BytesMut; 6],
     rows: [u64; 6],
-    /// Dirty keys' databases and names (their old rows are deleted first).
+    /// Dirty keys' databases and names (their key rows are deleted first) and whether their
+    /// element rows go too (written whole or gone).
     dbs: Vec<i32>,
     keys: Vec<Vec<u8>>,
+    whole: Vec<bool>,
+    /// Fields, set members and sorted-set members written in part: their rows are deleted,
+    /// then the ones still there copied in.
+    hash: ElementDeletes,
+    set: ElementDeletes,
+    zset: ElementDeletes,
+    /// List positions `[lo, hi)` written in part.
+    list_dbs: Vec<i32>,
+    list_keys: Vec<Vec<u8>>,
+    list_lo: Vec<i64>,
+    list_hi: Vec<i64>,
+    /// Where lists' first elements are once this commits (`None`: no list there any more).
+    pub heads: Vec<(ListKey, Option<i64>)>,
+    written_keys: u64,
     cleared: Vec<i32>,
     taken_at_ms: i64,
 }
@@ -39,119 +80,264 @@ impl Encoded {
 
     /// Keys written or deleted.
     pub fn keys(&self) -> u64 {
-        self.keys.len() as u64
+        self.written_keys
+    }
+
+    /// Records in `heads` where the lists' first elements are now (after a commit).
+    pub fn update_heads(&self, heads: &mut ListHeads) {
+        for db in &self.cleared {
+            heads.retain(|(d, _), _| d != db);
+        }
+        for (key, head) in &self.heads {
+            match head {
+                Some(h) => {
+                    heads.insert(key.clone(), *h);
+                }
+                None => {
+                    heads.remove(key);
+                }
+            }
+        }
     }
 }
 
-/// Encodes a snapshot (outside the store lock).
-pub fn encode(snapshot: &Snapshot) -> Encoded {
+/// Encodes a snapshot (outside the store lock); `heads` says where lists written in part
+/// start.
+pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
     let mut buffers: [BytesMut; 6] = Default::default();
     for buf in &mut buffers {
         buf.put_slice(sluice_pg::BINARY_HEADER);
     }
-    let mut rows = [0u64; 6];
-    let mut dbs = Vec::with_capacity(snapshot.entries.len());
-    let mut keys = Vec::with_capacity(snapshot.entries.len());
-    for (db, key, entry) in &snapshot.entries {
-        let db = i32::try_from(*db).unwrap_or(i32::MAX);
-        dbs.push(db);
-        keys.push(key.to_vec());
-        let Some(entry) = entry else { continue };
-        let [k, h, l, s, z, x] = &mut buffers;
-        let mut row = RowWriter::start(k, 5);
-        row.int4(db)
-            .bytes(key)
-            .bytes(entry.value.type_name().as_bytes());
-        if entry.expire_at == 0 {
-            row.null();
-        } else {
-            row.timestamp_ms(entry.expire_at);
-        }
-        match &entry.value {
-            Value::Str(v) => {
-                row.bytes(v);
-            }
-            Value::Stream(stream) => {
-                row.bytes(&crate::stream_meta::encode(stream));
-            }
-            _ => {
-                row.null();
-            }
-        }
-        rows[0] += 1;
-        match &entry.value {
-            Value::Str(_) => {}
-            Value::Hash(hash) => {
-                for (field, value) in hash.iter() {
-                    RowWriter::start(h, 4)
-                        .int4(db)
-                        .bytes(key)
-                        .bytes(field)
-                        .bytes(value);
-                }
-                rows[1] += hash.len() as u64;
-            }
-            Value::List(list) => {
-                for (pos, value) in list.iter().enumerate() {
-                    RowWriter::start(l, 4)
-                        .int4(db)
-                        .bytes(key)
-                        .int8(pos as i64)
-                        .bytes(value);
-                }
-                rows[2] += list.len() as u64;
-            }
-            Value::Set(set) => {
-                for member in set.iter() {
-                    RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
-                }
-                rows[3] += set.len() as u64;
-            }
-            Value::ZSet(zset) => {
-                for (member, score) in zset.iter() {
-                    RowWriter::start(z, 4)
-                        .int4(db)
-                        .bytes(key)
-                        .bytes(member)
-                        .float8(score);
-                }
-                rows[4] += zset.len() as u64;
-            }
-            Value::Stream(stream) => {
-                let mut items: Vec<&[u8]> = Vec::new();
-                stream.walk(StreamId::MIN, StreamId::MAX, false, |entry| {
-                    items.clear();
-                    for (field, value) in entry.fields() {
-                        items.push(field);
-                        items.push(value);
-                    }
-                    // IDs are u64; int8 keeps their bits (IDs past 2^63 read back negative).
-                    RowWriter::start(x, 5)
-                        .int4(db)
-                        .bytes(key)
-                        .int8(entry.id.ms as i64)
-                        .int8(entry.id.seq as i64)
-                        .bytea_array(items.iter().copied());
-                    rows[5] += 1;
-                    true
-                });
-            }
-        }
-    }
-    for buf in &mut buffers {
-        buf.put_i16(-1);
-    }
-    Encoded {
+    let n = snapshot.entries.len();
+    let mut e = Encoded {
         buffers,
-        rows,
-        dbs,
-        keys,
+        rows: [0; 6],
+        dbs: Vec::with_capacity(n),
+        keys: Vec::with_capacity(n),
+        whole: Vec::with_capacity(n),
+        hash: ElementDeletes::default(),
+        set: ElementDeletes::default(),
+        zset: ElementDeletes::default(),
+        list_dbs: Vec::new(),
+        list_keys: Vec::new(),
+        list_lo: Vec::new(),
+        list_hi: Vec::new(),
+        heads: Vec::new(),
+        written_keys: n as u64,
         cleared: snapshot
             .cleared
             .iter()
             .map(|&db| i32::try_from(db).unwrap_or(i32::MAX))
             .collect(),
         taken_at_ms: snapshot.taken_at_ms,
+    };
+    let cleared_before = |db: i32| cleared_in(&snapshot.cleared, db);
+    for (db, key, saved) in &snapshot.entries {
+        let db = i32::try_from(*db).unwrap_or(i32::MAX);
+        // A key written in part keeps its row in `keys` unless its expiry changed.
+        if !matches!(saved, Saved::Part { key_row: false, .. }) {
+            e.dbs.push(db);
+            e.keys.push(key.to_vec());
+        }
+        match saved {
+            Saved::Gone => {
+                e.whole.push(true);
+                e.heads.push(((db, key.to_vec()), None));
+            }
+            Saved::Whole(entry) => {
+                e.whole.push(true);
+                let head = matches!(entry.value, Value::List(_)).then_some(0);
+                e.heads.push(((db, key.to_vec()), head));
+                encode_whole(&mut e, db, key, entry);
+            }
+            Saved::Part {
+                key_row: rewrite_key,
+                type_name,
+                expire_at,
+                elements,
+            } => {
+                if *rewrite_key {
+                    e.whole.push(false);
+                    key_row(&mut e, db, key, type_name, *expire_at, None);
+                }
+                let head = if cleared_before(db) {
+                    0
+                } else {
+                    heads.get(&(db, key.to_vec())).copied().unwrap_or(0)
+                };
+                encode_part(&mut e, db, key, elements, head);
+            }
+        }
+    }
+    for buf in &mut e.buffers {
+        buf.put_i16(-1);
+    }
+    e
+}
+
+/// Whether database `db` was emptied in this snapshot (its lists start afresh).
+fn cleared_in(cleared: &[usize], db: i32) -> bool {
+    usize::try_from(db).is_ok_and(|d| cleared.contains(&d))
+}
+
+/// The key's row in `keys`.
+fn key_row(
+    e: &mut Encoded,
+    db: i32,
+    key: &[u8],
+    type_name: &str,
+    expire_at: i64,
+    value: Option<&[u8]>,
+) {
+    let mut row = RowWriter::start(&mut e.buffers[0], 5);
+    row.int4(db).bytes(key).bytes(type_name.as_bytes());
+    if expire_at == 0 {
+        row.null();
+    } else {
+        row.timestamp_ms(expire_at);
+    }
+    match value {
+        Some(v) => row.bytes(v),
+        None => row.null(),
+    };
+    e.rows[0] += 1;
+}
+
+fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
+    let type_name = entry.value.type_name();
+    match &entry.value {
+        Value::Str(v) => key_row(e, db, key, type_name, entry.expire_at, Some(v)),
+        Value::Stream(stream) => {
+            let meta = crate::stream_meta::encode(stream);
+            key_row(e, db, key, type_name, entry.expire_at, Some(&meta));
+        }
+        _ => key_row(e, db, key, type_name, entry.expire_at, None),
+    }
+    let [_, h, l, s, z, x] = &mut e.buffers;
+    match &entry.value {
+        Value::Str(_) => {}
+        Value::Hash(hash) => {
+            for (field, value) in hash.iter() {
+                RowWriter::start(h, 4)
+                    .int4(db)
+                    .bytes(key)
+                    .bytes(field)
+                    .bytes(value);
+            }
+            e.rows[1] += hash.len() as u64;
+        }
+        Value::List(list) => {
+            for (pos, value) in list.iter().enumerate() {
+                RowWriter::start(l, 4)
+                    .int4(db)
+                    .bytes(key)
+                    .int8(pos as i64)
+                    .bytes(value);
+            }
+            e.rows[2] += list.len() as u64;
+        }
+        Value::Set(set) => {
+            for member in set.iter() {
+                RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
+            }
+            e.rows[3] += set.len() as u64;
+        }
+        Value::ZSet(zset) => {
+            for (member, score) in zset.iter() {
+                RowWriter::start(z, 4)
+                    .int4(db)
+                    .bytes(key)
+                    .bytes(member)
+                    .float8(score);
+            }
+            e.rows[4] += zset.len() as u64;
+        }
+        Value::Stream(stream) => {
+            let mut items: Vec<&[u8]> = Vec::new();
+            let rows = &mut e.rows[5];
+            stream.walk(StreamId::MIN, StreamId::MAX, false, |entry| {
+                items.clear();
+                for (field, value) in entry.fields() {
+                    items.push(field);
+                    items.push(value);
+                }
+                // IDs are u64; int8 keeps their bits (IDs past 2^63 read back negative).
+                RowWriter::start(x, 5)
+                    .int4(db)
+                    .bytes(key)
+                    .int8(entry.id.ms as i64)
+                    .int8(entry.id.seq as i64)
+                    .bytea_array(items.iter().copied());
+                *rows += 1;
+                true
+            });
+        }
+    }
+}
+
+/// The changed elements of a key written in part: their rows deleted, the present ones copied.
+fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: i64) {
+    let [_, h, l, s, z, _] = &mut e.buffers;
+    match elements {
+        Elements::Hash(fields) => {
+            for (field, value) in fields {
+                e.hash.push(db, key, field);
+                if let Some(value) = value {
+                    RowWriter::start(h, 4)
+                        .int4(db)
+                        .bytes(key)
+                        .bytes(field)
+                        .bytes(value);
+                    e.rows[1] += 1;
+                }
+            }
+        }
+        Elements::Set(members) => {
+            for (member, present) in members {
+                e.set.push(db, key, member);
+                if *present {
+                    RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
+                    e.rows[3] += 1;
+                }
+            }
+        }
+        Elements::ZSet(members) => {
+            for (member, score) in members {
+                e.zset.push(db, key, member);
+                if let Some(score) = score {
+                    RowWriter::start(z, 4)
+                        .int4(db)
+                        .bytes(key)
+                        .bytes(member)
+                        .float8(*score);
+                    e.rows[4] += 1;
+                }
+            }
+        }
+        Elements::List(part) => {
+            for &(lo, hi) in &part.ranges {
+                if hi <= 0 || lo >= part.old_len {
+                    // Pushes only: no row was at these positions.
+                    continue;
+                }
+                e.list_dbs.push(db);
+                e.list_keys.push(key.to_vec());
+                e.list_lo.push(head.saturating_add(lo));
+                e.list_hi.push(head.saturating_add(hi));
+            }
+            for (at, value) in &part.elements {
+                RowWriter::start(l, 4)
+                    .int4(db)
+                    .bytes(key)
+                    .int8(head.saturating_add(*at))
+                    .bytes(value);
+                e.rows[2] += 1;
+            }
+            e.heads.push((
+                (db, key.to_vec()),
+                Some(head.saturating_add(part.head_shift)),
+            ));
+        }
     }
 }
 
@@ -160,6 +346,9 @@ pub fn encode(snapshot: &Snapshot) -> Encoded {
 pub struct Statements {
     clear: String,
     delete: String,
+    /// Deletes of changed hash fields, set members and sorted-set members.
+    members: [String; 3],
+    list_ranges: String,
     copies: [String; 6],
 }
 
@@ -180,22 +369,39 @@ impl Statements {
             ));
         }
         clear.push_str(" SELECT 1");
-        // The dirty keys' rows and every row expired by the snapshot's time go; children are
-        // deleted for the type their key had, so a string costs no probe of the other tables.
+        // The dirty keys' rows go, and every row expired by the snapshot's time. Element rows
+        // go with their key when it is written whole or gone, or when its old row had expired
+        // (a key recreated since and written in part); children are deleted for the type the
+        // key had, so a string costs no probe of the other tables. Keys written in part lose
+        // just the rows of their changed elements.
+        let expired_by = "timestamptz 'epoch' + $4::int8 * interval '1 millisecond'";
         let mut delete = format!(
-            "WITH gone AS (DELETE FROM {s}.keys k USING unnest($1::int4[], $2::bytea[]) AS d(db, key) \
-                 WHERE k.db = d.db AND k.key = d.key RETURNING k.db, k.key, k.type), \
-             expired AS (DELETE FROM {s}.keys \
-                 WHERE expire_at <= timestamptz 'epoch' + $3::int8 * interval '1 millisecond' \
-                 RETURNING db, key, type), \
-             doomed AS (SELECT * FROM gone UNION ALL SELECT * FROM expired)"
+            "WITH gone AS (DELETE FROM {s}.keys k                  USING unnest($1::int4[], $2::bytea[], $3::bool[]) AS d(db, key, whole)                  WHERE k.db = d.db AND k.key = d.key                  RETURNING k.db, k.key, k.type, d.whole OR k.expire_at <= {expired_by} AS doomed),              expired AS (DELETE FROM {s}.keys WHERE expire_at <= {expired_by}                  RETURNING db, key, type),              doomed AS (SELECT db, key, type FROM gone WHERE doomed                  UNION ALL SELECT * FROM expired)"
         );
         for (i, (table, kind)) in children.iter().enumerate() {
             delete.push_str(&format!(
-                ", c{i} AS (DELETE FROM {s}.{table} t USING doomed d \
-                     WHERE d.type = '{kind}' AND t.db = d.db AND t.key = d.key)"
+                ", c{i} AS (DELETE FROM {s}.{table} t USING doomed d                      WHERE d.type = '{kind}' AND t.db = d.db AND t.key = d.key)"
             ));
         }
+        // Element rows of keys written in part: statements of their own, sent only when the
+        // flush has such rows (an empty unnest still costs its plan nodes at every commit).
+        let members = [
+            ("hash_fields", "field"),
+            ("set_members", "member"),
+            ("zset_members", "member"),
+        ]
+        .map(|(table, column)| {
+            format!(
+                "DELETE FROM {s}.{table} t \
+                 USING unnest($1::int4[], $2::bytea[], $3::bytea[]) AS d(db, key, m) \
+                 WHERE t.db = d.db AND t.key = d.key AND t.{column} = d.m"
+            )
+        });
+        let list_ranges = format!(
+            "DELETE FROM {s}.list_items t \
+             USING unnest($1::int4[], $2::bytea[], $3::int8[], $4::int8[]) AS d(db, key, lo, hi) \
+             WHERE t.db = d.db AND t.key = d.key AND t.pos >= d.lo AND t.pos < d.hi"
+        );
         delete
             .push_str(" SELECT (SELECT count(*) FROM expired), pg_current_wal_insert_lsn()::text");
         let copies = TABLES.map(|(table, columns)| {
@@ -204,52 +410,100 @@ impl Statements {
         Self {
             clear,
             delete,
+            members,
+            list_ranges,
             copies,
         }
     }
 }
 
-/// Writes an encoded snapshot in one transaction.
+/// Writes an encoded snapshot in one transaction and one round trip: the deletes, each COPY
+/// with its data, and the commit (the Sync ending the implicit transaction) go out in one write.
 pub async fn write(
     conn: &mut Connection,
     statements: &Statements,
     encoded: &Encoded,
 ) -> Result<CommitInfo, Error> {
     let started = std::time::Instant::now();
-    let mut tx = conn
-        .transaction()
-        .map_err(|e| Error::pg("starting a flush", e))?;
-    if !encoded.cleared.is_empty() {
-        tx.execute(&statements.clear, &[&encoded.cleared])
-            .await
-            .map_err(|e| Error::pg("emptying flushed databases", e))?;
-    }
-    let row = tx
-        .query_one(
-            &statements.delete,
-            &[&encoded.dbs, &encoded.keys, &encoded.taken_at_ms],
-        )
+    let step = "writing a flush";
+    let mut p = conn
+        .pipeline(SyncMode::Once)
         .await
+        .map_err(|e| Error::pg(step, e))?;
+    let mut steps: Vec<&'static str> = Vec::with_capacity(8);
+    if !encoded.cleared.is_empty() {
+        p.query(&statements.clear, &[&encoded.cleared])
+            .map_err(|e| Error::pg("emptying flushed databases", e))?;
+        steps.push("emptying flushed databases");
+    }
+    let delete = p
+        .query(
+            &statements.delete,
+            &[
+                &encoded.dbs,
+                &encoded.keys,
+                &encoded.whole,
+                &encoded.taken_at_ms,
+            ],
+        )
         .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
-    let lsn: String = row
-        .get(1)
-        .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
+    steps.push("deleting the dirty keys' rows");
+    let elements_step = "deleting the rows of changed elements";
+    for (sql, deletes) in
+        statements
+            .members
+            .iter()
+            .zip([&encoded.hash, &encoded.set, &encoded.zset])
+    {
+        if !deletes.dbs.is_empty() {
+            p.query(sql, &[&deletes.dbs, &deletes.keys, &deletes.members])
+                .map_err(|e| Error::pg(elements_step, e))?;
+            steps.push(elements_step);
+        }
+    }
+    if !encoded.list_dbs.is_empty() {
+        p.query(
+            &statements.list_ranges,
+            &[
+                &encoded.list_dbs,
+                &encoded.list_keys,
+                &encoded.list_lo,
+                &encoded.list_hi,
+            ],
+        )
+        .map_err(|e| Error::pg(elements_step, e))?;
+        steps.push(elements_step);
+    }
     for (i, sql) in statements.copies.iter().enumerate() {
         if encoded.rows[i] == 0 {
             continue;
         }
-        let mut copy = tx
-            .copy_in(sql)
-            .await
+        p.copy_in(sql, &encoded.buffers[i])
             .map_err(|e| Error::pg(TABLES[i].0, e))?;
-        copy.write(&encoded.buffers[i])
-            .await
-            .map_err(|e| Error::pg(TABLES[i].0, e))?;
-        copy.finish().await.map_err(|e| Error::pg(TABLES[i].0, e))?;
+        steps.push(TABLES[i].0);
     }
-    tx.commit()
-        .await
-        .map_err(|e| Error::pg("committing a flush", e))?;
+    let results = p.run().await.map_err(|e| Error::pg(step, e))?;
+    // The statement that failed names the step; the others only say they were aborted.
+    let mut lsn = None;
+    let mut aborted = None;
+    for (i, result) in results.into_iter().enumerate() {
+        let name = steps.get(i).copied().unwrap_or(step);
+        match result {
+            Ok(rows) if i == delete => {
+                let row = rows.get(0).ok_or(Error::Load("no row from the delete"))?;
+                lsn = Some(row.get::<String>(1).map_err(|e| Error::pg(name, e))?);
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::PipelineAborted => {
+                aborted.get_or_insert(Error::pg(name, e));
+            }
+            Err(e) => return Err(Error::pg(name, e)),
+        }
+    }
+    if let Some(e) = aborted {
+        return Err(e);
+    }
+    let lsn = lsn.ok_or(Error::Load("no result from the delete"))?;
     Ok(CommitInfo {
         lsn,
         keys: encoded.keys(),

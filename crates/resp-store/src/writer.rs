@@ -9,7 +9,7 @@ use sluice_resp::durable::{AppendFsync, Durability};
 use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
-use crate::write::{Statements, encode, write};
+use crate::write::{ListHeads, Statements, encode, write};
 use crate::{Error, lock};
 
 /// How often `appendfsync no` flushes.
@@ -30,6 +30,8 @@ pub struct Writer {
     pub lock: Option<Connection>,
     pub conn: Option<Connection>,
     pub statements: Statements,
+    /// Where each list's first element is in PostgreSQL.
+    heads: ListHeads,
     last_write: Instant,
     retry: Duration,
 }
@@ -42,6 +44,7 @@ impl Writer {
         durability: Arc<Durability>,
         lock: Connection,
         conn: Connection,
+        heads: ListHeads,
     ) -> Self {
         let statements = Statements::new(&schema);
         Self {
@@ -52,6 +55,7 @@ impl Writer {
             lock: Some(lock),
             conn: Some(conn),
             statements,
+            heads,
             last_write: Instant::now(),
             retry: RETRY_FIRST,
         }
@@ -110,9 +114,10 @@ impl Writer {
             self.durability.set_clean(snapshot.generation);
             return Ok(());
         }
-        let encoded = encode(&snapshot);
+        let encoded = encode(&snapshot, &self.heads);
         match self.attempt(&encoded).await {
             Ok(info) => {
+                encoded.update_heads(&mut self.heads);
                 self.last_write = Instant::now();
                 self.retry = RETRY_FIRST;
                 if self.durability.failure().is_some() {

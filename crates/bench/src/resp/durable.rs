@@ -30,10 +30,28 @@ pub struct DurableArgs {
     /// Requests of the hot-key run (INCR over 100 keys) that counts rows written per write.
     #[arg(long, default_value_t = 200_000)]
     hot_requests: u64,
+    /// Leave out Redka's approach (each command its own SQL transaction through the driver).
+    #[arg(long)]
+    no_redka: bool,
+    /// Redka's approach runs this many times fewer requests (it is slow; a rate is a rate).
+    #[arg(long, default_value_t = 10)]
+    redka_divisor: u64,
+    /// Add a second `redis-server --appendfsync always`, paired like the others: the noise
+    /// floor (its ratio to the first should be 1).
+    #[arg(long)]
+    floor: bool,
 }
 
-/// The contenders, in the order printed.
-const NAMES: [&str; 4] = ["memory", "everysec", "always", "redis-aof"];
+/// The contenders, in the order printed: Sluice in memory, the store under everysec and always,
+/// redis-server with its AOF, Redka's approach, and the second redis-server of `--floor`.
+const ALL: [&str; 6] = [
+    "memory",
+    "everysec",
+    "always",
+    "redis-aof",
+    "redka",
+    "redis-aof-2",
+];
 
 pub fn durable(args: DurableArgs) -> Result<()> {
     if !tools_present(&["redis-server", "redis-benchmark", "redis-cli"]) {
@@ -44,12 +62,19 @@ pub fn durable(args: DurableArgs) -> Result<()> {
     let run = std::process::id();
     let schema = |policy: &str| format!("sluice_bench_redis_{run}_{policy}");
     let aof_dir = tempfile::tempdir().context("a directory for redis-server's AOF")?;
+    let aof_dir_2 = tempfile::tempdir().context("a directory for redis-server's AOF")?;
+    let names: Vec<&str> = ALL
+        .into_iter()
+        .filter(|n| (*n != "redka" || !args.no_redka) && (*n != "redis-aof-2" || args.floor))
+        .collect();
     let mut servers = Vec::new();
-    for name in NAMES {
+    for &name in &names {
         let port = free_port()?;
         let server = match name {
             "memory" => Server::sluice(&bin, port, &args.server.sluice_args)?,
             "redis-aof" => redis_aof(port, aof_dir.path())?,
+            "redis-aof-2" => redis_aof(port, aof_dir_2.path())?,
+            "redka" => redka(port, &target.url, &schema("redka"))?,
             policy => {
                 let mut extra = args.server.sluice_args.clone();
                 extra.extend(
@@ -91,19 +116,24 @@ pub fn durable(args: DurableArgs) -> Result<()> {
                 let index = (i + round) % servers.len();
                 let server = &servers[index];
                 redis_cli(server.port, &["flushall"])?;
+                let n = if names[index] == "redka" {
+                    (n / args.redka_divisor.max(1)).max(1)
+                } else {
+                    n
+                };
                 for test in &args.tests {
                     let what = ["-t", test.as_str()];
                     if let Some(s) = measure(server, n, load.clients, pipeline, &what, hz)? {
-                        table.add(NAMES[index], pipeline, &s.test.clone(), &s);
+                        table.add(names[index], pipeline, &s.test.clone(), &s);
                     }
                 }
             }
         }
         eprintln!("round {round} done");
     }
-    print_table(&table);
+    print_table(&table, &names);
     // Coalescing: PostgreSQL rows per Redis write when 100 keys take all the INCRs.
-    for (index, name) in NAMES.iter().enumerate().take(3).skip(1) {
+    for (index, name) in names.iter().enumerate().take(3).skip(1) {
         let server = &servers[index];
         redis_cli(server.port, &["save"])?;
         let before = rows_written(server.port)?;
@@ -126,8 +156,23 @@ pub fn durable(args: DurableArgs) -> Result<()> {
         );
     }
     drop(servers);
-    drop_schemas(&target.url, &[schema("everysec"), schema("always")]);
+    drop_schemas(
+        &target.url,
+        &[schema("everysec"), schema("always"), schema("redka")],
+    );
     Ok(())
+}
+
+/// Redka's approach (`sluice-bench resp redka-serve`, this binary) on `port`.
+fn redka(port: u16, url: &str, schema: &str) -> Result<Server> {
+    let me = std::env::current_exe().context("this benchmark's path")?;
+    let child = Command::new(me)
+        .args(["resp", "redka-serve", "--port", &port.to_string()])
+        .args(["--database", url, "--schema", schema])
+        .stdout(Stdio::null())
+        .spawn()
+        .context("starting Redka's approach")?;
+    Ok(Server { child, port })
 }
 
 /// `redis-server` with the AOF on and fsync after every write, in `dir`.
@@ -160,41 +205,72 @@ fn rows_written(port: u16) -> Result<u64> {
         .context("no sluice_rows_written in INFO persistence")
 }
 
-fn print_table(table: &Table) {
-    println!(
-        "| test | pipe | memory rps | everysec rps | always rps | redis AOF always rps | everysec / memory | always / memory | always / redis AOF |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    let mut by_pipe: Vec<(u32, Vec<f64>, Vec<f64>)> = Vec::new();
+fn print_table(table: &Table, names: &[&str]) {
+    fn label(n: &str) -> &str {
+        match n {
+            "redis-aof" => "redis AOF always",
+            "redis-aof-2" => "2nd redis AOF always (floor)",
+            "redka" => "Redka's approach",
+            other => other,
+        }
+    }
+    let at = |n: &str| names.iter().position(|m| *m == n);
+    // The ratios printed: (name, numerator, denominator), where both ran.
+    let ratios: Vec<(&str, usize, usize)> = [
+        ("everysec / memory", "everysec", "memory"),
+        ("always / memory", "always", "memory"),
+        ("always / redis AOF", "always", "redis-aof"),
+        ("always / Redka", "always", "redka"),
+        ("floor: redis AOF 2 / 1", "redis-aof-2", "redis-aof"),
+    ]
+    .into_iter()
+    .filter_map(|(label, a, b)| Some((label, at(a)?, at(b)?)))
+    .collect();
+    let mut head = String::from("| test | pipe |");
+    let mut rule = String::from("|---|---|");
+    for n in names {
+        head.push_str(&format!(" {} rps |", label(n)));
+        rule.push_str("---|");
+    }
+    for (r, _, _) in &ratios {
+        head.push_str(&format!(" {r} |"));
+        rule.push_str("---|");
+    }
+    println!("{head}\n{rule}");
+    let mut by_pipe: Vec<(u32, Vec<Vec<f64>>)> = Vec::new();
     for (test, p) in &table.order {
-        let rps: Vec<f64> = NAMES
+        let rps: Vec<f64> = names
             .iter()
             .map(|n| table.median_rps(n, *p, test))
             .collect();
-        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-        let (everysec, always, vs_aof) = (
-            ratio(rps[1], rps[0]),
-            ratio(rps[2], rps[0]),
-            ratio(rps[2], rps[3]),
-        );
-        match by_pipe.iter_mut().find(|(q, _, _)| q == p) {
-            Some((_, e, a)) => {
-                e.push(everysec);
-                a.push(vs_aof);
+        let values: Vec<f64> = ratios
+            .iter()
+            .map(|&(_, a, b)| if rps[b] > 0.0 { rps[a] / rps[b] } else { 0.0 })
+            .collect();
+        match by_pipe.iter_mut().find(|(q, _)| q == p) {
+            Some((_, cols)) => {
+                for (col, v) in cols.iter_mut().zip(&values) {
+                    col.push(*v);
+                }
             }
-            None => by_pipe.push((*p, vec![everysec], vec![vs_aof])),
+            None => by_pipe.push((*p, values.iter().map(|v| vec![*v]).collect())),
         }
-        println!(
-            "| {test} | {p} | {:.0} | {:.0} | {:.0} | {:.0} | {everysec:.2} | {always:.2} | {vs_aof:.2} |",
-            rps[0], rps[1], rps[2], rps[3]
-        );
+        let mut line = format!("| {test} | {p} |");
+        for r in &rps {
+            line.push_str(&format!(" {r:.0} |"));
+        }
+        for v in &values {
+            line.push_str(&format!(" {v:.2} |"));
+        }
+        println!("{line}");
     }
-    for (p, everysec, vs_aof) in &by_pipe {
-        println!(
-            "-P {p}: geometric mean everysec / memory {:.2}, always / redis AOF always {:.2}",
-            geometric_mean(everysec),
-            geometric_mean(vs_aof)
-        );
+    for (p, cols) in &by_pipe {
+        let means: Vec<String> = ratios
+            .iter()
+            .zip(cols)
+            .map(|((label, _, _), col)| format!("{label} {:.2}", geometric_mean(col)))
+            .collect();
+        println!("-P {p}: geometric mean {}", means.join(", "));
     }
 }
 

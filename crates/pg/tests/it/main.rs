@@ -13,6 +13,7 @@ mod copy;
 mod ecosystem;
 mod large;
 mod pipeline;
+mod pipeline_copy;
 mod pool;
 mod pool_restart;
 mod replicas;

@@ -5,5 +5,6 @@ mod common;
 mod durability;
 mod faults;
 mod owner;
+mod parts;
 mod roundtrip;
 mod views;

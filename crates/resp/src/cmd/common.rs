@@ -162,7 +162,7 @@ pub fn remove_each<T>(
     let removed = args.from(2).filter(|m| remove(value, m)).count();
     d.remove_if_empty(key);
     if removed > 0 {
-        store.touch(db, key);
+        store.touch_members(db, key, args.from(2));
     }
     cx.out.int(removed as i64);
 }
@@ -205,6 +205,7 @@ pub fn pop_command<T>(
     too_many: &str,
     lookup: Lookup<T>,
     missing: fn(&mut Out, bool),
+    mark: impl FnOnce(&mut crate::engine::Store, usize, &[u8], usize),
     pop: impl FnOnce(&mut Out, &mut T, Option<usize>) -> usize,
 ) {
     let Some(count) = optional_count(cx.out, args, too_many, super::positive_arg) else {
@@ -218,7 +219,7 @@ pub fn pop_command<T>(
     let taken = pop(cx.out, value, count);
     d.remove_if_empty(key);
     if taken > 0 {
-        store.touch(db, key);
+        mark(store, db, key, taken);
     }
 }
 

@@ -43,7 +43,7 @@ fn hset_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, name: &str) -> Option<i64>
         }
         i += 2;
     }
-    store.touch(db, key);
+    store.touch_members(db, key, args.from(2).step_by(2));
     Some(added)
 }
 
@@ -70,7 +70,7 @@ pub fn hsetnx(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         cx.out.int(0);
     } else {
         hash.insert(args.get(2).into(), args.get(3).into());
-        store.touch(db, key);
+        store.touch_members(db, key, [args.get(2)]);
         cx.out.int(1);
     }
 }
@@ -183,7 +183,7 @@ fn incr_field<T: Default, R>(
             hash.insert(field.into(), text);
         }
     }
-    store.touch(db, key);
+    store.touch_members(db, key, [field]);
 }
 
 pub fn hincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {

@@ -351,10 +351,12 @@ fn expire_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, name: &str, unit_ms: i64
     }
     if when <= now {
         store.db(db).remove(key);
+        store.touch(db, key);
     } else {
         store.db(db).set_expire(key, when.max(1));
+        // Only the key's row changes.
+        store.touch_members(db, key, []);
     }
-    store.touch(db, key);
     cx.out.int(1);
 }
 
@@ -422,7 +424,7 @@ pub fn persist(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let had = store.db(db).get(key).is_some_and(|e| e.expire_at != 0);
     if had {
         store.db(db).set_expire(key, 0);
-        store.touch(db, key);
+        store.touch_members(db, key, []);
     }
     cx.out.int(i64::from(had));
 }

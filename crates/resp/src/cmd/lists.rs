@@ -9,7 +9,7 @@ use super::common::{
     empty_or_null, found_or, index_pair, pop_command, pop_elements, typed, value_or,
 };
 use super::{Args, Cx, NO_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, int_arg};
-use crate::engine::{BlockOp, Db, Key, WrongType};
+use crate::engine::{BlockOp, Db, Key, ListEdit, WrongType};
 use crate::reply::Out;
 use crate::session::{Action, BlockKind, BlockWait};
 
@@ -34,7 +34,8 @@ fn push(cx: &mut Cx<'_, '_>, args: &Args<'_>, left: bool, only_existing: bool) {
         }
     }
     let n = list.len();
-    store.touch(db, key);
+    let pushed = args.len() - 2;
+    store.touch_list(db, key, &[ListEdit::Push { left, n: pushed }]);
     store.list_pushed(db, key);
     cx.out.int(n as i64);
 }
@@ -68,10 +69,21 @@ fn pop(cx: &mut Cx<'_, '_>, args: &Args<'_>, left: bool) {
             out.null()
         }
     };
-    pop_command(cx, args, too_many, Db::list, missing, |out, list, count| {
-        let take = |l: &mut VecDeque<Key>| if left { l.pop_front() } else { l.pop_back() };
-        pop_elements(out, list, count, list.len(), Out::array, take)
-    });
+    let mark = move |store: &mut crate::engine::Store, db: usize, key: &[u8], n: usize| {
+        store.touch_list(db, key, &[ListEdit::Pop { left, n }]);
+    };
+    pop_command(
+        cx,
+        args,
+        too_many,
+        Db::list,
+        missing,
+        mark,
+        |out, list, count| {
+            let take = |l: &mut VecDeque<Key>| if left { l.pop_front() } else { l.pop_back() };
+            pop_elements(out, list, count, list.len(), Out::array, take)
+        },
+    );
 }
 
 pub fn lpop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -241,15 +253,31 @@ pub fn ltrim(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     let d = store.db(db);
     match d.list(key) {
         Ok(Some(list)) => {
-            match clamp_range(start, stop, list.len()) {
+            let len = list.len();
+            let (from_left, from_right) = match clamp_range(start, stop, len) {
                 Some((a, b)) => {
                     list.truncate(b + 1);
                     list.drain(..a);
+                    (a, len - 1 - b)
                 }
-                None => list.clear(),
-            }
+                None => {
+                    list.clear();
+                    (len, 0)
+                }
+            };
             d.remove_if_empty(key);
-            store.touch(db, key);
+            // Trimming is popping at both ends.
+            let trimmed = [
+                ListEdit::Pop {
+                    left: true,
+                    n: from_left,
+                },
+                ListEdit::Pop {
+                    left: false,
+                    n: from_right,
+                },
+            ];
+            store.touch_list(db, key, &trimmed);
             cx.out.ok();
         }
         Ok(None) => cx.out.ok(),
@@ -402,8 +430,22 @@ fn move_element(
     } else {
         target.push_back(value.clone())
     }
-    store.touch(db, src);
-    store.touch(db, dst);
+    store.touch_list(
+        db,
+        src,
+        &[ListEdit::Pop {
+            left: from_left,
+            n: 1,
+        }],
+    );
+    store.touch_list(
+        db,
+        dst,
+        &[ListEdit::Push {
+            left: to_left,
+            n: 1,
+        }],
+    );
     store.list_pushed(db, dst);
     Ok(Some(value))
 }
@@ -486,7 +528,7 @@ fn bpop(cx: &mut Cx<'_, '_>, args: &Args<'_>, left: bool) {
                     continue;
                 };
                 store.db(db).remove_if_empty(key);
-                store.touch(db, key);
+                store.touch_list(db, key, &[ListEdit::Pop { left, n: 1 }]);
                 cx.out.array(2);
                 cx.out.bulk(key);
                 cx.out.bulk(&v);

@@ -210,7 +210,7 @@ fn lmpop_first(cx: &mut Cx<'_, '_>, keys: &[Key], left: bool, count: usize) -> R
             }
         }
         d.remove_if_empty(key);
-        store.touch(db, key);
+        store.touch_list(db, key, &[crate::engine::ListEdit::Pop { left, n }]);
         return Ok(true);
     }
     Ok(false)

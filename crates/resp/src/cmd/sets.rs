@@ -24,7 +24,7 @@ pub fn sadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
     }
     if added > 0 {
-        store.touch(db, key);
+        store.touch_members(db, key, args.from(2));
     }
     cx.out.int(added);
 }
@@ -92,6 +92,7 @@ pub fn spop(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         SYNTAX,
         Db::set_value,
         missing,
+        |store, db, key, _| store.touch(db, key),
         |out, set, count| {
             let take = |s: &mut Set| s.swap_remove_index(crate::engine::random_index(s.len()));
             pop_elements(out, set, count, set.len(), Out::set, take)

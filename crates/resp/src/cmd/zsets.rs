@@ -122,7 +122,7 @@ pub fn zadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     };
     let (mut added, mut changed) = (0, 0);
     let mut incr_result: Option<f64> = None;
-    for (score, member) in pairs {
+    for &(score, member) in &pairs {
         match zset.score(member) {
             Some(current) => {
                 if nx {
@@ -155,7 +155,7 @@ pub fn zadd(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
     }
     d.remove_if_empty(key);
     if added + changed > 0 {
-        store.touch(db, key);
+        store.touch_members(db, key, pairs.iter().map(|&(_, m)| m));
     }
     if incr {
         match incr_result {
@@ -185,7 +185,7 @@ pub fn zincrby(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         return;
     }
     zset.insert(member, new);
-    store.touch(db, key);
+    store.touch_members(db, key, [member]);
     cx.out.double(new);
 }
 
@@ -428,21 +428,31 @@ pub fn zrevrank(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 
 fn zpop(cx: &mut Cx<'_, '_>, args: &Args<'_>, max: bool) {
     let missing = |out: &mut Out, _| out.array(0);
-    pop_command(cx, args, SYNTAX, Db::zset, missing, |out, zset, count| {
-        let n = count.unwrap_or(1).min(zset.len());
-        let nested = out.resp3 && count.is_some();
-        out.array(if nested { n } else { n * 2 });
-        for _ in 0..n {
-            if let Some((m, s)) = zset.pop(max) {
-                if nested {
-                    out.array(2);
+    let mark =
+        |store: &mut crate::engine::Store, db: usize, key: &[u8], _: usize| store.touch(db, key);
+    pop_command(
+        cx,
+        args,
+        SYNTAX,
+        Db::zset,
+        missing,
+        mark,
+        |out, zset, count| {
+            let n = count.unwrap_or(1).min(zset.len());
+            let nested = out.resp3 && count.is_some();
+            out.array(if nested { n } else { n * 2 });
+            for _ in 0..n {
+                if let Some((m, s)) = zset.pop(max) {
+                    if nested {
+                        out.array(2);
+                    }
+                    out.bulk(&m);
+                    out.double(s);
                 }
-                out.bulk(&m);
-                out.double(s);
             }
-        }
-        n
-    });
+            n
+        },
+    );
 }
 
 pub fn zpopmin(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
@@ -465,7 +475,7 @@ fn remove_members(cx: &mut Cx<'_, '_>, key: &[u8], members: Vec<Vec<u8>>) {
     }
     d.remove_if_empty(key);
     if !members.is_empty() {
-        store.touch(db, key);
+        store.touch_members(db, key, members.iter().map(Vec::as_slice));
     }
     cx.out.int(members.len() as i64);
 }

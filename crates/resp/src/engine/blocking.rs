@@ -7,7 +7,7 @@ use tokio::sync::oneshot;
 
 use super::stream::StreamId;
 use super::stream_read::{GroupRead, deliver_new};
-use super::{Key, Store, Value};
+use super::{Key, ListEdit, Store, Value};
 use crate::reply::Out;
 
 /// What a blocked client does once its key has elements.
@@ -268,7 +268,11 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
                             list.push_back(value.clone())
                         }
                     }
-                    store.touch(db, &dst);
+                    let pushed = ListEdit::Push {
+                        left: to_left,
+                        n: 1,
+                    };
+                    store.touch_list(db, &dst, &[pushed]);
                     store.list_pushed(db, &dst);
                     BlockedReply::Moved(value)
                 }
@@ -299,7 +303,7 @@ pub(super) fn serve_key(store: &mut Store, db: usize, key: &[u8]) {
                     }
                 }
                 d.remove_if_empty(key);
-                store.touch(db, key);
+                store.touch_list(db, key, &[ListEdit::Pop { left, n }]);
                 BlockedReply::Encoded(out.buf)
             }
             BlockOp::ZPop { max, count, resp3 } => {
@@ -496,6 +500,6 @@ fn pop(store: &mut Store, db: usize, key: &[u8], left: bool) -> Option<Key> {
         list.pop_back()
     }?;
     d.remove_if_empty(key);
-    store.touch(db, key);
+    store.touch_list(db, key, &[ListEdit::Pop { left, n: 1 }]);
     Some(value)
 }

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
-pub use dirty::{DirtyKeys, Snapshot};
+pub use dirty::{Change, DirtyKeys, Elements, ListEdit, ListEnds, ListPart, Saved, Snapshot};
 pub use memory::{AccessMode, Eviction, Policy};
 pub use notify::KeyEvent;
 pub use stream::{Stream, StreamId};
@@ -132,8 +132,9 @@ impl Store {
         self.persist.as_ref().map_or(0, DirtyKeys::len)
     }
 
-    /// Takes the changes since the last call with each dirty key's current value (cloned, so
-    /// the caller writes them after releasing the lock); `None` when untracked.
+    /// Takes the changes since the last call with what is to be written of each dirty key
+    /// (cloned, so the caller writes them after releasing the lock: a key changed in part
+    /// clones only the elements that changed); `None` when untracked.
     pub fn take_dirty(&mut self) -> Option<Snapshot> {
         let dirty = self.persist.as_mut()?;
         let generation = dirty.generation();
@@ -141,14 +142,22 @@ impl Store {
         let now = now_ms();
         let entries = keys
             .into_iter()
-            .map(|(db, key)| {
+            .map(|(db, key, change)| {
                 let entry = self
                     .dbs
                     .get(db)
                     .and_then(|d| d.peek_any(&key))
-                    .filter(|e| e.expire_at == 0 || e.expire_at > now)
-                    .cloned();
-                (db, key, entry)
+                    .filter(|e| e.expire_at == 0 || e.expire_at > now);
+                let saved = match (entry, &change) {
+                    (None, _) => Saved::Gone,
+                    (Some(e), Change::Whole) => Saved::Whole(e.clone()),
+                    (Some(e), Change::Members(m, key_row)) => dirty::saved_members(e, m, *key_row)
+                        .unwrap_or_else(|| Saved::Whole(e.clone())),
+                    (Some(e), Change::List(ends)) => {
+                        dirty::saved_list(e, ends).unwrap_or_else(|| Saved::Whole(e.clone()))
+                    }
+                };
+                (db, key, saved)
             })
             .collect();
         Some(Snapshot {
@@ -210,16 +219,56 @@ impl Store {
     }
 
     /// Records that `key` changed: counts a change and fails the EXEC of clients watching it.
+    /// A persistence sink writes the key whole.
     pub fn touch(&mut self, db: usize, key: &[u8]) {
+        self.touch_then(db, key);
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark(db, key);
+        }
+    }
+
+    /// [`Store::touch`] for a change of only `members` (fields of a hash, members of a set or
+    /// sorted set, set or removed): a persistence sink writes just those. With no members: only
+    /// the key's expiry changed.
+    pub fn touch_members<'m>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        members: impl IntoIterator<Item = &'m [u8]>,
+    ) {
+        self.touch_then(db, key);
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark_members(db, key, members);
+        }
+    }
+
+    /// [`Store::touch`] for pushes or pops at the ends of a list (in the order done): a
+    /// persistence sink writes just the elements at the positions that changed.
+    pub fn touch_list(&mut self, db: usize, key: &[u8], edits: &[ListEdit]) {
+        self.touch_then(db, key);
+        if let Some(persist) = self.persist.as_mut() {
+            for &edit in edits {
+                persist.mark_list(db, key, edit);
+            }
+        }
+    }
+
+    /// Marks `key` to be written whole at the next flush, with no other effect (a key loaded
+    /// in a shape the sink wants rewritten).
+    pub fn mark_for_rewrite(&mut self, db: usize, key: &[u8]) {
+        if let Some(persist) = self.persist.as_mut() {
+            persist.mark(db, key);
+        }
+    }
+
+    /// What every kind of touch does but the sink's mark.
+    fn touch_then(&mut self, db: usize, key: &[u8]) {
         self.dirty += 1;
         self.db(db).remeasure(key);
         if self.notify != 0 {
             self.touched.push((db, key.into()));
         }
         self.tracking_touch(key);
-        if let Some(persist) = self.persist.as_mut() {
-            persist.mark(db, key);
-        }
         // Blocked clients may care: a stream that got entries, a deleted stream that a group
         // reader waits on.
         if !self.blocking.is_empty() {

@@ -1,0 +1,315 @@
+//! Keys written in part: a change to a hash, set or sorted set writes only the fields or members
+//! it touched, a push or pop at a list end only the elements at the positions that changed;
+//! everything comes back whole after a restart, and the schema of version 1 is migrated.
+
+use crate::common::{Server, q, rows, schema, value};
+use sluice_resp::durable::AppendFsync;
+
+type Conn = redis::aio::MultiplexedConnection;
+
+/// Everything a key holds, as the client sees it, for comparing before and after a restart.
+async fn dump(c: &mut Conn, keys: &[&str]) -> Vec<(String, String, i64)> {
+    let mut out = Vec::new();
+    for key in keys {
+        let kind: String = q(c, &["TYPE", key]).await;
+        let content = match kind.as_str() {
+            "hash" => {
+                let mut pairs: Vec<(String, String)> = q(c, &["HGETALL", key]).await;
+                pairs.sort();
+                format!("{pairs:?}")
+            }
+            "list" => format!(
+                "{:?}",
+                q::<Vec<String>>(c, &["LRANGE", key, "0", "-1"]).await
+            ),
+            "set" => {
+                let mut members: Vec<String> = q(c, &["SMEMBERS", key]).await;
+                members.sort();
+                format!("{members:?}")
+            }
+            "zset" => format!(
+                "{:?}",
+                q::<Vec<(String, String)>>(c, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
+            ),
+            "string" => q::<String>(c, &["GET", key]).await,
+            _ => String::new(),
+        };
+        let ttl: i64 = q(c, &["TTL", key]).await;
+        // A TTL counted down by a second across the restart is the same TTL.
+        out.push((kind, content, if ttl > 0 { (ttl + 5) / 10 } else { ttl }));
+    }
+    out
+}
+
+/// `field` of INFO persistence.
+async fn info(c: &mut Conn, field: &str) -> u64 {
+    let text: String = q(c, &["INFO", "persistence"]).await;
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in INFO persistence"))
+}
+
+/// Rows written since `before` (a reading of `sluice_rows_written`) once everything is saved,
+/// and the new reading.
+async fn rows_since(c: &mut Conn, before: &mut u64) -> u64 {
+    let _: String = q(c, &["SAVE"]).await;
+    let now = info(c, "sluice_rows_written").await;
+    std::mem::replace(before, now).abs_diff(now)
+}
+
+/// The list's rows sit at contiguous positions and the view counts them as LRANGE does.
+async fn check_list_rows(schema: &str, key: &str, c: &mut Conn) {
+    let listed: Vec<String> = q(c, &["LRANGE", key, "0", "-1"]).await;
+    let sql = format!(
+        "SELECT count(*)::text, coalesce(max(pos) - min(pos) + 1, 0)::text, \
+                coalesce(string_agg(value_text, ',' ORDER BY index), '') \
+         FROM \"{schema}\".lists WHERE key_text = '{key}'"
+    );
+    let row = &rows(&sql).await[0];
+    assert_eq!(row[0].as_deref(), Some(listed.len().to_string().as_str()));
+    assert_eq!(row[1], row[0], "positions of {key} have gaps");
+    assert_eq!(row[2].as_deref(), Some(listed.join(",").as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_to_large_collections_write_only_what_changed() {
+    let schema = schema("rs_parts");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let mut hset = vec!["HSET".to_string(), "h".to_string()];
+    let mut rpush = vec!["RPUSH".to_string(), "l".to_string()];
+    let mut sadd = vec!["SADD".to_string(), "s".to_string()];
+    let mut zadd = vec!["ZADD".to_string(), "z".to_string()];
+    for i in 0..200 {
+        hset.extend([format!("f{i}"), format!("v{i}")]);
+        rpush.push(format!("e{i}"));
+        sadd.push(format!("m{i}"));
+        zadd.extend([i.to_string(), format!("m{i}")]);
+    }
+    for cmd in [&hset, &rpush, &sadd, &zadd] {
+        let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let _: i64 = q(&mut c, &args).await;
+    }
+    let mut written = 0;
+    assert!(rows_since(&mut c, &mut written).await >= 800);
+    // Each change below (a commit of its own under `always`) writes the elements it touched
+    // (removed ones are only deleted), and the key's row only when its expiry changed.
+    let cases: &[(&[&str], u64)] = &[
+        (&["HSET", "h", "f1", "new", "fresh", "x"], 2),
+        (&["HDEL", "h", "f2", "f3"], 0),
+        (&["HINCRBY", "h", "n", "5"], 1),
+        (&["SADD", "s", "new"], 1),
+        (&["SREM", "s", "m5"], 0),
+        (&["ZADD", "z", "7.5", "m1", "3", "new"], 2),
+        (&["ZINCRBY", "z", "2", "m9"], 1),
+        (&["ZREM", "z", "m0"], 0),
+        (&["LPUSH", "l", "a", "b"], 2),
+        (&["RPUSH", "l", "y", "z"], 2),
+        (&["LPOP", "l"], 0),
+        (&["RPOP", "l", "3"], 0),
+        (&["LTRIM", "l", "2", "-3"], 0),
+        (&["LMOVE", "l", "l", "LEFT", "RIGHT"], 1),
+        (&["HSET", "h", "f4", "after-persist"], 1),
+        (&["EXPIRE", "h", "1000"], 1),
+        (&["PERSIST", "h"], 1),
+        (&["EXPIRE", "l", "1000"], 1),
+    ];
+    for (cmd, rows) in cases {
+        let _: redis::Value = q(&mut c, cmd).await;
+        assert_eq!(rows_since(&mut c, &mut written).await, *rows, "{cmd:?}");
+        check_list_rows(&schema, "l", &mut c).await;
+    }
+    // Pushes and pops at both ends in one transaction (one commit).
+    let mut tx = redis::pipe();
+    tx.atomic()
+        .cmd("LPUSH")
+        .arg("l")
+        .arg("p")
+        .arg("q")
+        .cmd("RPOP")
+        .arg("l")
+        .cmd("RPUSH")
+        .arg("l")
+        .arg("r")
+        .cmd("LPOP")
+        .arg("l")
+        .arg(3)
+        .cmd("LPUSH")
+        .arg("l")
+        .arg("s");
+    let _: redis::Value = tx.query_async(&mut c).await.unwrap();
+    assert_eq!(rows_since(&mut c, &mut written).await, 2);
+    // A change and an expiry in one commit: the elements and the key's row.
+    let mut tx = redis::pipe();
+    tx.atomic()
+        .cmd("RPUSH")
+        .arg("l")
+        .arg("t")
+        .cmd("PEXPIRE")
+        .arg("l")
+        .arg(900_000)
+        .cmd("HSET")
+        .arg("h")
+        .arg("f5")
+        .arg("v")
+        .cmd("EXPIRE")
+        .arg("h")
+        .arg(800);
+    let _: redis::Value = tx.query_async(&mut c).await.unwrap();
+    assert_eq!(rows_since(&mut c, &mut written).await, 4);
+    check_list_rows(&schema, "l", &mut c).await;
+    check_list_rows(&schema, "l", &mut c).await;
+    // A change in the middle of a list writes it whole.
+    let _: i64 = q(&mut c, &["LINSERT", "l", "BEFORE", "e100", "mid"]).await;
+    assert!(rows_since(&mut c, &mut written).await > 100);
+    check_list_rows(&schema, "l", &mut c).await;
+    let _: i64 = q(&mut c, &["LPUSH", "l", "after-whole"]).await;
+    assert_eq!(rows_since(&mut c, &mut written).await, 1);
+    check_list_rows(&schema, "l", &mut c).await;
+    let keys = ["h", "l", "s", "z"];
+    let before = dump(&mut c, &keys).await;
+    drop(c);
+    server.stop().await;
+
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    assert_eq!(dump(&mut c, &keys).await, before);
+    // Lists go on being written in part from where their positions are.
+    let mut written = info(&mut c, "sluice_rows_written").await;
+    let _: i64 = q(&mut c, &["LPUSH", "l", "again"]).await;
+    let _: String = q(&mut c, &["RPOP", "l"]).await;
+    assert_eq!(rows_since(&mut c, &mut written).await, 1);
+    check_list_rows(&schema, "l", &mut c).await;
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_pushed_and_popped_at_both_ends_come_back_after_restarts() {
+    let schema = schema("rs_list_ends");
+    let mut model: std::collections::VecDeque<String> = Default::default();
+    let mut rng = fastrand::Rng::with_seed(18);
+    let mut next = 0u32;
+    for round in 0..3 {
+        let server = Server::start(&schema, AppendFsync::EverySec).await;
+        let mut c = server.client().await;
+        let listed: Vec<String> = q(&mut c, &["LRANGE", "q", "0", "-1"]).await;
+        assert_eq!(listed, Vec::from(model.clone()), "round {round}");
+        for _ in 0..40 {
+            for _ in 0..rng.usize(1..6) {
+                let n = rng.usize(1..4);
+                let left = rng.bool();
+                if rng.u8(..3) > 0 {
+                    let values: Vec<String> = (0..n)
+                        .map(|_| {
+                            next += 1;
+                            format!("v{next}")
+                        })
+                        .collect();
+                    let mut args = vec![if left { "LPUSH" } else { "RPUSH" }, "q"];
+                    args.extend(values.iter().map(String::as_str));
+                    let _: i64 = q(&mut c, &args).await;
+                    for v in values {
+                        if left {
+                            model.push_front(v);
+                        } else {
+                            model.push_back(v);
+                        }
+                    }
+                } else {
+                    let count = n.to_string();
+                    let _: redis::Value =
+                        q(&mut c, &[if left { "LPOP" } else { "RPOP" }, "q", &count]).await;
+                    for _ in 0..n {
+                        if left {
+                            model.pop_front();
+                        } else {
+                            model.pop_back();
+                        }
+                    }
+                }
+            }
+            if rng.u8(..4) == 0 {
+                let _: String = q(&mut c, &["SAVE"]).await;
+                if !model.is_empty() {
+                    check_list_rows(&schema, "q", &mut c).await;
+                }
+            }
+        }
+        let _: String = q(&mut c, &["SAVE"]).await;
+        drop(c);
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_of_version_1_is_migrated_and_its_lists_written_in_part() {
+    let schema = schema("rs_migrate_v1");
+    let mut conn = sluice_embedded::testkit::connect().await;
+    sluice_resp_store::create_at_version(&mut conn, &schema, 1)
+        .await
+        .expect("a version 1 schema");
+    conn.batch_execute(&format!(
+        "INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'l', 'list'), (0, 'h', 'hash'); \
+         INSERT INTO \"{schema}\".list_items SELECT 0, 'l', g, ('e' || g)::bytea \
+             FROM generate_series(0, 9) g; \
+         INSERT INTO \"{schema}\".hash_fields VALUES (0, 'h', 'f', 'v')"
+    ))
+    .await
+    .expect("version 1 rows");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    assert_eq!(
+        value(&format!(
+            "SELECT max(version)::text FROM \"{schema}\".schema_migrations"
+        ))
+        .await,
+        Some(sluice_resp_store::SCHEMA_VERSION.to_string())
+    );
+    let mut c = server.client().await;
+    let mut written = info(&mut c, "sluice_rows_written").await;
+    let _: i64 = q(&mut c, &["LPUSH", "l", "front"]).await;
+    let _: String = q(&mut c, &["RPOP", "l"]).await;
+    assert_eq!(rows_since(&mut c, &mut written).await, 1);
+    check_list_rows(&schema, "l", &mut c).await;
+    assert_eq!(
+        value(&format!(
+            "SELECT min(pos)::text FROM \"{schema}\".lists WHERE key_text = 'l'"
+        ))
+        .await
+        .as_deref(),
+        Some("-1")
+    );
+    let before = dump(&mut c, &["l", "h"]).await;
+    drop(c);
+    server.stop().await;
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    assert_eq!(dump(&mut c, &["l", "h"]).await, before);
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_with_gaps_in_its_positions_is_rewritten_whole() {
+    let schema = schema("rs_list_gaps");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    server.stop().await;
+    let mut conn = sluice_embedded::testkit::connect().await;
+    conn.batch_execute(&format!(
+        "INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'g', 'list'); \
+         INSERT INTO \"{schema}\".list_items VALUES (0, 'g', 3, 'a'), (0, 'g', 10, 'b'), \
+             (0, 'g', 11, 'c')"
+    ))
+    .await
+    .expect("rows with gaps");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let _: i64 = q(&mut c, &["RPUSH", "g", "d"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    check_list_rows(&schema, "g", &mut c).await;
+    let listed: Vec<String> = q(&mut c, &["LRANGE", "g", "0", "-1"]).await;
+    assert_eq!(listed, ["a", "b", "c", "d"]);
+    drop(c);
+    server.stop().await;
+}
