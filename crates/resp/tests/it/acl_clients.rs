@@ -169,15 +169,12 @@ fn redis_py_users_commands_keys_and_channels() {
     };
     let server = Sluice::start();
     for proto in ["2", "3"] {
-        let out = Command::new(&python)
-            .args(["-c", USERS_SCRIPT, &server.port.to_string(), proto])
-            .output()
-            .expect("run python");
-        assert!(
-            out.status.success(),
-            "redis-py ACL (RESP{proto}) failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let port = server.port.to_string();
+        common::assert_python(
+            &python,
+            USERS_SCRIPT,
+            &[&port, proto],
+            &format!("redis-py ACL (RESP{proto})"),
         );
     }
 }

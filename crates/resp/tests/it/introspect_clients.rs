@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{RawClient, Sluice};
@@ -181,15 +180,12 @@ fn redis_py_introspection_resp2_and_resp3() {
     };
     let server = Sluice::start();
     for proto in ["2", "3"] {
-        let out = Command::new(&python)
-            .args(["-c", PYTHON_SCRIPT, &server.port.to_string(), proto])
-            .output()
-            .expect("run python");
-        assert!(
-            out.status.success(),
-            "redis-py (RESP{proto}) failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let port = server.port.to_string();
+        common::assert_python(
+            &python,
+            PYTHON_SCRIPT,
+            &[&port, proto],
+            &format!("redis-py (RESP{proto})"),
         );
     }
 }

@@ -3,8 +3,6 @@
 
 use crate::common;
 
-use std::process::Command;
-
 use common::Sluice;
 use sluice_embedded::clients;
 
@@ -14,16 +12,8 @@ fn run_python(script: &str, what: &str) {
         return;
     };
     let server = Sluice::start();
-    let out = Command::new(&python)
-        .args(["-c", script, &server.port.to_string()])
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "redis-py ({what}) failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let port = server.port.to_string();
+    common::assert_python(&python, script, &[&port], &format!("redis-py ({what})"));
 }
 
 const EVICTION_SCRIPT: &str = r##"
@@ -347,15 +337,12 @@ fn redis_py_sharded_pubsub_resp2_and_resp3() {
     };
     let server = Sluice::start();
     for proto in ["2", "3"] {
-        let out = Command::new(&python)
-            .args(["-c", SHARDED_SCRIPT, &server.port.to_string(), proto])
-            .output()
-            .expect("run python");
-        assert!(
-            out.status.success(),
-            "redis-py sharded pub/sub (RESP{proto}) failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let port = server.port.to_string();
+        common::assert_python(
+            &python,
+            SHARDED_SCRIPT,
+            &[&port, proto],
+            &format!("redis-py sharded pub/sub (RESP{proto})"),
         );
     }
 }

@@ -156,17 +156,7 @@ const assert = require("assert");
 })().catch((e) => { console.error(e); process.exit(1); });
 "#;
 
-fn run(mut cmd: Command, what: &str) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running {what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use crate::common::assert_succeeds as run;
 
 #[test]
 fn redis_py() {

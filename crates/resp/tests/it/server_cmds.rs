@@ -2,10 +2,9 @@
 //! MULTI, then the gate stops and the client's connection closes without a reply; redis-py's
 //! role(), migrate() and shutdown() in RESP2 and RESP3.
 
-use std::process::Command;
 use std::time::Duration;
 
-use crate::common::{RawClient, Sluice};
+use crate::common::{self, RawClient, Sluice};
 use sluice_embedded::clients;
 
 fn text(reply: &[u8]) -> String {
@@ -109,22 +108,12 @@ fn redis_py_role_migrate_and_shutdown_resp2_and_resp3() {
     let (source, target) = (Sluice::start(), Sluice::start());
     for proto in ["2", "3"] {
         let doomed = Sluice::start();
-        let out = Command::new(&python)
-            .args([
-                "-c",
-                PYTHON_SCRIPT,
-                &source.port.to_string(),
-                &target.port.to_string(),
-                &doomed.port.to_string(),
-                proto,
-            ])
-            .output()
-            .expect("run python");
-        assert!(
-            out.status.success(),
-            "redis-py (RESP{proto}) failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let ports = [&source, &target, &doomed].map(|s| s.port.to_string());
+        common::assert_python(
+            &python,
+            PYTHON_SCRIPT,
+            &[&ports[0], &ports[1], &ports[2], proto],
+            &format!("redis-py (RESP{proto})"),
         );
         assert!(doomed.stops_within(Duration::from_secs(10)));
     }

@@ -223,17 +223,13 @@ fn redis_py_over_tls_resp2_and_resp3() {
     let certs = TestCerts::make(dir.path(), "py");
     let (server, _tls) = tls_server(&certs, 0);
     for proto in ["2", "3"] {
-        let out = Command::new(&python)
-            .args(["-c", REDIS_PY_TLS, &server.port.to_string()])
-            .arg(&certs.ca)
-            .arg(proto)
-            .output()
-            .expect("run python");
-        assert!(
-            out.status.success(),
-            "redis-py over TLS (RESP{proto}) failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let port = server.port.to_string();
+        let ca = certs.ca.to_string_lossy();
+        common::assert_python(
+            &python,
+            REDIS_PY_TLS,
+            &[&port, &ca, proto],
+            &format!("redis-py over TLS (RESP{proto})"),
         );
     }
 }

@@ -83,6 +83,26 @@ impl Drop for Sluice {
     }
 }
 
+/// Runs `cmd` and fails the test with its output when it does not succeed.
+pub fn assert_succeeds(mut cmd: Command, what: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a Python `script` (`python -c script args...`) and fails the test when it fails.
+pub fn assert_python(python: &std::path::Path, script: &str, args: &[&str], what: &str) {
+    let mut cmd = Command::new(python);
+    cmd.arg("-c").arg(script).args(args);
+    assert_succeeds(cmd, what);
+}
+
 /// Whether a program is on PATH.
 pub fn have(program: &str) -> bool {
     Command::new(program)
