@@ -94,9 +94,8 @@ CREATE OR REPLACE VIEW {s}.lists AS
 /// The migrations in order: each takes the schema from the version before to its own.
 const MIGRATIONS: [(i32, &str); 2] = [(1, V1_TABLES), (2, V2)];
 
-/// Creates the schema and its tables, or checks that an existing one is a version this build
-/// knows. Returns the version found before (0 for a new schema).
-pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> {
+/// Creates the schema and its migrations table when they are missing.
+async fn create_schema(conn: &mut Connection, schema: &str) -> Result<(), Error> {
     let s = quote_ident(schema);
     conn.batch_execute(&format!(
         "CREATE SCHEMA IF NOT EXISTS {s}; \
@@ -105,6 +104,14 @@ pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> 
     ))
     .await
     .map_err(|e| Error::pg("creating the schema", e))?;
+    Ok(())
+}
+
+/// Creates the schema and its tables, or checks that an existing one is a version this build
+/// knows. Returns the version found before (0 for a new schema).
+pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> {
+    create_schema(conn, schema).await?;
+    let s = quote_ident(schema);
     let row = conn
         .query_one(
             &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
@@ -165,13 +172,6 @@ pub async fn create_at_version(
     schema: &str,
     version: i32,
 ) -> Result<(), Error> {
-    let s = quote_ident(schema);
-    conn.batch_execute(&format!(
-        "CREATE SCHEMA IF NOT EXISTS {s}; \
-         CREATE TABLE IF NOT EXISTS {s}.schema_migrations (\
-             version int4 PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-    ))
-    .await
-    .map_err(|e| Error::pg("creating the schema", e))?;
+    create_schema(conn, schema).await?;
     migrate_to(conn, schema, 0, version).await
 }
