@@ -110,6 +110,7 @@ impl PgStore {
         schema::migrate(&mut conn, &config.schema).await?;
         let mut store = Store::tracked(config.databases);
         let (loaded, heads) = load::load(&mut conn, &config.schema, &mut store).await?;
+        let functions = load::load_functions(&mut conn, &config.schema).await?;
         tracing::info!(
             keys = loaded.keys,
             elements = loaded.elements,
@@ -139,6 +140,7 @@ impl PgStore {
                 store,
                 durability,
                 sink: "postgres",
+                functions,
             },
             loaded,
             stop,

@@ -24,6 +24,31 @@ pub struct Loaded {
     pub millis: u64,
 }
 
+/// Reads the function libraries kept in `schema`, by name.
+pub async fn load_functions(
+    conn: &mut Connection,
+    schema: &str,
+) -> Result<sluice_resp::engine::Libraries, Error> {
+    let step = "loading the function libraries";
+    let rows = conn
+        .query(
+            &format!(
+                "SELECT library, code FROM {}.functions ORDER BY library",
+                quote_ident(schema)
+            ),
+            &[],
+        )
+        .await
+        .map_err(|e| Error::pg(step, e))?;
+    rows.iter()
+        .map(|row| {
+            let name: String = row.get(0).map_err(|e| Error::pg(step, e))?;
+            let code: Vec<u8> = row.get(1).map_err(|e| Error::pg(step, e))?;
+            Ok((name, code))
+        })
+        .collect()
+}
+
 /// Reads every live key of `schema` into `store` (which is empty and tracked; nothing loaded is
 /// marked dirty). Keys past their expiry are skipped; their rows go at the first flush.
 pub async fn load(

@@ -6,7 +6,7 @@ use sluice_pg::sql::{quote_ident, quote_literal};
 use crate::Error;
 
 /// The newest schema version this build writes.
-pub const VERSION: i32 = 2;
+pub const VERSION: i32 = 3;
 
 /// The tables of version 1, `{s}` standing for the quoted schema.
 const V1_TABLES: &str = r#"
@@ -91,8 +91,17 @@ CREATE OR REPLACE VIEW {s}.lists AS
     FROM {s}.list_items l JOIN {s}.keys k USING (db, key);
 "#;
 
+/// Version 3: FUNCTION libraries, kept as Redis keeps them in its AOF.
+const V3: &str = r#"
+CREATE TABLE {s}.functions (
+    library text PRIMARY KEY,
+    code bytea NOT NULL
+);
+COMMENT ON TABLE {s}.functions IS 'Redis function libraries (FUNCTION LOAD), loaded again at start; written by Sluice';
+"#;
+
 /// The migrations in order: each takes the schema from the version before to its own.
-const MIGRATIONS: [(i32, &str); 2] = [(1, V1_TABLES), (2, V2)];
+const MIGRATIONS: [(i32, &str); 3] = [(1, V1_TABLES), (2, V2), (3, V3)];
 
 /// Creates the schema and its migrations table when they are missing.
 async fn create_schema(conn: &mut Connection, schema: &str) -> Result<(), Error> {

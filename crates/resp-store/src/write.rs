@@ -68,6 +68,8 @@ pub struct Encoded {
     /// Where lists' first elements are once this commits (`None`: no list there any more).
     pub heads: Vec<(ListKey, Option<i64>)>,
     written_keys: u64,
+    /// The function libraries' names and code, when they changed: they replace the stored ones.
+    functions: Option<(Vec<String>, Vec<Vec<u8>>)>,
     cleared: Vec<i32>,
     taken_at_ms: i64,
 }
@@ -124,6 +126,10 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         list_hi: Vec::new(),
         heads: Vec::new(),
         written_keys: n as u64,
+        functions: snapshot
+            .functions
+            .as_ref()
+            .map(|libraries| libraries.iter().cloned().unzip()),
         cleared: snapshot
             .cleared
             .iter()
@@ -350,6 +356,8 @@ pub struct Statements {
     members: [String; 3],
     list_ranges: String,
     copies: [String; 6],
+    /// Replace the stored function libraries.
+    functions: [String; 2],
 }
 
 impl Statements {
@@ -413,6 +421,13 @@ impl Statements {
             members,
             list_ranges,
             copies,
+            functions: [
+                format!("DELETE FROM {s}.functions"),
+                format!(
+                    "INSERT INTO {s}.functions (library, code) \
+                     SELECT * FROM unnest($1::text[], $2::bytea[])"
+                ),
+            ],
         }
     }
 }
@@ -473,6 +488,14 @@ pub async fn write(
         )
         .map_err(|e| Error::pg(elements_step, e))?;
         steps.push(elements_step);
+    }
+    if let Some((names, codes)) = &encoded.functions {
+        let step = "replacing the function libraries";
+        p.query(&statements.functions[0], &[])
+            .map_err(|e| Error::pg(step, e))?;
+        p.query(&statements.functions[1], &[names, codes])
+            .map_err(|e| Error::pg(step, e))?;
+        steps.extend([step, step]);
     }
     for (i, sql) in statements.copies.iter().enumerate() {
         if encoded.rows[i] == 0 {

@@ -242,4 +242,6 @@ pub struct Persistence {
     pub durability: Arc<Durability>,
     /// Name of the sink for INFO (e.g. `postgres`).
     pub sink: &'static str,
+    /// The function libraries the sink kept, installed before the gate serves.
+    pub functions: crate::engine::Libraries,
 }

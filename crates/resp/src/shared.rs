@@ -89,7 +89,13 @@ impl Shared {
                 Some(p) => p.store.lock().db_count(),
                 None => config.databases.max(1),
             },
-            scripting: Scripting::new()?,
+            scripting: {
+                let scripting = Scripting::new()?;
+                if let Some(p) = &config.persistence {
+                    scripting.load_libraries(&p.functions)?;
+                }
+                scripting
+            },
             observe: Observe::default(),
             pause: Pause::default(),
             active_expire: AtomicBool::new(true),

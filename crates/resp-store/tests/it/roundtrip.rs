@@ -1,7 +1,7 @@
 //! Every data type written, the server stopped and started again on the same schema: every key,
-//! value and TTL is back; deleted, expired and flushed keys are not.
+//! value and TTL is back; deleted, expired and flushed keys are not; function libraries come back too.
 
-use crate::common::{Server, q, schema, value};
+use crate::common::{Server, q, rows, schema, value};
 use sluice_resp::durable::AppendFsync;
 
 type Pairs = Vec<(String, String)>;
@@ -225,6 +225,70 @@ async fn consumer_group_bookkeeping_alone_is_kept() {
             "2-0".into(),
             vec![("w".into(), "1".into())]
         )
+    );
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_libraries_survive_a_crash_under_always() {
+    let schema = schema("rs_functions");
+    let lib = |name: &str, reply: &str| {
+        format!(
+            "#!lua name={name}\nredis.register_function('{name}_f', function() return '{reply}' end)"
+        )
+    };
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let loaded: String = q(&mut c, &["FUNCTION", "LOAD", &lib("one", "1")]).await;
+    assert_eq!(loaded, "one");
+    let _: String = q(&mut c, &["FUNCTION", "LOAD", &lib("two", "2")]).await;
+    let _: String = q(&mut c, &["FUNCTION", "LOAD", "REPLACE", &lib("two", "2b")]).await;
+    let _: String = q(&mut c, &["FUNCTION", "LOAD", &lib("three", "3")]).await;
+    let _: String = q(&mut c, &["FUNCTION", "DELETE", "three"]).await;
+    // Acknowledged under always: in the table before the crash, with no flush after.
+    let stored = rows(&format!(
+        "SELECT library FROM \"{schema}\".functions ORDER BY library"
+    ))
+    .await;
+    assert_eq!(
+        stored,
+        vec![vec![Some("one".to_owned())], vec![Some("two".to_owned())]]
+    );
+    drop(c);
+    server.crash().await;
+
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let one: String = q(&mut c, &["FCALL", "one_f", "0"]).await;
+    let two: String = q(&mut c, &["FCALL", "two_f", "0"]).await;
+    assert_eq!((one.as_str(), two.as_str()), ("1", "2b"));
+    let gone: redis::RedisResult<String> = redis::cmd("FCALL")
+        .arg("three_f")
+        .arg(0)
+        .query_async(&mut c)
+        .await;
+    assert!(gone.is_err(), "a deleted library came back: {gone:?}");
+    // FLUSH empties the table; a RESTORE of a dump brings one back.
+    let dump: Vec<u8> = q(&mut c, &["FUNCTION", "DUMP"]).await;
+    let _: String = q(&mut c, &["FUNCTION", "FLUSH"]).await;
+    assert_eq!(
+        value(&format!("SELECT count(*) FROM \"{schema}\".functions"))
+            .await
+            .as_deref(),
+        Some("0")
+    );
+    let _: String = redis::cmd("FUNCTION")
+        .arg("RESTORE")
+        .arg(&dump)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(
+        value(&format!("SELECT count(*) FROM \"{schema}\".functions"))
+            .await
+            .as_deref(),
+        Some("2")
     );
     drop(c);
     server.stop().await;

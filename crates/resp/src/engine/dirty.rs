@@ -180,7 +180,12 @@ pub struct DirtyKeys {
     cleared: Vec<usize>,
     /// Bumped on every change; a connection waits until the writer committed its generation.
     generation: u64,
+    /// Every function library (name, code) after the last FUNCTION change not yet written.
+    functions: Option<Libraries>,
 }
+
+/// Function libraries by name, with their code.
+pub type Libraries = Vec<(String, Vec<u8>)>;
 
 /// What the writer takes from the store: the changes up to `generation`.
 #[derive(Debug, Default)]
@@ -191,6 +196,8 @@ pub struct Snapshot {
     pub cleared: Vec<usize>,
     /// Each dirty key with what is to be written of it.
     pub entries: Vec<(usize, Key, Saved)>,
+    /// The function libraries as they are now, when they changed: they replace the stored ones.
+    pub functions: Option<Libraries>,
     /// When the snapshot was taken (ms since the epoch): rows that expired by then are deleted.
     pub taken_at_ms: i64,
 }
@@ -198,7 +205,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// True when there is nothing to write.
     pub fn is_empty(&self) -> bool {
-        self.cleared.is_empty() && self.entries.is_empty()
+        self.cleared.is_empty() && self.entries.is_empty() && self.functions.is_none()
     }
 }
 
@@ -304,7 +311,19 @@ impl DirtyKeys {
 
     /// Whether nothing waits to be saved (no key, no flushed database).
     pub fn is_empty(&self) -> bool {
-        self.len == 0 && self.cleared.is_empty()
+        self.len == 0 && self.cleared.is_empty() && self.functions.is_none()
+    }
+
+    /// Records that the function libraries are now `libraries` (FUNCTION LOAD, DELETE, FLUSH,
+    /// RESTORE): the next snapshot replaces the stored ones with them.
+    pub fn functions_changed(&mut self, libraries: Libraries) {
+        self.generation += 1;
+        self.functions = Some(libraries);
+    }
+
+    /// The libraries changed since the last snapshot, taken.
+    pub fn take_functions(&mut self) -> Option<Libraries> {
+        self.functions.take()
     }
 
     /// Takes the dirty set, leaving it empty.
@@ -325,6 +344,10 @@ impl DirtyKeys {
     /// snapshot, whole (what was written of them is not known), so later changes to them are
     /// not lost either.
     pub fn restore(&mut self, snapshot: &Snapshot) {
+        // Libraries changed again since are newer than the snapshot's.
+        if self.functions.is_none() {
+            self.functions.clone_from(&snapshot.functions);
+        }
         for &db in &snapshot.cleared {
             if !self.cleared.contains(&db) {
                 self.cleared.push(db);
@@ -433,6 +456,7 @@ mod tests {
                 (1, Key::from(&b"after-flush"[..]), Saved::Gone),
                 (2, Key::from(&b"k"[..]), Saved::Gone),
             ],
+            functions: None,
             taken_at_ms: 0,
         };
         // Database 2 was flushed after the snapshot: its old key is covered by that clear.
@@ -449,6 +473,30 @@ mod tests {
         cleared.sort();
         assert_eq!(cleared, vec![1, 2]);
         assert_eq!(keys, vec![(1, Key::from(&b"after-flush"[..]))]);
+    }
+
+    #[test]
+    fn function_libraries_are_a_change_and_come_back_when_their_write_failed() {
+        let mut dirty = DirtyKeys::default();
+        dirty.functions_changed(vec![("lib".into(), b"code".to_vec())]);
+        assert!(!dirty.is_empty());
+        assert_eq!(
+            dirty.generation(),
+            1,
+            "a FUNCTION change is waited for under always"
+        );
+        let failed = Snapshot {
+            generation: 1,
+            functions: dirty.take_functions(),
+            ..Snapshot::default()
+        };
+        assert!(dirty.is_empty());
+        dirty.restore(&failed);
+        assert_eq!(dirty.take_functions(), failed.functions);
+        // Libraries changed again after the snapshot are newer: they stay.
+        dirty.functions_changed(Vec::new());
+        dirty.restore(&failed);
+        assert_eq!(dirty.take_functions(), Some(Vec::new()));
     }
 
     /// Applies `edits` to `old` as the list commands do and checks that replacing the rows of

@@ -32,7 +32,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
-pub use dirty::{Change, DirtyKeys, Elements, ListEdit, ListEnds, ListPart, Saved, Snapshot};
+pub use dirty::{
+    Change, DirtyKeys, Elements, Libraries, ListEdit, ListEnds, ListPart, Saved, Snapshot,
+};
 pub use memory::{AccessMode, Eviction, Policy};
 pub use notify::KeyEvent;
 pub use stream::{Stream, StreamId};
@@ -139,6 +141,7 @@ impl Store {
         let dirty = self.persist.as_mut()?;
         let generation = dirty.generation();
         let (cleared, keys) = dirty.take();
+        let functions = dirty.take_functions();
         let now = now_ms();
         let entries = keys
             .into_iter()
@@ -164,8 +167,16 @@ impl Store {
             generation,
             cleared,
             entries,
+            functions,
             taken_at_ms: now,
         })
+    }
+
+    /// Records the function libraries as they are after a FUNCTION change, for the sink.
+    pub fn functions_changed(&mut self, libraries: dirty::Libraries) {
+        if let Some(dirty) = self.persist.as_mut() {
+            dirty.functions_changed(libraries);
+        }
     }
 
     /// Gives back a snapshot whose write failed (see [`DirtyKeys::restore`]).

@@ -302,6 +302,20 @@ impl FunctionEngine {
     }
 
     /// Removes an installed library and its callbacks.
+    /// Compiles and installs a library kept by a persistence sink, replacing one of its name.
+    pub(crate) fn load_kept(&mut self, code: &[u8]) -> Result<(), String> {
+        let (name, lib) = self.compile(code)?;
+        self.install(name, lib, true)
+    }
+
+    /// Every library's name and code, for a persistence sink.
+    fn libraries_kept(&self) -> crate::engine::Libraries {
+        self.libraries
+            .iter()
+            .map(|(name, lib)| (name.clone(), lib.code.clone()))
+            .collect()
+    }
+
     fn remove(&mut self, name: &str) {
         if let Some(lib) = self.libraries.remove(name) {
             for fname in lib.functions.keys() {
@@ -490,8 +504,12 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             let result = engine
                 .compile(code)
                 .and_then(|(name, lib)| engine.install(name.clone(), lib, replace).map(|()| name));
+            drop(engine);
             match result {
-                Ok(name) => cx.out.bulk(name.as_bytes()),
+                Ok(name) => {
+                    keep_libraries(cx);
+                    cx.out.bulk(name.as_bytes());
+                }
                 Err(e) => cx.out.error(&format!("ERR {e}")),
             }
         }
@@ -502,6 +520,8 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             match engine.library_named(&name) {
                 Some(stored) => {
                     engine.remove(&stored);
+                    drop(engine);
+                    keep_libraries(cx);
                     cx.out.ok();
                 }
                 None => cx.out.error("ERR Library not found"),
@@ -516,6 +536,7 @@ pub fn function(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
             match FunctionEngine::new() {
                 Ok(fresh) => {
                     *scripting.functions.lock() = fresh;
+                    keep_libraries(cx);
                     cx.out.ok();
                 }
                 Err(e) => cx.out.error(&format!("ERR {e}")),
@@ -679,7 +700,22 @@ fn restore(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         }
     }
     *guard = fresh;
+    drop(guard);
+    keep_libraries(cx);
     cx.out.ok();
+}
+
+/// Hands the libraries as they are now to the persistence sink, if any. The store is taken
+/// first and the libraries read under it (the order FCALL takes them in), so of two FUNCTION
+/// changes racing, the later one to reach the store carries both.
+fn keep_libraries(cx: &mut Cx<'_, '_>) {
+    if cx.shared.durability.is_none() {
+        return;
+    }
+    let shared = cx.shared;
+    let store = cx.store.get();
+    let libraries = shared.scripting.functions.lock().libraries_kept();
+    store.functions_changed(libraries);
 }
 
 fn stats(cx: &mut Cx<'_, '_>) {

@@ -112,6 +112,19 @@ impl Scripting {
             flags: Arc::new(RunFlags::default()),
         })
     }
+
+    /// Installs function libraries kept by a persistence sink (at start, before any client).
+    pub fn load_libraries(&self, libraries: &crate::engine::Libraries) -> Result<(), StartError> {
+        let mut engine = self.functions.lock();
+        for (name, code) in libraries {
+            engine.load_kept(code).map_err(|e| {
+                StartError(format!(
+                    "the stored function library {name:?} does not load: {e}"
+                ))
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// What INFO memory reports of scripting (zeros while a script holds an interpreter).
