@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::{Args, Cx, SYNTAX, int_arg};
 use crate::engine::{now_ms, rdb};
+use crate::reply::Out;
 
 const CONNECT_ERROR: &str = "IOERR error or timeout connecting to the client";
 const WRITE_ERROR: &str = "IOERR error or timeout writing to target instance";
@@ -89,23 +90,36 @@ pub fn migrate(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         cx.out.error(CONNECT_ERROR);
         return;
     };
-    let mut request = Vec::new();
+    // Commands are arrays of bulk strings, as RESP2 replies of that shape are.
+    let mut request = Out::default();
     match login {
         Login::None => {}
-        Login::Password(password) => encode(&mut request, &[b"AUTH", password]),
-        Login::User(user, password) => encode(&mut request, &[b"AUTH", user, password]),
-    }
-    let db_text = db.to_string();
-    encode(&mut request, &[b"SELECT", db_text.as_bytes()]);
-    for (key, ttl, payload) in &found {
-        let ttl = ttl.to_string();
-        let mut restore: Vec<&[u8]> = vec![b"RESTORE", key, ttl.as_bytes(), payload];
-        if replace {
-            restore.push(b"REPLACE");
+        Login::Password(password) => {
+            request.array(2);
+            request.bulk(b"AUTH");
+            request.bulk(password);
         }
-        encode(&mut request, &restore);
+        Login::User(user, password) => {
+            request.array(3);
+            request.bulk(b"AUTH");
+            request.bulk(user);
+            request.bulk(password);
+        }
     }
-    if target.get_mut().write_all(&request).is_err() {
+    request.array(2);
+    request.bulk(b"SELECT");
+    request.bulk_int(db);
+    for (key, ttl, payload) in &found {
+        request.array(if replace { 5 } else { 4 });
+        request.bulk(b"RESTORE");
+        request.bulk(key);
+        request.bulk_int(*ttl);
+        request.bulk(payload);
+        if replace {
+            request.bulk(b"REPLACE");
+        }
+    }
+    if target.get_mut().write_all(&request.buf).is_err() {
         cx.out.error(WRITE_ERROR);
         return;
     }
@@ -159,16 +173,6 @@ fn connect(host: &str, port: &str, timeout: Duration) -> Option<BufReader<TcpStr
     Some(BufReader::new(stream))
 }
 
-/// Appends one command as a RESP array of bulk strings.
-fn encode(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", parts.len()).as_bytes());
-    for part in parts {
-        out.extend_from_slice(format!("${}\r\n", part.len()).as_bytes());
-        out.extend_from_slice(part);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 /// What the target answered to one command.
 #[derive(Debug, PartialEq)]
 enum Reply {
@@ -213,12 +217,5 @@ mod tests {
             "a line cut before its CRLF"
         );
         assert_eq!(read_reply(&mut &b""[..]), None, "a closed connection");
-    }
-
-    #[test]
-    fn commands_are_arrays_of_bulk_strings() {
-        let mut out = Vec::new();
-        encode(&mut out, &[b"SELECT", b"0"]);
-        assert_eq!(out, b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n");
     }
 }
