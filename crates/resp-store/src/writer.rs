@@ -155,7 +155,7 @@ impl Writer {
         }
         if self.conn.as_ref().is_none_or(Connection::is_broken) {
             self.conn = None;
-            self.conn = Some(crate::connect(&self.pg).await?);
+            self.conn = Some(crate::connect_writer(&self.pg).await?);
         }
         let Some(conn) = self.conn.as_mut() else {
             return Err(Error::Load("no connection"));

@@ -6,5 +6,6 @@ mod durability;
 mod faults;
 mod owner;
 mod parts;
+mod plans;
 mod roundtrip;
 mod views;
