@@ -2,8 +2,6 @@
 
 use bytes::{Buf, BufMut, BytesMut};
 
-/// Microseconds between the Unix epoch and PostgreSQL's (2000-01-01).
-const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 /// The OID of bytea, for array headers.
 const BYTEA_OID: i32 = 17;
 
@@ -42,14 +40,10 @@ impl RowWriter<'_> {
         self
     }
 
+    #[cfg(test)]
     pub fn null(&mut self) -> &mut Self {
         self.0.put_i32(-1);
         self
-    }
-
-    /// A timestamptz from milliseconds since the Unix epoch.
-    pub fn timestamp_ms(&mut self, ms: i64) -> &mut Self {
-        self.int8(ms.saturating_mul(1000).saturating_sub(PG_EPOCH_MICROS))
     }
 
     /// A one-dimensional bytea[] of `items`.

@@ -1,5 +1,5 @@
-//! One flush: a snapshot of dirty keys encoded as binary COPY rows and element deletes, written
-//! in one transaction and one round trip.
+//! One flush: a snapshot of dirty keys encoded as key-row upserts, binary COPY rows of elements
+//! and element deletes, written in one transaction and one round trip.
 
 use bytes::{BufMut, BytesMut};
 use sluice_pg::sql::quote_ident;
@@ -12,7 +12,8 @@ use sluice_resp::engine::{Elements, Entry, Saved, Snapshot, StreamId, Value};
 use crate::Error;
 use crate::codec::RowWriter;
 
-/// The tables rows are copied into, with their columns, in the order written.
+/// The tables element rows are copied into, with their columns, in the order written (`keys`
+/// rows are upserted instead, index 0 unused).
 const TABLES: [(&str, &str); 6] = [
     ("keys", "db, key, type, expire_at, value"),
     ("hash_fields", "db, key, field, value"),
@@ -50,11 +51,16 @@ impl ElementDeletes {
 pub struct Encoded {
     buffers: [BytesMut; 6],
     rows: [u64; 6],
-    /// Dirty keys' databases and names (their key rows are deleted first) and whether their
-    /// element rows go too (written whole or gone).
+    /// Dirty keys' databases and names, whether their element rows go (written whole or gone),
+    /// and their new key rows: type (`None`: the key is gone), expiry in Unix ms (0: none) and
+    /// a string's value. Rows are upserted: an unchanged key keeps its index entries (a HOT
+    /// update), where a delete and insert added one per write and left the old to vacuum.
     dbs: Vec<i32>,
     keys: Vec<Vec<u8>>,
     whole: Vec<bool>,
+    types: Vec<Option<&'static str>>,
+    expire_ms: Vec<i64>,
+    values: Vec<Option<Vec<u8>>>,
     /// Fields, set members and sorted-set members written in part: their rows are deleted,
     /// then the ones still there copied in.
     hash: ElementDeletes,
@@ -117,6 +123,9 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         dbs: Vec::with_capacity(n),
         keys: Vec::with_capacity(n),
         whole: Vec::with_capacity(n),
+        types: Vec::with_capacity(n),
+        expire_ms: Vec::with_capacity(n),
+        values: Vec::with_capacity(n),
         hash: ElementDeletes::default(),
         set: ElementDeletes::default(),
         zset: ElementDeletes::default(),
@@ -148,6 +157,9 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         match saved {
             Saved::Gone => {
                 e.whole.push(true);
+                e.types.push(None);
+                e.expire_ms.push(0);
+                e.values.push(None);
                 e.heads.push(((db, key.to_vec()), None));
             }
             Saved::Whole(entry) => {
@@ -164,7 +176,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
             } => {
                 if *rewrite_key {
                     e.whole.push(false);
-                    key_row(&mut e, db, key, type_name, *expire_at, None);
+                    key_row(&mut e, type_name, *expire_at, None);
                 }
                 let head = if cleared_before(db) {
                     0
@@ -186,38 +198,27 @@ fn cleared_in(cleared: &[usize], db: i32) -> bool {
     usize::try_from(db).is_ok_and(|d| cleared.contains(&d))
 }
 
-/// The key's row in `keys`.
-fn key_row(
-    e: &mut Encoded,
-    db: i32,
-    key: &[u8],
-    type_name: &str,
-    expire_at: i64,
-    value: Option<&[u8]>,
-) {
-    let mut row = RowWriter::start(&mut e.buffers[0], 5);
-    row.int4(db).bytes(key).bytes(type_name.as_bytes());
-    if expire_at == 0 {
-        row.null();
-    } else {
-        row.timestamp_ms(expire_at);
-    }
-    match value {
-        Some(v) => row.bytes(v),
-        None => row.null(),
-    };
+/// The key's new row in `keys` (its database and name are pushed by the caller).
+fn key_row(e: &mut Encoded, type_name: &'static str, expire_at: i64, value: Option<&[u8]>) {
+    e.types.push(Some(type_name));
+    e.expire_ms.push(expire_at.clamp(0, MAX_EXPIRE_MS));
+    e.values.push(value.map(<[u8]>::to_vec));
     e.rows[0] += 1;
 }
+
+/// Expiry times past this (year 200,000) are stored as it: PostgreSQL's timestamps end in
+/// the year 294,276, and a time it refuses would fail every flush after it.
+const MAX_EXPIRE_MS: i64 = 6_249_000_000_000_000;
 
 fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
     let type_name = entry.value.type_name();
     match &entry.value {
-        Value::Str(v) => key_row(e, db, key, type_name, entry.expire_at, Some(v)),
+        Value::Str(v) => key_row(e, type_name, entry.expire_at, Some(v)),
         Value::Stream(stream) => {
             let meta = crate::stream_meta::encode(stream);
-            key_row(e, db, key, type_name, entry.expire_at, Some(&meta));
+            key_row(e, type_name, entry.expire_at, Some(&meta));
         }
-        _ => key_row(e, db, key, type_name, entry.expire_at, None),
+        _ => key_row(e, type_name, entry.expire_at, None),
     }
     let [_, h, l, s, z, x] = &mut e.buffers;
     match &entry.value {
@@ -352,6 +353,8 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
 pub struct Statements {
     clear: String,
     delete: String,
+    /// Writes the key rows of the keys written.
+    upsert: String,
     /// Deletes of changed hash fields, set members and sorted-set members.
     members: [String; 3],
     list_ranges: String,
@@ -377,14 +380,23 @@ impl Statements {
             ));
         }
         clear.push_str(" SELECT 1");
-        // The dirty keys' rows go, and every row expired by the snapshot's time. Element rows
-        // go with their key when it is written whole or gone, or when its old row had expired
-        // (a key recreated since and written in part); children are deleted for the type the
-        // key had, so a string costs no probe of the other tables. Keys written in part lose
-        // just the rows of their changed elements.
+        // Gone keys' rows go, and every row expired by the snapshot's time (the rows of keys
+        // written are upserted after). Element rows go with their key when it is written whole
+        // or gone, or when its old row had expired (a key recreated since and written in part);
+        // children are deleted for the type the key had, so a string costs no probe of the
+        // other tables. Keys written in part lose just the rows of their changed elements.
         let expired_by = "timestamptz 'epoch' + $4::int8 * interval '1 millisecond'";
         let mut delete = format!(
-            "WITH gone AS (DELETE FROM {s}.keys k                  USING unnest($1::int4[], $2::bytea[], $3::bool[]) AS d(db, key, whole)                  WHERE k.db = d.db AND k.key = d.key                  RETURNING k.db, k.key, k.type, d.whole OR k.expire_at <= {expired_by} AS doomed),              expired AS (DELETE FROM {s}.keys WHERE expire_at <= {expired_by}                  RETURNING db, key, type),              doomed AS (SELECT db, key, type FROM gone WHERE doomed                  UNION ALL SELECT * FROM expired)"
+            "WITH d AS (SELECT * FROM unnest($1::int4[], $2::bytea[], $3::bool[], $5::text[]) \
+                 AS d(db, key, whole, type)), \
+             gone AS (DELETE FROM {s}.keys k USING d \
+                 WHERE d.type IS NULL AND k.db = d.db AND k.key = d.key), \
+             expired AS (DELETE FROM {s}.keys WHERE expire_at <= {expired_by} \
+                 RETURNING db, key, type), \
+             doomed AS (SELECT k.db, k.key, k.type FROM {s}.keys k JOIN d \
+                 ON k.db = d.db AND k.key = d.key \
+                 WHERE d.whole OR k.expire_at <= {expired_by} \
+                 UNION ALL SELECT * FROM expired)"
         );
         for (i, (table, kind)) in children.iter().enumerate() {
             delete.push_str(&format!(
@@ -412,12 +424,23 @@ impl Statements {
         );
         delete
             .push_str(" SELECT (SELECT count(*) FROM expired), pg_current_wal_insert_lsn()::text");
+        let upsert = format!(
+            "INSERT INTO {s}.keys (db, key, type, expire_at, value) \
+             SELECT db, key, type, \
+                    timestamptz 'epoch' + nullif(e, 0) * interval '1 millisecond', value \
+             FROM unnest($1::int4[], $2::bytea[], $3::text[], $4::int8[], $5::bytea[]) \
+                 AS r(db, key, type, e, value) \
+             WHERE type IS NOT NULL \
+             ON CONFLICT (db, key) DO UPDATE \
+             SET type = excluded.type, expire_at = excluded.expire_at, value = excluded.value"
+        );
         let copies = TABLES.map(|(table, columns)| {
             format!("COPY {s}.{table} ({columns}) FROM STDIN (FORMAT binary)")
         });
         Self {
             clear,
             delete,
+            upsert,
             members,
             list_ranges,
             copies,
@@ -459,10 +482,26 @@ pub async fn write(
                 &encoded.keys,
                 &encoded.whole,
                 &encoded.taken_at_ms,
+                &encoded.types,
             ],
         )
         .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
     steps.push("deleting the dirty keys' rows");
+    if encoded.rows[0] > 0 {
+        let step = "writing the keys' rows";
+        p.query(
+            &statements.upsert,
+            &[
+                &encoded.dbs,
+                &encoded.keys,
+                &encoded.types,
+                &encoded.expire_ms,
+                &encoded.values,
+            ],
+        )
+        .map_err(|e| Error::pg(step, e))?;
+        steps.push(step);
+    }
     let elements_step = "deleting the rows of changed elements";
     for (sql, deletes) in
         statements
@@ -497,7 +536,7 @@ pub async fn write(
             .map_err(|e| Error::pg(step, e))?;
         steps.extend([step, step]);
     }
-    for (i, sql) in statements.copies.iter().enumerate() {
+    for (i, sql) in statements.copies.iter().enumerate().skip(1) {
         if encoded.rows[i] == 0 {
             continue;
         }

@@ -40,6 +40,10 @@ pub struct DurableArgs {
     /// floor (its ratio to the first should be 1).
     #[arg(long)]
     floor: bool,
+    /// Keys drawn at random out of this many (`redis-benchmark -r`); without it every test
+    /// writes its one key, as the issue's `redis-benchmark -c 50` does.
+    #[arg(long)]
+    keyspace: Option<u64>,
 }
 
 /// The contenders, in the order printed: Sluice in memory, the store under everysec and always,
@@ -101,12 +105,14 @@ pub fn durable(args: DurableArgs) -> Result<()> {
     let hz = clock_ticks();
     let load = &args.load;
     eprintln!(
-        "resp durable: machine: {}; rounds={} n={} n_pipelined={} clients={}",
+        "resp durable: machine: {}; rounds={} n={} n_pipelined={} clients={} keyspace={}",
         machine(),
         load.rounds,
         load.requests,
         load.requests_pipelined,
-        load.clients
+        load.clients,
+        args.keyspace
+            .map_or("one key per test".to_owned(), |k| k.to_string())
     );
     let mut table = Table::default();
     for round in 1..=load.rounds {
@@ -121,8 +127,12 @@ pub fn durable(args: DurableArgs) -> Result<()> {
                 } else {
                     n
                 };
+                let keyspace = args.keyspace.map(|k| k.to_string());
                 for test in &args.tests {
-                    let what = ["-t", test.as_str()];
+                    let mut what = vec!["-t", test.as_str()];
+                    if let Some(k) = &keyspace {
+                        what.extend(["-r", k.as_str()]);
+                    }
                     if let Some(s) = measure(server, n, load.clients, pipeline, &what, hz)? {
                         table.add(names[index], pipeline, &s.test.clone(), &s);
                     }

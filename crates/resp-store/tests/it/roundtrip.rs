@@ -293,3 +293,31 @@ async fn function_libraries_survive_a_crash_under_always() {
     drop(c);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expiries_beyond_postgresql_timestamps_do_not_stop_the_writer() {
+    let schema = schema("rs_far_expiry");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let _: String = q(&mut c, &["SET", "far", "1"]).await;
+    let _: i64 = q(&mut c, &["HSET", "far_hash", "f", "v"]).await;
+    // Unix ms past PostgreSQL's last timestamp (the year 294,276): Redis takes them.
+    let set: i64 = q(&mut c, &["PEXPIREAT", "far", "92233720368547750"]).await;
+    let set_hash: i64 = q(&mut c, &["PEXPIREAT", "far_hash", "9000000000000000"]).await;
+    assert_eq!((set, set_hash), (1, 1));
+    // Acknowledged under always: the flushes holding them committed.
+    let _: String = q(&mut c, &["SET", "after", "2"]).await;
+    drop(c);
+    server.crash().await;
+
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let after: String = q(&mut c, &["GET", "after"]).await;
+    assert_eq!(after, "2");
+    for key in ["far", "far_hash"] {
+        let ttl: i64 = q(&mut c, &["TTL", key]).await;
+        // Still expiring, thousands of centuries from now.
+        assert!(ttl > 3_000_000_000_000, "{key}: TTL {ttl}");
+    }
+    server.stop().await;
+}
