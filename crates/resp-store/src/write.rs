@@ -147,7 +147,11 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         taken_at_ms: snapshot.taken_at_ms,
     };
     let cleared_before = |db: i32| cleared_in(&snapshot.cleared, db);
-    for (db, key, saved) in &snapshot.entries {
+    // In key order: PostgreSQL's index probes and heap updates then walk the pages in order
+    // instead of jumping across the whole index for every key.
+    let mut order: Vec<&(usize, _, Saved)> = snapshot.entries.iter().collect();
+    order.sort_unstable_by(|a, b| (a.0, &a.1[..]).cmp(&(b.0, &b.1[..])));
+    for (db, key, saved) in order {
         let db = i32::try_from(*db).unwrap_or(i32::MAX);
         // A key written in part keeps its row in `keys` unless its expiry changed.
         if !matches!(saved, Saved::Part { key_row: false, .. }) {

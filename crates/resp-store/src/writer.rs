@@ -114,6 +114,7 @@ impl Writer {
             self.durability.set_clean(snapshot.generation);
             return Ok(());
         }
+        self.durability.set_flushing(snapshot.generation);
         let encoded = encode(&snapshot, &self.heads);
         match self.attempt(&encoded).await {
             Ok(info) => {

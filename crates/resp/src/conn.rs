@@ -310,6 +310,13 @@ impl Conn {
             return;
         };
         let save = session.save_waits.take();
+        if save.is_none()
+            && wrote.is_some()
+            && let Some(flushing) = durability.lagging_flush()
+        {
+            durability.wait_lagging_flush(flushing).await;
+            return;
+        }
         let wait = match durability.policy() {
             crate::durable::AppendFsync::Always => wrote.max(save),
             _ => save,

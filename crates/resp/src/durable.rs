@@ -70,7 +70,19 @@ pub struct Durability {
     last_commit: RwLock<CommitInfo>,
     failure: Mutex<Option<String>>,
     failing: AtomicBool,
+    /// The generation of the flush being written (0: none), and when it started, in ms since
+    /// `started`.
+    flushing: AtomicU64,
+    flushing_since_ms: AtomicU64,
+    started: std::time::Instant,
+    /// Writes held back under `everysec` while a flush lagged (INFO's `aof_delayed_fsync`).
+    delayed_writes: AtomicU64,
 }
+
+/// How long a flush may run under `everysec` before writes wait for it to end, as Redis holds
+/// writes back when its AOF fsync has been pending for two seconds: without it a writer slower
+/// than the clients would let the unsaved changes (what a crash loses) grow to many seconds.
+pub const EVERYSEC_MAX_LAG: Duration = Duration::from_secs(2);
 
 /// Why a write could not be confirmed durable.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -103,7 +115,58 @@ impl Durability {
             last_commit: RwLock::new(CommitInfo::default()),
             failure: Mutex::new(None),
             failing: AtomicBool::new(false),
+            flushing: AtomicU64::new(0),
+            flushing_since_ms: AtomicU64::new(0),
+            started: std::time::Instant::now(),
+            delayed_writes: AtomicU64::new(0),
         }
+    }
+
+    /// Records that the writer took a snapshot up to `generation` and is writing it.
+    pub fn set_flushing(&self, generation: u64) {
+        let since = self.started.elapsed().as_millis() as u64;
+        self.flushing_since_ms.store(since, Ordering::Relaxed);
+        self.flushing.store(generation, Ordering::Release);
+    }
+
+    /// Under `everysec`, the generation of a flush running for longer than
+    /// [`EVERYSEC_MAX_LAG`] while the writer is healthy: writes wait for it (see
+    /// [`Durability::wait_lagging_flush`]).
+    pub fn lagging_flush(&self) -> Option<u64> {
+        if self.policy != AppendFsync::EverySec || self.is_failing() {
+            return None;
+        }
+        let generation = self.flushing.load(Ordering::Acquire);
+        if generation == 0 || self.committed() >= generation {
+            return None;
+        }
+        let since = self.flushing_since_ms.load(Ordering::Relaxed);
+        let now = self.started.elapsed().as_millis() as u64;
+        (now.saturating_sub(since) >= EVERYSEC_MAX_LAG.as_millis() as u64).then_some(generation)
+    }
+
+    /// Waits until the lagging flush up to `generation` committed, the writer fails, or the
+    /// write timeout passed; the write is answered after either way (it stays queued, as
+    /// `everysec` promises, bounded by the unsaved-keys limit).
+    pub async fn wait_lagging_flush(&self, generation: u64) {
+        self.delayed_writes.fetch_add(1, Ordering::Relaxed);
+        let deadline = tokio::time::Instant::now() + self.write_timeout;
+        loop {
+            let notified = self.committed_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.committed() >= generation || self.is_failing() {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Writes held back so far by a lagging flush.
+    pub fn delayed_writes(&self) -> u64 {
+        self.delayed_writes.load(Ordering::Relaxed)
     }
 
     /// The `appendfsync` policy.
@@ -143,6 +206,7 @@ impl Durability {
         self.last_save_unix
             .store(crate::engine::now_ms() / 1000, Ordering::Relaxed);
         self.committed.fetch_max(generation, Ordering::AcqRel);
+        self.flushing.store(0, Ordering::Release);
         self.committed_notify.notify_waiters();
     }
 
@@ -185,6 +249,7 @@ impl Durability {
         *self.failure.lock() = failure;
         self.failing.store(failing, Ordering::Release);
         if failing {
+            self.flushing.store(0, Ordering::Release);
             // SAVE answers the error at once; `always` writes look at their deadline.
             self.committed_notify.notify_waiters();
         }

@@ -98,3 +98,67 @@ async fn everysec_commits_within_about_a_second_and_save_at_once() {
     drop(c);
     server.stop().await;
 }
+
+/// INFO persistence's `aof_delayed_fsync`.
+async fn delayed_writes(c: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let text: String = q(c, &["INFO", "persistence"]).await;
+    text.lines()
+        .find_map(|l| l.strip_prefix("aof_delayed_fsync:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("aof_delayed_fsync in INFO persistence")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everysec_writes_wait_for_a_flush_running_two_seconds() {
+    let schema = schema("rs_lag");
+    let server = Server::start(&schema, AppendFsync::EverySec).await;
+    let mut c = server.client().await;
+    let _: String = q(&mut c, &["SET", "a", "1"]).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    // Another session holds the table: the writer's next flush waits on it.
+    let mut blocker = sluice_pg::Connection::connect_with(&crate::common::pg_config())
+        .await
+        .expect("connect");
+    blocker
+        .batch_execute(&format!(
+            "BEGIN; LOCK TABLE \"{schema}\".keys IN ACCESS EXCLUSIVE MODE"
+        ))
+        .await
+        .expect("lock");
+    let started = Instant::now();
+    let _: String = q(&mut c, &["SET", "b", "1"]).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "a write with the writer on time waited {:?}",
+        started.elapsed()
+    );
+    // The flush holding b starts within a second and has run two more before c is sent.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let mut writer = server.client().await;
+    let pending = tokio::spawn(async move {
+        let _: String = q(&mut writer, &["SET", "c", "1"]).await;
+        Instant::now()
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !pending.is_finished(),
+        "a write was answered while the flush lagged"
+    );
+    assert_eq!(delayed_writes(&mut c).await, 1);
+    let get: String = q(&mut c, &["GET", "b"]).await;
+    assert_eq!(get, "1", "reads are served meanwhile");
+    let released = Instant::now();
+    blocker.batch_execute("COMMIT").await.expect("unlock");
+    let answered = pending.await.expect("the delayed SET");
+    assert!(answered >= released, "answered before the flush ended");
+    let _: String = q(&mut c, &["SAVE"]).await;
+    assert_eq!(
+        value(&format!(
+            "SELECT count(*) FROM \"{schema}\".keys WHERE key IN ('a', 'b', 'c')"
+        ))
+        .await
+        .as_deref(),
+        Some("3")
+    );
+    server.stop().await;
+}

@@ -83,11 +83,13 @@ pub fn info_section(cx: &mut Cx<'_, '_>, text: &mut String) {
         "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{queued}\r\n\
          rdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{status}\r\n\
          aof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_last_write_status:{status}\r\n\
+         aof_delayed_fsync:{}\r\n\
          sluice_store:{}\r\nsluice_appendfsync:{}\r\nsluice_queue_keys:{queued}\r\n\
          sluice_commits:{commits}\r\nsluice_keys_written:{keys}\r\nsluice_rows_written:{rows}\r\n\
          sluice_last_commit_lsn:{}\r\nsluice_last_commit_keys:{}\r\nsluice_last_commit_rows:{}\r\n\
          sluice_last_commit_usec:{}\r\nsluice_last_error:{}\r\n\r\n",
         durability.last_save_unix(),
+        durability.delayed_writes(),
         cx.shared.sink,
         durability.policy().name(),
         last.lsn,
