@@ -4,36 +4,13 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::catalog_data::ENTRIES;
+use crate::cmd::command_info::{Begin, Find, Info, KeySpec, redis_catalog};
 use crate::cmd::{Args, COMMANDS, Command};
 
 /// A key read by a command (Redis's ACCESS key-spec flag): needs a `%R~` or `~` pattern.
 pub const KEY_READ: u8 = 1;
 /// A key written by a command (INSERT, DELETE or UPDATE): needs a `%W~` or `~` pattern.
 pub const KEY_WRITE: u8 = 2;
-
-/// Where a key spec's keys begin.
-#[derive(Debug, Clone, Copy)]
-pub enum Begin {
-    /// At this argument.
-    Index(i32),
-    /// After this keyword, searched from this argument (backwards from the end when negative).
-    Keyword(&'static str, i32),
-    /// Only the command's own key finder knows.
-    Unknown,
-}
-
-/// How many keys follow the beginning.
-#[derive(Debug, Clone, Copy)]
-pub enum Find {
-    /// Up to `last` (from the end when negative), every `step`; with `limit`, the first
-    /// 1/limit of what remains.
-    Range { last: i32, step: i32, limit: i32 },
-    /// The argument `index` after the beginning holds the count; keys start `first` after it.
-    Keynum { index: i32, first: i32, step: i32 },
-    /// Only the command's own key finder knows.
-    Unknown,
-}
 
 /// One of a command's key specs.
 #[derive(Debug, Clone, Copy)]
@@ -47,14 +24,35 @@ pub struct Spec {
     pub exact: bool,
 }
 
-/// A command or subcommand of Redis's catalog.
-#[derive(Debug)]
-pub struct Entry {
-    pub name: &'static str,
-    /// Redis's arity (name included; negative: at least).
-    pub arity: i32,
-    pub categories: u32,
-    pub keys: &'static [Spec],
+impl Spec {
+    /// What ACLs need of one of Redis's key specs (None for a spec of non-key arguments).
+    fn of(spec: &KeySpec) -> Option<Spec> {
+        let has = |names: &[&str]| spec.flags.iter().any(|f| names.contains(f));
+        if has(&["not_key"]) {
+            return None;
+        }
+        let mut access = 0;
+        if has(&["access"]) {
+            access |= KEY_READ;
+        }
+        if has(&["insert", "delete", "update"]) {
+            access |= KEY_WRITE;
+        }
+        Some(Spec {
+            access,
+            begin: spec.begin,
+            find: spec.find,
+            exact: !has(&["incomplete", "variable_flags"]),
+        })
+    }
+}
+
+/// A command's ACL categories from their names.
+fn categories_of(info: &Info) -> u32 {
+    info.categories
+        .iter()
+        .filter_map(|c| super::categories::NAMES.iter().find(|(name, _)| name == c))
+        .fold(0, |bits, (_, bit)| bits | bit)
 }
 
 /// One command or subcommand as ACLs see it.
@@ -64,7 +62,7 @@ pub struct AclCommand {
     pub name: String,
     pub arity: i32,
     pub categories: u32,
-    pub keys: &'static [Spec],
+    pub keys: Vec<Spec>,
     pub parent: Option<usize>,
     pub subcommands: Vec<usize>,
     /// Not in Redis's catalog: keys come from Sluice's command table, read and written.
@@ -85,21 +83,22 @@ pub static CATALOG: LazyLock<Catalog> = LazyLock::new(Catalog::build);
 
 impl Catalog {
     fn build() -> Self {
+        let redis = redis_catalog();
         let mut catalog = Catalog {
-            commands: Vec::with_capacity(ENTRIES.len() + 8),
+            commands: Vec::with_capacity(redis.len() + 8),
             by_name: HashMap::new(),
             of_table: Vec::new(),
         };
-        for entry in ENTRIES {
-            let parent = entry
+        for info in redis {
+            let parent = info
                 .name
                 .split_once('|')
                 .and_then(|(parent, _)| catalog.by_name.get(parent.as_bytes()).copied());
             catalog.add(AclCommand {
-                name: entry.name.to_owned(),
-                arity: entry.arity,
-                categories: entry.categories,
-                keys: entry.keys,
+                name: info.name.to_owned(),
+                arity: info.arity,
+                categories: categories_of(info),
+                keys: info.specs.iter().filter_map(Spec::of).collect(),
                 parent,
                 subcommands: Vec::new(),
                 derived: false,
@@ -112,7 +111,7 @@ impl Catalog {
                     name: cmd.name.to_owned(),
                     arity: cmd.arity,
                     categories: super::categories::derived(cmd),
-                    keys: &[],
+                    keys: Vec::new(),
                     parent: None,
                     subcommands: Vec::new(),
                     derived: true,
@@ -219,7 +218,7 @@ pub fn each_key(
         _ => {}
     }
     if !entry.derived && entry.keys.iter().all(|s| s.exact) {
-        match spec_keys(entry.keys, args) {
+        match spec_keys(&entry.keys, args) {
             SpecKeys::Found(keys) => {
                 return keys.into_iter().all(|(pos, access)| visit(pos, access));
             }

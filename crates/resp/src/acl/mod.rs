@@ -7,7 +7,6 @@
 
 mod catalog;
 #[rustfmt::skip]
-mod catalog_data;
 pub mod categories;
 mod file;
 mod log;

@@ -158,54 +158,76 @@ fn spec(text: &'static str) -> Option<KeySpec> {
     Some(KeySpec { flags, begin, find })
 }
 
-/// Reads the file's lines, keeping the commands Sluice's table has and their answered
-/// subcommands. A malformed line is skipped (the file is generated; a test reads it all).
-fn parse(text: &'static str) -> Infos {
-    let mut all: Vec<Info> = Vec::new();
-    let lines = text.lines().chain(SLUICE_ONLY.lines());
-    for line in lines.filter(|l| !l.starts_with('#')) {
-        let fields: Vec<&'static str> = line.split(' ').collect();
-        let [
-            name,
-            arity,
-            flags,
-            first,
-            last,
-            step,
-            categories,
-            tips,
-            specs,
-        ] = fields[..]
-        else {
-            continue;
-        };
-        let top = name.split('|').next().unwrap_or(name);
-        if lookup(top.as_bytes()).is_none() || NOT_ANSWERED.contains(&name) {
-            continue;
-        }
-        let (Ok(arity), Ok(first_key), Ok(last_key), Ok(step)) =
-            (arity.parse(), first.parse(), last.parse(), step.parse())
-        else {
-            continue;
-        };
-        let specs = if specs == "-" {
-            Vec::new()
-        } else {
-            specs.split(';').filter_map(spec).collect()
-        };
-        all.push(Info {
-            name,
-            arity,
-            flags: list(flags),
-            first_key,
-            last_key,
-            step,
-            categories: list(categories),
-            tips: list(tips),
-            specs,
-            subcommands: Vec::new(),
-        });
+/// Redis 7.0's whole catalog: every command and subcommand of the file, answered by Sluice or
+/// not (ACL rules may name any of them), by name, without subcommand links.
+static REDIS: LazyLock<Vec<Info>> = LazyLock::new(|| {
+    let text = include_str!("../../redis-7.0-command-info.txt");
+    let mut all: Vec<Info> = text.lines().filter_map(parse_line).collect();
+    all.sort_by_key(|info| info.name);
+    all
+});
+
+/// Every command and subcommand of Redis 7.0, in name order (subcommands after their command).
+pub(crate) fn redis_catalog() -> &'static [Info] {
+    &REDIS
+}
+
+/// One line of the file; None for a comment or a malformed line (the file is generated; a
+/// test reads it all).
+fn parse_line(line: &'static str) -> Option<Info> {
+    if line.starts_with('#') {
+        return None;
     }
+    let fields: Vec<&'static str> = line.split(' ').collect();
+    let [
+        name,
+        arity,
+        flags,
+        first,
+        last,
+        step,
+        categories,
+        tips,
+        specs,
+    ] = fields[..]
+    else {
+        return None;
+    };
+    let (Ok(arity), Ok(first_key), Ok(last_key), Ok(step)) =
+        (arity.parse(), first.parse(), last.parse(), step.parse())
+    else {
+        return None;
+    };
+    let specs = if specs == "-" {
+        Vec::new()
+    } else {
+        specs.split(';').filter_map(spec).collect()
+    };
+    Some(Info {
+        name,
+        arity,
+        flags: list(flags),
+        first_key,
+        last_key,
+        step,
+        categories: list(categories),
+        tips: list(tips),
+        specs,
+        subcommands: Vec::new(),
+    })
+}
+
+/// Reads the file's lines, keeping the commands Sluice's table has and their answered
+/// subcommands.
+fn parse(text: &'static str) -> Infos {
+    let lines = text.lines().chain(SLUICE_ONLY.lines());
+    let mut all: Vec<Info> = lines
+        .filter_map(parse_line)
+        .filter(|info| {
+            let top = info.name.split('|').next().unwrap_or(info.name);
+            lookup(top.as_bytes()).is_some() && !NOT_ANSWERED.contains(&info.name)
+        })
+        .collect();
     all.sort_by_key(|info| info.name);
     let by_name: HashMap<&'static str, usize> =
         all.iter().enumerate().map(|(i, c)| (c.name, i)).collect();
