@@ -109,7 +109,8 @@ impl PgStore {
         let mut conn = connect(pg).await?;
         schema::migrate(&mut conn, &config.schema).await?;
         let mut store = Store::tracked(config.databases);
-        let (loaded, heads) = load::load(&mut conn, &config.schema, &mut store).await?;
+        let (loaded, heads, collections) =
+            load::load(&mut conn, &config.schema, &mut store).await?;
         let functions = load::load_functions(&mut conn, &config.schema).await?;
         for_writing(&mut conn).await?;
         tracing::info!(
@@ -134,6 +135,7 @@ impl PgStore {
             lock,
             conn,
             heads,
+            collections,
         );
         let writer = tokio::spawn(writer.run(stopped, config.final_flush_wait));
         Ok(PgStore {

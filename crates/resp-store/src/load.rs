@@ -10,7 +10,7 @@ use sluice_resp::engine::{
 
 use crate::Error;
 use crate::codec::{RowReader, as_f64, as_i32, as_i64, bytea_array, field};
-use crate::write::ListHeads;
+use crate::write::{Collections, ListHeads, collection_entry};
 
 /// A progress line is logged every this many keys.
 const PROGRESS_EVERY: u64 = 250_000;
@@ -55,10 +55,11 @@ pub async fn load(
     conn: &mut Connection,
     schema: &str,
     store: &mut Store,
-) -> Result<(Loaded, ListHeads), Error> {
+) -> Result<(Loaded, ListHeads, Collections), Error> {
     let started = Instant::now();
     let s = quote_ident(schema);
     let mut loaded = Loaded::default();
+    let mut collections = Collections::new();
     let databases = store.db_count();
     let keys_sql = format!(
         "COPY (SELECT db, key, type, (extract(epoch FROM expire_at) * 1000)::int8, value \
@@ -80,6 +81,9 @@ pub async fn load(
             b"stream" => Value::Stream(Box::new(crate::stream_meta::decode(value)?)),
             _ => return Err(Error::Load("a key of an unknown type")),
         };
+        if !matches!(value, Value::Str(_)) {
+            collections.insert(collection_entry(db as i32, key));
+        }
         store.load(db, key, value, expire_at);
         loaded.keys += 1;
         if loaded.keys % PROGRESS_EVERY == 0 {
@@ -204,7 +208,7 @@ pub async fn load(
     .await?;
     loaded.millis = started.elapsed().as_millis() as u64;
     store.loaded();
-    Ok((loaded, heads))
+    Ok((loaded, heads, collections))
 }
 
 /// Appends a loaded entry without disturbing the counters read from the keys row.

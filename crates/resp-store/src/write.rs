@@ -30,6 +30,20 @@ pub type ListHeads = HashMap<ListKey, i64>;
 /// A list's database and key.
 pub type ListKey = (i32, Vec<u8>);
 
+/// Keys that may have element rows in the tables (hashes, lists, sets, sorted sets, streams),
+/// by database and a hash of the key: a superset (collisions, rows swept since) is harmless.
+/// A key written as a string or deleted is looked up in the tables for element rows to delete
+/// only when it is here, so strings cost no probe of `keys` at a flush.
+pub type Collections = std::collections::HashSet<(i32, u64)>;
+
+/// The entry of `key` in [`Collections`].
+pub fn collection_entry(db: i32, key: &[u8]) -> (i32, u64) {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let hash =
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
+    (db, hash)
+}
+
 /// Element rows to delete, by key: the database, key and field or member of each.
 #[derive(Debug, Default)]
 pub struct ElementDeletes {
@@ -57,7 +71,8 @@ pub struct Encoded {
     /// update), where a delete and insert added one per write and left the old to vacuum.
     dbs: Vec<i32>,
     keys: Vec<Vec<u8>>,
-    whole: Vec<bool>,
+    /// Whether the key's old element rows must go and it may have some (see [`Collections`]).
+    probe: Vec<bool>,
     types: Vec<Option<&'static str>>,
     expire_ms: Vec<i64>,
     values: Vec<Option<Vec<u8>>>,
@@ -73,6 +88,8 @@ pub struct Encoded {
     list_hi: Vec<i64>,
     /// Where lists' first elements are once this commits (`None`: no list there any more).
     pub heads: Vec<(ListKey, Option<i64>)>,
+    /// Keys that are collections once this commits (true) or no longer (false).
+    collections: Vec<((i32, u64), bool)>,
     written_keys: u64,
     /// The function libraries' names and code, when they changed: they replace the stored ones.
     functions: Option<(Vec<String>, Vec<Vec<u8>>)>,
@@ -89,6 +106,20 @@ impl Encoded {
     /// Keys written or deleted.
     pub fn keys(&self) -> u64 {
         self.written_keys
+    }
+
+    /// Records in `collections` which keys are collections now (after a commit).
+    pub fn update_collections(&self, collections: &mut Collections) {
+        for db in &self.cleared {
+            collections.retain(|(d, _)| d != db);
+        }
+        for (entry, collection) in &self.collections {
+            if *collection {
+                collections.insert(*entry);
+            } else {
+                collections.remove(entry);
+            }
+        }
     }
 
     /// Records in `heads` where the lists' first elements are now (after a commit).
@@ -110,8 +141,8 @@ impl Encoded {
 }
 
 /// Encodes a snapshot (outside the store lock); `heads` says where lists written in part
-/// start.
-pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
+/// start, `collections` which keys may have element rows.
+pub fn encode(snapshot: &Snapshot, heads: &ListHeads, collections: &Collections) -> Encoded {
     let mut buffers: [BytesMut; 6] = Default::default();
     for buf in &mut buffers {
         buf.put_slice(sluice_pg::BINARY_HEADER);
@@ -122,7 +153,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         rows: [0; 6],
         dbs: Vec::with_capacity(n),
         keys: Vec::with_capacity(n),
-        whole: Vec::with_capacity(n),
+        probe: Vec::with_capacity(n),
         types: Vec::with_capacity(n),
         expire_ms: Vec::with_capacity(n),
         values: Vec::with_capacity(n),
@@ -134,6 +165,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
         list_lo: Vec::new(),
         list_hi: Vec::new(),
         heads: Vec::new(),
+        collections: Vec::new(),
         written_keys: n as u64,
         functions: snapshot
             .functions
@@ -158,16 +190,21 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
             e.dbs.push(db);
             e.keys.push(key.to_vec());
         }
+        let entry = collection_entry(db, key);
+        let was_collection = collections.contains(&entry) && !cleared_before(db);
         match saved {
             Saved::Gone => {
-                e.whole.push(true);
+                e.probe.push(was_collection);
+                e.collections.push((entry, false));
                 e.types.push(None);
                 e.expire_ms.push(0);
                 e.values.push(None);
                 e.heads.push(((db, key.to_vec()), None));
             }
             Saved::Whole(entry) => {
-                e.whole.push(true);
+                let collection = !matches!(entry.value, Value::Str(_));
+                e.probe.push(collection || was_collection);
+                e.collections.push((collection_entry(db, key), collection));
                 let head = matches!(entry.value, Value::List(_)).then_some(0);
                 e.heads.push(((db, key.to_vec()), head));
                 encode_whole(&mut e, db, key, entry);
@@ -178,8 +215,9 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads) -> Encoded {
                 expire_at,
                 elements,
             } => {
+                e.collections.push((entry, true));
                 if *rewrite_key {
-                    e.whole.push(false);
+                    e.probe.push(false);
                     key_row(&mut e, type_name, *expire_at, None);
                 }
                 let head = if cleared_before(db) {
@@ -385,21 +423,23 @@ impl Statements {
         }
         clear.push_str(" SELECT 1");
         // Gone keys' rows go, and every row expired by the snapshot's time (the rows of keys
-        // written are upserted after). Element rows go with their key when it is written whole
-        // or gone, or when its old row had expired (a key recreated since and written in part);
-        // children are deleted for the type the key had, so a string costs no probe of the
-        // other tables. Keys written in part lose just the rows of their changed elements.
+        // written are upserted after). Element rows go with every expired row, and with a key
+        // written whole or gone that may have some (`probe`: a collection now, or one in
+        // `Collections`); they are deleted for the type the key had, so a string costs no
+        // probe of the other tables, and a string that never was a collection none of `keys`.
+        // Keys written in part lose just the rows of their changed elements.
         let expired_by = "timestamptz 'epoch' + $4::int8 * interval '1 millisecond'";
         let mut delete = format!(
             "WITH d AS (SELECT * FROM unnest($1::int4[], $2::bytea[], $3::bool[], $5::text[]) \
-                 AS d(db, key, whole, type)), \
+                 AS d(db, key, probe, type)), \
              gone AS (DELETE FROM {s}.keys k USING d \
-                 WHERE d.type IS NULL AND k.db = d.db AND k.key = d.key), \
+                 WHERE d.type IS NULL AND k.db = d.db AND k.key = d.key \
+                 AND (k.expire_at IS NULL OR k.expire_at > {expired_by})), \
              expired AS (DELETE FROM {s}.keys WHERE expire_at <= {expired_by} \
                  RETURNING db, key, type), \
              doomed AS (SELECT k.db, k.key, k.type FROM {s}.keys k JOIN d \
                  ON k.db = d.db AND k.key = d.key \
-                 WHERE d.whole OR k.expire_at <= {expired_by} \
+                 WHERE d.probe AND (k.expire_at IS NULL OR k.expire_at > {expired_by}) \
                  UNION ALL SELECT * FROM expired)"
         );
         for (i, (table, kind)) in children.iter().enumerate() {
@@ -484,7 +524,7 @@ pub async fn write(
             &[
                 &encoded.dbs,
                 &encoded.keys,
-                &encoded.whole,
+                &encoded.probe,
                 &encoded.taken_at_ms,
                 &encoded.types,
             ],

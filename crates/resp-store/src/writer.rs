@@ -9,7 +9,7 @@ use sluice_resp::durable::{AppendFsync, Durability};
 use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
-use crate::write::{ListHeads, Statements, encode, write};
+use crate::write::{Collections, ListHeads, Statements, encode, write};
 use crate::{Error, lock};
 
 /// How often `appendfsync no` flushes.
@@ -32,6 +32,8 @@ pub struct Writer {
     pub statements: Statements,
     /// Where each list's first element is in PostgreSQL.
     heads: ListHeads,
+    /// Which keys may have element rows.
+    collections: Collections,
     last_write: Instant,
     retry: Duration,
 }
@@ -45,6 +47,7 @@ impl Writer {
         lock: Connection,
         conn: Connection,
         heads: ListHeads,
+        collections: Collections,
     ) -> Self {
         let statements = Statements::new(&schema);
         Self {
@@ -56,6 +59,7 @@ impl Writer {
             conn: Some(conn),
             statements,
             heads,
+            collections,
             last_write: Instant::now(),
             retry: RETRY_FIRST,
         }
@@ -115,10 +119,11 @@ impl Writer {
             return Ok(());
         }
         self.durability.set_flushing(snapshot.generation);
-        let encoded = encode(&snapshot, &self.heads);
+        let encoded = encode(&snapshot, &self.heads, &self.collections);
         match self.attempt(&encoded).await {
             Ok(info) => {
                 encoded.update_heads(&mut self.heads);
+                encoded.update_collections(&mut self.collections);
                 self.last_write = Instant::now();
                 self.retry = RETRY_FIRST;
                 if self.durability.failure().is_some() {

@@ -321,3 +321,61 @@ async fn expiries_beyond_postgresql_timestamps_do_not_stop_the_writer() {
     }
     server.stop().await;
 }
+
+/// Element rows of `key` in `table` of `schema`.
+async fn element_rows(schema: &str, table: &str, key: &str) -> String {
+    value(&format!(
+        "SELECT count(*) FROM \"{schema}\".{table} WHERE key = convert_to('{key}', 'UTF8')"
+    ))
+    .await
+    .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collections_overwritten_by_strings_leave_no_element_rows() {
+    let schema = schema("rs_retype");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    // Written in this run, then overwritten.
+    let _: i64 = q(&mut c, &["HSET", "h", "f", "v", "g", "w"]).await;
+    let _: String = q(&mut c, &["SET", "h", "now a string"]).await;
+    assert_eq!(element_rows(&schema, "hash_fields", "h").await, "0");
+    // Kept for the next run: a hash, a sorted set, and a hash about to expire.
+    let _: i64 = q(&mut c, &["HSET", "loaded", "f", "v"]).await;
+    let _: i64 = q(&mut c, &["ZADD", "z", "1", "a", "2", "b"]).await;
+    let _: i64 = q(&mut c, &["HSET", "expiring", "f", "v"]).await;
+    let _: i64 = q(&mut c, &["PEXPIRE", "expiring", "300"]).await;
+    let _: String = q(&mut c, &["SET", "s", "1"]).await;
+    drop(c);
+    server.crash().await;
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+
+    // Loaded keys are known collections; the expired one is not loaded, its rows still there.
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    assert_eq!(element_rows(&schema, "hash_fields", "expiring").await, "1");
+    let _: String = q(&mut c, &["SET", "loaded", "x"]).await;
+    let _: i64 = q(&mut c, &["DEL", "z"]).await;
+    let _: String = q(&mut c, &["SET", "expiring", "y"]).await;
+    let _: String = q(&mut c, &["SET", "s", "2"]).await;
+    assert_eq!(element_rows(&schema, "hash_fields", "loaded").await, "0");
+    assert_eq!(element_rows(&schema, "zset_members", "z").await, "0");
+    assert_eq!(element_rows(&schema, "hash_fields", "expiring").await, "0");
+    drop(c);
+    server.stop().await;
+
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    for (key, want) in [
+        ("h", "now a string"),
+        ("loaded", "x"),
+        ("expiring", "y"),
+        ("s", "2"),
+    ] {
+        let got: String = q(&mut c, &["GET", key]).await;
+        assert_eq!(got, want, "{key}");
+    }
+    let z: i64 = q(&mut c, &["EXISTS", "z"]).await;
+    assert_eq!(z, 0);
+    server.stop().await;
+}
