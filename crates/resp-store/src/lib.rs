@@ -109,8 +109,7 @@ impl PgStore {
         let mut conn = connect(pg).await?;
         schema::migrate(&mut conn, &config.schema).await?;
         let mut store = Store::tracked(config.databases);
-        let (loaded, heads, collections) =
-            load::load(&mut conn, &config.schema, &mut store).await?;
+        let (loaded, known) = load::load(&mut conn, &config.schema, &mut store).await?;
         let functions = load::load_functions(&mut conn, &config.schema).await?;
         for_writing(&mut conn).await?;
         tracing::info!(
@@ -134,8 +133,7 @@ impl PgStore {
             durability.clone(),
             lock,
             conn,
-            heads,
-            collections,
+            known,
         );
         let writer = tokio::spawn(writer.run(stopped, config.final_flush_wait));
         Ok(PgStore {

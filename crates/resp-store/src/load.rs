@@ -10,7 +10,7 @@ use sluice_resp::engine::{
 
 use crate::Error;
 use crate::codec::{RowReader, as_f64, as_i32, as_i64, bytea_array, field};
-use crate::write::{Collections, ListHeads, collection_entry};
+use crate::write::{Collections, Known, ListHeads, collection_entry};
 
 /// A progress line is logged every this many keys.
 const PROGRESS_EVERY: u64 = 250_000;
@@ -55,7 +55,7 @@ pub async fn load(
     conn: &mut Connection,
     schema: &str,
     store: &mut Store,
-) -> Result<(Loaded, ListHeads, Collections), Error> {
+) -> Result<(Loaded, Known), Error> {
     let started = Instant::now();
     let s = quote_ident(schema);
     let mut loaded = Loaded::default();
@@ -208,7 +208,7 @@ pub async fn load(
     .await?;
     loaded.millis = started.elapsed().as_millis() as u64;
     store.loaded();
-    Ok((loaded, heads, collections))
+    Ok((loaded, Known { heads, collections }))
 }
 
 /// Appends a loaded entry without disturbing the counters read from the keys row.

@@ -36,6 +36,14 @@ pub type ListKey = (i32, Vec<u8>);
 /// only when it is here, so strings cost no probe of `keys` at a flush.
 pub type Collections = std::collections::HashSet<(i32, u64)>;
 
+/// What the writer knows of the tables besides the keys: where each list starts, which keys
+/// may have element rows.
+#[derive(Debug, Default)]
+pub struct Known {
+    pub heads: ListHeads,
+    pub collections: Collections,
+}
+
 /// The entry of `key` in [`Collections`].
 pub fn collection_entry(db: i32, key: &[u8]) -> (i32, u64) {
     use std::hash::{BuildHasher, BuildHasherDefault};

@@ -9,7 +9,7 @@ use sluice_resp::durable::{AppendFsync, Durability};
 use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
-use crate::write::{Collections, ListHeads, Statements, encode, write};
+use crate::write::{Collections, Known, ListHeads, Statements, encode, write};
 use crate::{Error, lock};
 
 /// How often `appendfsync no` flushes.
@@ -46,8 +46,7 @@ impl Writer {
         durability: Arc<Durability>,
         lock: Connection,
         conn: Connection,
-        heads: ListHeads,
-        collections: Collections,
+        known: Known,
     ) -> Self {
         let statements = Statements::new(&schema);
         Self {
@@ -58,8 +57,8 @@ impl Writer {
             lock: Some(lock),
             conn: Some(conn),
             statements,
-            heads,
-            collections,
+            heads: known.heads,
+            collections: known.collections,
             last_write: Instant::now(),
             retry: RETRY_FIRST,
         }
