@@ -53,7 +53,7 @@ pub(crate) struct KeySpec {
 }
 
 /// COMMAND INFO's fields of one command or subcommand.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Info {
     /// `get`, or `config|get` for a subcommand.
     pub name: &'static str,
@@ -83,8 +83,7 @@ pub(crate) struct Infos {
     pub top: Vec<usize>,
 }
 
-static INFOS: LazyLock<Infos> =
-    LazyLock::new(|| parse(include_str!("../../redis-7.0-command-info.txt")));
+static INFOS: LazyLock<Infos> = LazyLock::new(answered);
 
 pub(crate) fn infos() -> &'static Infos {
     &INFOS
@@ -217,12 +216,13 @@ fn parse_line(line: &'static str) -> Option<Info> {
     })
 }
 
-/// Reads the file's lines, keeping the commands Sluice's table has and their answered
-/// subcommands.
-fn parse(text: &'static str) -> Infos {
-    let lines = text.lines().chain(SLUICE_ONLY.lines());
-    let mut all: Vec<Info> = lines
-        .filter_map(parse_line)
+/// Redis's catalog with Sluice's own additions, kept to the commands Sluice's table has and
+/// their answered subcommands.
+fn answered() -> Infos {
+    let mut all: Vec<Info> = redis_catalog()
+        .iter()
+        .cloned()
+        .chain(SLUICE_ONLY.lines().filter_map(parse_line))
         .filter(|info| {
             let top = info.name.split('|').next().unwrap_or(info.name);
             lookup(top.as_bytes()).is_some() && !NOT_ANSWERED.contains(&info.name)
