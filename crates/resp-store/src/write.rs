@@ -13,9 +13,8 @@ use crate::Error;
 use crate::codec::RowWriter;
 
 /// The tables element rows are copied into, with their columns, in the order written (`keys`
-/// rows are upserted instead, index 0 unused).
-const TABLES: [(&str, &str); 6] = [
-    ("keys", "db, key, type, expire_at, value"),
+/// rows are upserted instead).
+const TABLES: [(&str, &str); 5] = [
     ("hash_fields", "db, key, field, value"),
     ("list_items", "db, key, pos, value"),
     ("set_members", "db, key, member"),
@@ -68,11 +67,13 @@ impl ElementDeletes {
     }
 }
 
-/// The rows of one snapshot, ready to send: one binary COPY buffer per table.
+/// The rows of one snapshot, ready to send: the key rows as arrays, one binary COPY buffer per
+/// element table.
 #[derive(Debug)]
 pub struct Encoded {
-    buffers: [BytesMut; 6],
-    rows: [u64; 6],
+    buffers: [BytesMut; 5],
+    rows: [u64; 5],
+    key_rows: u64,
     /// Dirty keys' databases and names, whether their element rows go (written whole or gone),
     /// and their new key rows: type (`None`: the key is gone), expiry in Unix ms (0: none) and
     /// a string's value. Rows are upserted: an unchanged key keeps its index entries (a HOT
@@ -95,7 +96,7 @@ pub struct Encoded {
     list_lo: Vec<i64>,
     list_hi: Vec<i64>,
     /// Where lists' first elements are once this commits (`None`: no list there any more).
-    pub heads: Vec<(ListKey, Option<i64>)>,
+    heads: Vec<(ListKey, Option<i64>)>,
     /// Keys that are collections once this commits (true) or no longer (false).
     collections: Vec<((i32, u64), bool)>,
     written_keys: u64,
@@ -106,9 +107,9 @@ pub struct Encoded {
 }
 
 impl Encoded {
-    /// Rows to copy in all.
+    /// Rows written in all.
     pub fn rows(&self) -> u64 {
-        self.rows.iter().sum()
+        self.key_rows + self.rows.iter().sum::<u64>()
     }
 
     /// Keys written or deleted.
@@ -116,49 +117,45 @@ impl Encoded {
         self.written_keys
     }
 
-    /// Records in `collections` which keys are collections now (after a commit).
-    pub fn update_collections(&self, collections: &mut Collections) {
+    /// Records in `known` what the tables hold once this committed: where lists start, which
+    /// keys are collections.
+    pub fn update_known(&self, known: &mut Known) {
         for db in &self.cleared {
-            collections.retain(|(d, _)| d != db);
-        }
-        for (entry, collection) in &self.collections {
-            if *collection {
-                collections.insert(*entry);
-            } else {
-                collections.remove(entry);
-            }
-        }
-    }
-
-    /// Records in `heads` where the lists' first elements are now (after a commit).
-    pub fn update_heads(&self, heads: &mut ListHeads) {
-        for db in &self.cleared {
-            heads.retain(|(d, _), _| d != db);
+            known.heads.retain(|(d, _), _| d != db);
+            known.collections.retain(|(d, _)| d != db);
         }
         for (key, head) in &self.heads {
             match head {
                 Some(h) => {
-                    heads.insert(key.clone(), *h);
+                    known.heads.insert(key.clone(), *h);
                 }
                 None => {
-                    heads.remove(key);
+                    known.heads.remove(key);
                 }
+            }
+        }
+        for (entry, collection) in &self.collections {
+            if *collection {
+                known.collections.insert(*entry);
+            } else {
+                known.collections.remove(entry);
             }
         }
     }
 }
 
-/// Encodes a snapshot (outside the store lock); `heads` says where lists written in part
-/// start, `collections` which keys may have element rows.
-pub fn encode(snapshot: &Snapshot, heads: &ListHeads, collections: &Collections) -> Encoded {
-    let mut buffers: [BytesMut; 6] = Default::default();
+/// Encodes a snapshot (outside the store lock); `known` says where lists written in part start
+/// and which keys may have element rows.
+pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
+    let mut buffers: [BytesMut; 5] = Default::default();
     for buf in &mut buffers {
         buf.put_slice(sluice_pg::BINARY_HEADER);
     }
     let n = snapshot.entries.len();
     let mut e = Encoded {
         buffers,
-        rows: [0; 6],
+        rows: [0; 5],
+        key_rows: 0,
         dbs: Vec::with_capacity(n),
         keys: Vec::with_capacity(n),
         probe: Vec::with_capacity(n),
@@ -198,23 +195,28 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads, collections: &Collections)
             e.dbs.push(db);
             e.keys.push(key.to_vec());
         }
-        let entry = collection_entry(db, key);
-        let was_collection = collections.contains(&entry) && !cleared_before(db);
+        let slot = collection_entry(db, key);
+        let was_collection = known.collections.contains(&slot) && !cleared_before(db);
         match saved {
             Saved::Gone => {
                 e.probe.push(was_collection);
-                e.collections.push((entry, false));
+                e.collections.push((slot, false));
                 e.types.push(None);
                 e.expire_ms.push(0);
                 e.values.push(None);
-                e.heads.push(((db, key.to_vec()), None));
+                // Only a collection can have been a list with a head to forget.
+                if was_collection {
+                    e.heads.push(((db, key.to_vec()), None));
+                }
             }
             Saved::Whole(entry) => {
                 let collection = !matches!(entry.value, Value::Str(_));
                 e.probe.push(collection || was_collection);
-                e.collections.push((collection_entry(db, key), collection));
+                e.collections.push((slot, collection));
                 let head = matches!(entry.value, Value::List(_)).then_some(0);
-                e.heads.push(((db, key.to_vec()), head));
+                if head.is_some() || was_collection {
+                    e.heads.push(((db, key.to_vec()), head));
+                }
                 encode_whole(&mut e, db, key, entry);
             }
             Saved::Part {
@@ -223,7 +225,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads, collections: &Collections)
                 expire_at,
                 elements,
             } => {
-                e.collections.push((entry, true));
+                e.collections.push((slot, true));
                 if *rewrite_key {
                     e.probe.push(false);
                     key_row(&mut e, type_name, *expire_at, None);
@@ -231,7 +233,7 @@ pub fn encode(snapshot: &Snapshot, heads: &ListHeads, collections: &Collections)
                 let head = if cleared_before(db) {
                     0
                 } else {
-                    heads.get(&(db, key.to_vec())).copied().unwrap_or(0)
+                    known.heads.get(&(db, key.to_vec())).copied().unwrap_or(0)
                 };
                 encode_part(&mut e, db, key, elements, head);
             }
@@ -253,7 +255,7 @@ fn key_row(e: &mut Encoded, type_name: &'static str, expire_at: i64, value: Opti
     e.types.push(Some(type_name));
     e.expire_ms.push(expire_at.clamp(0, MAX_EXPIRE_MS));
     e.values.push(value.map(<[u8]>::to_vec));
-    e.rows[0] += 1;
+    e.key_rows += 1;
 }
 
 /// Expiry times past this (year 200,000) are stored as it: PostgreSQL's timestamps end in
@@ -270,7 +272,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
         }
         _ => key_row(e, type_name, entry.expire_at, None),
     }
-    let [_, h, l, s, z, x] = &mut e.buffers;
+    let [h, l, s, z, x] = &mut e.buffers;
     match &entry.value {
         Value::Str(_) => {}
         Value::Hash(hash) => {
@@ -281,7 +283,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
                     .bytes(field)
                     .bytes(value);
             }
-            e.rows[1] += hash.len() as u64;
+            e.rows[0] += hash.len() as u64;
         }
         Value::List(list) => {
             for (pos, value) in list.iter().enumerate() {
@@ -291,13 +293,13 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
                     .int8(pos as i64)
                     .bytes(value);
             }
-            e.rows[2] += list.len() as u64;
+            e.rows[1] += list.len() as u64;
         }
         Value::Set(set) => {
             for member in set.iter() {
                 RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
             }
-            e.rows[3] += set.len() as u64;
+            e.rows[2] += set.len() as u64;
         }
         Value::ZSet(zset) => {
             for (member, score) in zset.iter() {
@@ -307,11 +309,11 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
                     .bytes(member)
                     .float8(score);
             }
-            e.rows[4] += zset.len() as u64;
+            e.rows[3] += zset.len() as u64;
         }
         Value::Stream(stream) => {
             let mut items: Vec<&[u8]> = Vec::new();
-            let rows = &mut e.rows[5];
+            let rows = &mut e.rows[4];
             stream.walk(StreamId::MIN, StreamId::MAX, false, |entry| {
                 items.clear();
                 for (field, value) in entry.fields() {
@@ -334,7 +336,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
 
 /// The changed elements of a key written in part: their rows deleted, the present ones copied.
 fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: i64) {
-    let [_, h, l, s, z, _] = &mut e.buffers;
+    let [h, l, s, z, _] = &mut e.buffers;
     match elements {
         Elements::Hash(fields) => {
             for (field, value) in fields {
@@ -345,7 +347,7 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
                         .bytes(key)
                         .bytes(field)
                         .bytes(value);
-                    e.rows[1] += 1;
+                    e.rows[0] += 1;
                 }
             }
         }
@@ -354,7 +356,7 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
                 e.set.push(db, key, member);
                 if *present {
                     RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
-                    e.rows[3] += 1;
+                    e.rows[2] += 1;
                 }
             }
         }
@@ -367,7 +369,7 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
                         .bytes(key)
                         .bytes(member)
                         .float8(*score);
-                    e.rows[4] += 1;
+                    e.rows[3] += 1;
                 }
             }
         }
@@ -388,7 +390,7 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
                     .bytes(key)
                     .int8(head.saturating_add(*at))
                     .bytes(value);
-                e.rows[2] += 1;
+                e.rows[1] += 1;
             }
             e.heads.push((
                 (db, key.to_vec()),
@@ -408,7 +410,7 @@ pub struct Statements {
     /// Deletes of changed hash fields, set members and sorted-set members.
     members: [String; 3],
     list_ranges: String,
-    copies: [String; 6],
+    copies: [String; 5],
     /// Replace the stored function libraries.
     functions: [String; 2],
 }
@@ -539,7 +541,7 @@ pub async fn write(
         )
         .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
     steps.push("deleting the dirty keys' rows");
-    if encoded.rows[0] > 0 {
+    if encoded.key_rows > 0 {
         let step = "writing the keys' rows";
         p.query(
             &statements.upsert,
@@ -588,7 +590,7 @@ pub async fn write(
             .map_err(|e| Error::pg(step, e))?;
         steps.extend([step, step]);
     }
-    for (i, sql) in statements.copies.iter().enumerate().skip(1) {
+    for (i, sql) in statements.copies.iter().enumerate() {
         if encoded.rows[i] == 0 {
             continue;
         }

@@ -9,7 +9,7 @@ use sluice_resp::durable::{AppendFsync, Durability};
 use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
-use crate::write::{Collections, Known, ListHeads, Statements, encode, write};
+use crate::write::{Known, Statements, encode, write};
 use crate::{Error, lock};
 
 /// How often `appendfsync no` flushes.
@@ -30,10 +30,8 @@ pub struct Writer {
     pub lock: Option<Connection>,
     pub conn: Option<Connection>,
     pub statements: Statements,
-    /// Where each list's first element is in PostgreSQL.
-    heads: ListHeads,
-    /// Which keys may have element rows.
-    collections: Collections,
+    /// Where each list's first element is in PostgreSQL, which keys may have element rows.
+    known: Known,
     last_write: Instant,
     retry: Duration,
 }
@@ -57,8 +55,7 @@ impl Writer {
             lock: Some(lock),
             conn: Some(conn),
             statements,
-            heads: known.heads,
-            collections: known.collections,
+            known,
             last_write: Instant::now(),
             retry: RETRY_FIRST,
         }
@@ -118,11 +115,10 @@ impl Writer {
             return Ok(());
         }
         self.durability.set_flushing(snapshot.generation);
-        let encoded = encode(&snapshot, &self.heads, &self.collections);
+        let encoded = encode(&snapshot, &self.known);
         match self.attempt(&encoded).await {
             Ok(info) => {
-                encoded.update_heads(&mut self.heads);
-                encoded.update_collections(&mut self.collections);
+                encoded.update_known(&mut self.known);
                 self.last_write = Instant::now();
                 self.retry = RETRY_FIRST;
                 if self.durability.failure().is_some() {
