@@ -168,15 +168,7 @@ fn redis_py_users_commands_keys_and_channels() {
         return;
     };
     let server = Sluice::start();
-    for proto in ["2", "3"] {
-        let port = server.port.to_string();
-        common::assert_python(
-            &python,
-            USERS_SCRIPT,
-            &[&port, proto],
-            &format!("redis-py ACL (RESP{proto})"),
-        );
-    }
+    common::assert_redis_py_both_protocols(&python, USERS_SCRIPT, server.port, "redis-py ACL");
 }
 
 #[test]

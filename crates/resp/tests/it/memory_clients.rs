@@ -336,15 +336,12 @@ fn redis_py_sharded_pubsub_resp2_and_resp3() {
         return;
     };
     let server = Sluice::start();
-    for proto in ["2", "3"] {
-        let port = server.port.to_string();
-        common::assert_python(
-            &python,
-            SHARDED_SCRIPT,
-            &[&port, proto],
-            &format!("redis-py sharded pub/sub (RESP{proto})"),
-        );
-    }
+    common::assert_redis_py_both_protocols(
+        &python,
+        SHARDED_SCRIPT,
+        server.port,
+        "redis-py sharded pub/sub",
+    );
 }
 
 /// The exact frames: confirmations count shard channels apart from the others, and a RESP3

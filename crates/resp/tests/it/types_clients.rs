@@ -132,15 +132,7 @@ fn redis_py_streams_bitmaps_hyperloglog_resp2_and_resp3() {
         return;
     };
     let server = Sluice::start();
-    for proto in ["2", "3"] {
-        let port = server.port.to_string();
-        common::assert_python(
-            &python,
-            PYTHON_SCRIPT,
-            &[&port, proto],
-            &format!("redis-py (RESP{proto})"),
-        );
-    }
+    common::assert_redis_py_both_protocols(&python, PYTHON_SCRIPT, server.port, "redis-py");
 }
 
 #[tokio::test]

@@ -103,6 +103,25 @@ pub fn assert_python(python: &std::path::Path, script: &str, args: &[&str], what
     assert_succeeds(cmd, what);
 }
 
+/// Runs a redis-py `script` against `port` under RESP2 and then RESP3 (its arguments: the port
+/// and the protocol), failing the test when either run fails.
+pub fn assert_redis_py_both_protocols(
+    python: &std::path::Path,
+    script: &str,
+    port: u16,
+    what: &str,
+) {
+    let port = port.to_string();
+    for proto in ["2", "3"] {
+        assert_python(
+            python,
+            script,
+            &[&port, proto],
+            &format!("{what} (RESP{proto})"),
+        );
+    }
+}
+
 /// Whether a program is on PATH.
 pub fn have(program: &str) -> bool {
     Command::new(program)
