@@ -3,7 +3,6 @@
 
 use crate::rows::{Column, Columns};
 use crate::types::{Format, Oid};
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 /// A statement prepared on one connection: its server-side name, parameter types and columns.
@@ -99,7 +98,9 @@ struct Entry {
 /// Per-connection cache from SQL text to prepared statements.
 #[derive(Debug)]
 pub(crate) struct StatementCache {
-    entries: HashMap<Box<str>, Entry>,
+    /// Keyed by Sluice's own SQL texts, looked up at every execution: a fast hash (seeded per
+    /// process), not SipHash, which cost as much as the rest of the lookup.
+    entries: foldhash::HashMap<Box<str>, Entry>,
     threshold: u32,
     capacity: usize,
     prepared: usize,
@@ -112,7 +113,7 @@ impl StatementCache {
     /// `capacity`: prepared statements kept before the least recently used is closed.
     pub(crate) fn new(threshold: u32, capacity: usize) -> StatementCache {
         StatementCache {
-            entries: HashMap::new(),
+            entries: foldhash::HashMap::default(),
             threshold,
             capacity: capacity.max(1),
             prepared: 0,

@@ -2,6 +2,8 @@
 //! a JWK or a JWKS document (inline, or from a file named `@path` as PostgREST reads it), each
 //! key with the algorithms it may verify and its `kid`.
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
@@ -31,6 +33,37 @@ pub(crate) struct VerifyingKey {
     pub(crate) kid: Option<String>,
     pub(crate) key: DecodingKey,
     pub(crate) algorithms: Vec<Algorithm>,
+    /// An HMAC secret's keys, made once: making one hashes the secret, which per token
+    /// cost as much as the token's own signature.
+    pub(crate) hmac: Option<HmacKeys>,
+}
+
+/// An HMAC secret ready for each of the three digests.
+#[derive(Clone)]
+pub(crate) struct HmacKeys {
+    hs256: ring::hmac::Key,
+    hs384: ring::hmac::Key,
+    hs512: ring::hmac::Key,
+}
+
+impl HmacKeys {
+    fn new(secret: &[u8]) -> HmacKeys {
+        HmacKeys {
+            hs256: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret),
+            hs384: ring::hmac::Key::new(ring::hmac::HMAC_SHA384, secret),
+            hs512: ring::hmac::Key::new(ring::hmac::HMAC_SHA512, secret),
+        }
+    }
+
+    /// The key for `algorithm`, when it is one of the HMAC algorithms.
+    pub(crate) fn for_algorithm(&self, algorithm: Algorithm) -> Option<&ring::hmac::Key> {
+        match algorithm {
+            Algorithm::HS256 => Some(&self.hs256),
+            Algorithm::HS384 => Some(&self.hs384),
+            Algorithm::HS512 => Some(&self.hs512),
+            _ => None,
+        }
+    }
 }
 
 const HMAC: [Algorithm; 3] = [Algorithm::HS256, Algorithm::HS384, Algorithm::HS512];
@@ -61,7 +94,6 @@ pub(crate) fn read_keys(
         return from_pem(trimmed).map(|key| vec![key]);
     }
     let secret = if is_base64 {
-        use base64::Engine;
         base64::engine::general_purpose::STANDARD
             .decode(trimmed)
             .map_err(|_| JwtConfigError::Base64)?
@@ -76,6 +108,7 @@ pub(crate) fn read_keys(
         kid: None,
         key: DecodingKey::from_secret(&secret),
         algorithms: HMAC.to_vec(),
+        hmac: Some(HmacKeys::new(&secret)),
     }])
 }
 
@@ -107,10 +140,19 @@ fn from_json(text: &str) -> Result<Vec<VerifyingKey>, JwtConfigError> {
                 })?],
                 None => family_of(&jwk.algorithm),
             };
+            let hmac = match &jwk.algorithm {
+                AlgorithmParameters::OctetKey(octet) => Some(HmacKeys::new(
+                    &URL_SAFE_NO_PAD.decode(&octet.value).map_err(|_| {
+                        JwtConfigError::Key(format!("key {i} of the JWKS: k is not base64url"))
+                    })?,
+                )),
+                _ => None,
+            };
             Ok(VerifyingKey {
                 kid: jwk.common.key_id.clone(),
                 key,
                 algorithms,
+                hmac,
             })
         })
         .collect()
@@ -168,5 +210,6 @@ fn from_pem(text: &str) -> Result<VerifyingKey, JwtConfigError> {
         kid: None,
         key,
         algorithms,
+        hmac: None,
     })
 }

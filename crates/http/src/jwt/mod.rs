@@ -4,7 +4,9 @@
 
 mod keys;
 
-use jsonwebtoken::{Validation, decode, decode_header, errors::ErrorKind};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{decode_header, errors::ErrorKind};
 pub use keys::JwtConfigError;
 use keys::VerifyingKey;
 use serde_json::Value;
@@ -122,16 +124,12 @@ impl JwtConfig {
     /// The token's claims when one of the keys verifies it and its `exp`, `nbf`, `iat` and
     /// `aud` hold.
     pub fn verify(&self, token: &str) -> Result<Value, JwtError> {
-        let claims = verify_with(self, token)?;
-        if let Some(iat) = claims.get("iat").and_then(Value::as_u64) {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            if iat > now + LEEWAY_SECONDS {
-                return Err(refused("PGRST303", "JWT issued at future"));
-            }
-        }
-        Ok(claims)
+        self.verify_claims(token).map(|claims| claims.value)
+    }
+
+    /// As [`JwtConfig::verify`], with the claims' JSON text as the token carries it.
+    pub fn verify_claims(&self, token: &str) -> Result<Claims, JwtError> {
+        verify_with(self, token)
     }
 
     /// The role the claims name at the configured claim path, if a non-empty string is there.
@@ -140,25 +138,27 @@ impl JwtConfig {
     }
 }
 
+/// A verified token's claims: parsed, and as the JSON text the token carried (what
+/// `request.jwt.claims` is set to, without writing it out again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claims {
+    /// The claims object.
+    pub value: Value,
+    /// The same claims as JSON text.
+    pub json: String,
+}
+
 /// The token's claims, when one of the configured keys verifies it. The key is chosen by the
 /// token's `kid` (keys without a `kid` serve any; a token without one may be verified by any)
 /// and must be of the family the token's `alg`
-/// names: an HMAC token never meets a public key as its secret, nor `none` any key.
-fn verify_with(config: &JwtConfig, token: &str) -> Result<Value, JwtError> {
-    let refused_by = |error: &jsonwebtoken::errors::Error| {
-        let (code, message) = match error.kind() {
-            ErrorKind::ExpiredSignature => ("PGRST303", "JWT expired"),
-            ErrorKind::ImmatureSignature => ("PGRST303", "JWT not yet valid"),
-            ErrorKind::InvalidAudience => ("PGRST303", "JWT not in audience"),
-            ErrorKind::InvalidSignature => ("PGRST301", "JWT cryptographic operation failed"),
-            ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
-                ("PGRST301", "JWT algorithm is not allowed")
-            }
-            _ => ("PGRST301", "JWT is malformed"),
-        };
-        refused(code, message)
-    };
+/// names: an HMAC token never meets a public key as its secret, nor `none` any key. The
+/// signature is checked before anything of the claims is read.
+fn verify_with(config: &JwtConfig, token: &str) -> Result<Claims, JwtError> {
+    let malformed = || refused("PGRST301", "JWT is malformed");
     let header = decode_header(token).map_err(|e| refused_by(&e))?;
+    // decode_header found three parts.
+    let (message, signature) = token.rsplit_once('.').ok_or_else(malformed)?;
+    let payload = message.rsplit_once('.').ok_or_else(malformed)?.1;
     let mut candidates = config
         .keys
         .iter()
@@ -168,28 +168,113 @@ fn verify_with(config: &JwtConfig, token: &str) -> Result<Value, JwtError> {
     if candidates.peek().is_none() {
         return Err(refused("PGRST301", "No suitable key or wrong key type"));
     }
-    let mut validation = Validation::new(header.alg);
-    validation.leeway = LEEWAY_SECONDS;
-    validation.required_spec_claims.clear();
-    validation.validate_exp = true;
-    validation.validate_nbf = true;
-    match &config.audience {
-        Some(audience) => validation.set_audience(&[audience]),
-        None => validation.validate_aud = false,
-    }
-    let mut last = None;
+    let mut verified = false;
     for candidate in candidates {
-        match decode::<Value>(token, &candidate.key, &validation) {
-            Ok(data) => return Ok(data.claims),
-            // Another key of the same kid (or none) may be the one.
-            Err(error) if *error.kind() == ErrorKind::InvalidSignature => last = Some(error),
-            Err(error) => return Err(refused_by(&error)),
+        // Another key of the same kid (or none) may be the one.
+        if signed_by(candidate, header.alg, message, signature)? {
+            verified = true;
+            break;
         }
     }
-    Err(last.map_or_else(
-        || refused("PGRST301", "JWT is malformed"),
-        |e| refused_by(&e),
-    ))
+    if !verified {
+        return Err(refused("PGRST301", "JWT cryptographic operation failed"));
+    }
+    let json = URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(malformed)?;
+    let value: Value = serde_json::from_str(&json).map_err(|_| malformed())?;
+    let Value::Object(claims) = &value else {
+        return Err(malformed());
+    };
+    check_claims(claims, config.audience.as_deref(), unix_now())?;
+    Ok(Claims { value, json })
+}
+
+/// Whether `signature` is `key`'s over `message` with `algorithm`.
+fn signed_by(
+    key: &VerifyingKey,
+    algorithm: jsonwebtoken::Algorithm,
+    message: &str,
+    signature: &str,
+) -> Result<bool, JwtError> {
+    if let Some(hmac) = key.hmac.as_ref().and_then(|k| k.for_algorithm(algorithm)) {
+        // A signature that is not base64url cannot be this key's.
+        let Ok(signature) = URL_SAFE_NO_PAD.decode(signature) else {
+            return Ok(false);
+        };
+        return Ok(ring::hmac::verify(hmac, message.as_bytes(), &signature).is_ok());
+    }
+    jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.key, algorithm)
+        .map_err(|e| refused_by(&e))
+}
+
+/// PostgREST's refusal for an error of the JWT crate.
+fn refused_by(error: &jsonwebtoken::errors::Error) -> JwtError {
+    let (code, message) = match error.kind() {
+        ErrorKind::InvalidSignature => ("PGRST301", "JWT cryptographic operation failed"),
+        ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+            ("PGRST301", "JWT algorithm is not allowed")
+        }
+        _ => ("PGRST301", "JWT is malformed"),
+    };
+    refused(code, message)
+}
+
+/// Seconds since the Unix epoch.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The registered claims' checks, as the JWT crate's validation made them: `exp` and `nbf`
+/// (numbers, fractions rounded; anything else is malformed) within the clock-skew allowance,
+/// `iat` not in the future, and, when an audience is configured, `aud` naming it (a string, or
+/// an array holding it; absent is accepted).
+fn check_claims(
+    claims: &serde_json::Map<String, Value>,
+    audience: Option<&str>,
+    now: u64,
+) -> Result<(), JwtError> {
+    let numeric = |name: &str| -> Result<Option<u64>, JwtError> {
+        let Some(value) = claims.get(name) else {
+            return Ok(None);
+        };
+        let seconds = value.as_u64().or_else(|| {
+            value
+                .as_f64()
+                .filter(|v| v.is_finite() && *v >= 0.0 && *v < u64::MAX as f64)
+                .map(|v| v.round() as u64)
+        });
+        seconds
+            .map(Some)
+            .ok_or_else(|| refused("PGRST301", "JWT is malformed"))
+    };
+    if numeric("exp")?.is_some_and(|exp| exp < now.saturating_sub(LEEWAY_SECONDS)) {
+        return Err(refused("PGRST303", "JWT expired"));
+    }
+    if numeric("nbf")?.is_some_and(|nbf| nbf > now.saturating_add(LEEWAY_SECONDS)) {
+        return Err(refused("PGRST303", "JWT not yet valid"));
+    }
+    if let Some(iat) = claims.get("iat").and_then(Value::as_u64)
+        && iat > now.saturating_add(LEEWAY_SECONDS)
+    {
+        return Err(refused("PGRST303", "JWT issued at future"));
+    }
+    if let Some(audience) = audience {
+        let named = match claims.get("aud") {
+            None | Some(Value::Null) => true,
+            Some(Value::String(aud)) => aud == audience,
+            Some(Value::Array(auds)) => auds.iter().any(|aud| aud.as_str() == Some(audience)),
+            Some(_) => false,
+        };
+        if !named {
+            return Err(refused("PGRST303", "JWT not in audience"));
+        }
+    }
+    Ok(())
 }
 
 /// The string at `path` in the claims, if there is one.
@@ -202,4 +287,130 @@ pub fn role_at<'v>(claims: &'v Value, path: &[ClaimStep]) -> Option<&'v str> {
         };
     }
     at.as_str().filter(|role| !role.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+    use serde_json::json;
+
+    const SECRET: &str = "a-secret-of-at-least-thirty-two-bytes";
+
+    fn token(alg: Algorithm, kid: Option<&str>, claims: &Value, secret: &[u8]) -> String {
+        let mut header = Header::new(alg);
+        header.kid = kid.map(str::to_string);
+        encode(&header, claims, &EncodingKey::from_secret(secret)).unwrap()
+    }
+
+    #[test]
+    fn each_hmac_digest_verifies_with_the_secret_and_fails_with_another() {
+        let config = JwtConfig::new(SECRET, false, None, ".role").unwrap();
+        let claims = json!({"role": "web", "n": 1});
+        for alg in [Algorithm::HS256, Algorithm::HS384, Algorithm::HS512] {
+            let verified = config
+                .verify_claims(&token(alg, None, &claims, SECRET.as_bytes()))
+                .unwrap();
+            assert_eq!(verified.value, claims, "{alg:?}");
+            assert_eq!(config.role_of(&verified.value), Some("web"));
+            let forged = token(alg, None, &claims, b"another-secret-of-thirty-two-bytes!");
+            assert_eq!(
+                config.verify(&forged).unwrap_err().message,
+                "JWT cryptographic operation failed",
+                "{alg:?}"
+            );
+        }
+        // A signature that is not base64url is a failed signature, not a crash.
+        let good = token(Algorithm::HS256, None, &claims, SECRET.as_bytes());
+        let (message, _) = good.rsplit_once('.').unwrap();
+        for signature in ["", "!!!!", "a"] {
+            assert_eq!(
+                config
+                    .verify(&format!("{message}.{signature}"))
+                    .unwrap_err()
+                    .message,
+                "JWT cryptographic operation failed"
+            );
+        }
+    }
+
+    #[test]
+    fn claims_text_is_the_tokens_own() {
+        let config = JwtConfig::new(SECRET, false, None, ".role").unwrap();
+        // Keys out of alphabetical order, as a client may write them.
+        let claims = json!({"sub": "x", "role": "web"});
+        let verified = config
+            .verify_claims(&token(Algorithm::HS256, None, &claims, SECRET.as_bytes()))
+            .unwrap();
+        let reread: Value = serde_json::from_str(&verified.json).unwrap();
+        assert_eq!(reread, claims);
+        // Claims that are not an object are malformed.
+        let array = token(Algorithm::HS256, None, &json!([1, 2]), SECRET.as_bytes());
+        assert_eq!(
+            config.verify(&array).unwrap_err().message,
+            "JWT is malformed"
+        );
+    }
+
+    #[test]
+    fn an_octet_jwk_verifies_by_kid() {
+        let k = URL_SAFE_NO_PAD.encode(SECRET);
+        let jwks = json!({"keys": [
+            {"kty": "oct", "kid": "one", "k": URL_SAFE_NO_PAD.encode("the-first-secret-of-thirty-two-bytes")},
+            {"kty": "oct", "kid": "two", "k": k},
+        ]});
+        let config = JwtConfig::new(&jwks.to_string(), false, None, ".role").unwrap();
+        let claims = json!({"role": "web"});
+        let signed = token(Algorithm::HS384, Some("two"), &claims, SECRET.as_bytes());
+        assert_eq!(config.verify(&signed).unwrap(), claims);
+        let wrong_kid = token(Algorithm::HS384, Some("one"), &claims, SECRET.as_bytes());
+        assert!(config.verify(&wrong_kid).is_err());
+    }
+
+    #[test]
+    fn registered_claims_are_checked_as_the_jwt_crate_checked_them() {
+        let now = 2_000_000_000u64;
+        let check = |claims: Value, audience: Option<&str>| {
+            check_claims(claims.as_object().unwrap(), audience, now).map_err(|e| e.message)
+        };
+        assert_eq!(check(json!({}), None), Ok(()));
+        // Within the clock-skew allowance, fractions rounded.
+        assert_eq!(check(json!({"exp": now - 20}), None), Ok(()));
+        assert_eq!(check(json!({"exp": (now - 20) as f64 + 0.4}), None), Ok(()));
+        assert_eq!(check(json!({"exp": now - 31}), None), Err("JWT expired"));
+        assert_eq!(check(json!({"nbf": now + 30}), None), Ok(()));
+        assert_eq!(
+            check(json!({"nbf": now + 31}), None),
+            Err("JWT not yet valid")
+        );
+        assert_eq!(
+            check(json!({"iat": now + 31}), None),
+            Err("JWT issued at future")
+        );
+        for bad in [
+            json!("soon"),
+            json!(null),
+            json!(-5),
+            json!(true),
+            json!(f64::MAX),
+        ] {
+            assert_eq!(
+                check(json!({"exp": bad.clone()}), None),
+                Err("JWT is malformed"),
+                "{bad}"
+            );
+        }
+        // The audience only when one is configured.
+        assert_eq!(check(json!({"aud": "other"}), None), Ok(()));
+        assert_eq!(check(json!({"aud": "api"}), Some("api")), Ok(()));
+        assert_eq!(check(json!({"aud": ["x", "api"]}), Some("api")), Ok(()));
+        assert_eq!(check(json!({}), Some("api")), Ok(()));
+        for wrong in [json!("other"), json!(["x"]), json!([]), json!(7)] {
+            assert_eq!(
+                check(json!({"aud": wrong.clone()}), Some("api")),
+                Err("JWT not in audience"),
+                "{wrong}"
+            );
+        }
+    }
 }

@@ -102,18 +102,6 @@ impl RequestContext {
 
     /// The statement that sets it all, local to the transaction.
     pub fn statement(&self) -> Statement {
-        let mut st = Statement::new();
-        st.push("SELECT pg_catalog.set_config('search_path', ")
-            .param(self.search_path.clone())
-            .push(", true), pg_catalog.set_config('request.method', ")
-            .param(self.method.clone())
-            .push(", true), pg_catalog.set_config('request.path', ")
-            .param(self.path.clone())
-            .push(", true), pg_catalog.set_config('request.headers', ")
-            .param(self.headers_json.clone())
-            .push(", true), pg_catalog.set_config('request.cookies', ")
-            .param(self.cookies_json.clone())
-            .push(", true)");
         // Without a token the claims are the anonymous role's, as PostgREST sets them, so
         // `current_setting('request.jwt.claims', true)::json` always parses.
         let claims = match (&self.claims_json, &self.role) {
@@ -121,22 +109,96 @@ impl RequestContext {
             (None, Some(role)) => Some(serde_json::json!({ "role": role }).to_string()),
             (None, None) => None,
         };
-        if let Some(claims) = claims {
-            st.push(", pg_catalog.set_config('request.jwt.claims', ")
-                .param(claims)
-                .push(", true)");
+        let mut params = Vec::with_capacity(8);
+        params.extend(
+            [
+                &self.search_path,
+                &self.method,
+                &self.path,
+                &self.headers_json,
+                &self.cookies_json,
+            ]
+            .map(|value| Some(value.clone())),
+        );
+        let shape = SettingsShape {
+            claims: claims.is_some(),
+            timezone: self.timezone.is_some(),
+            role: self.role.is_some(),
+        };
+        params.extend(
+            [claims, self.timezone.clone(), self.role.clone()]
+                .into_iter()
+                .flatten()
+                .map(Some),
+        );
+        Statement {
+            sql: shape.sql().to_string(),
+            params,
         }
-        if let Some(timezone) = &self.timezone {
-            st.push(", pg_catalog.set_config('timezone', ")
-                .param(timezone.clone())
-                .push(", true)");
+    }
+}
+
+/// Which of the optional settings a request's settings statement carries; each shape's text is
+/// written once (it was written per request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SettingsShape {
+    claims: bool,
+    timezone: bool,
+    role: bool,
+}
+
+impl SettingsShape {
+    /// The statement's text: `set_config(name, $n, true)` for the five request settings,
+    /// then the claims, the timezone and the role, in that order, where the shape has them.
+    fn sql(self) -> &'static str {
+        static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let index = |shape: SettingsShape| {
+            usize::from(shape.claims)
+                | usize::from(shape.timezone) << 1
+                | usize::from(shape.role) << 2
+        };
+        let texts = TEXTS.get_or_init(|| {
+            let mut texts = vec![String::new(); 8];
+            for claims in [false, true] {
+                for timezone in [false, true] {
+                    for role in [false, true] {
+                        let shape = SettingsShape {
+                            claims,
+                            timezone,
+                            role,
+                        };
+                        texts[index(shape)] = shape.write_sql();
+                    }
+                }
+            }
+            texts
+        });
+        &texts[index(self)]
+    }
+
+    fn write_sql(self) -> String {
+        let names = [
+            "search_path",
+            "request.method",
+            "request.path",
+            "request.headers",
+            "request.cookies",
+        ]
+        .into_iter()
+        .chain(self.claims.then_some("request.jwt.claims"))
+        .chain(self.timezone.then_some("timezone"))
+        .chain(self.role.then_some("role"));
+        let mut sql = String::from("SELECT ");
+        for (i, name) in names.enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!(
+                "pg_catalog.set_config('{name}', ${}, true)",
+                i + 1
+            ));
         }
-        if let Some(role) = &self.role {
-            st.push(", pg_catalog.set_config('role', ")
-                .param(role.clone())
-                .push(", true)");
-        }
-        st
+        sql
     }
 }
 
@@ -278,6 +340,64 @@ mod tests {
             (empty.headers_json.as_str(), empty.cookies_json.as_str()),
             ("{}", "{}")
         );
+    }
+
+    #[test]
+    fn each_settings_shape_binds_its_parameters_in_order() {
+        let mut context = RequestContext::new(
+            crate::auth::Identity {
+                role: Some("web".into()),
+                claims_json: Some(r#"{"role":"web"}"#.into()),
+            },
+            "api",
+            &http::Method::POST,
+            "/items",
+            &http::HeaderMap::new(),
+        );
+        for timezone in [None, Some("UTC".to_string())] {
+            for role in [None, Some("web".to_string())] {
+                for claims in [None, Some(r#"{"role":"web"}"#.to_string())] {
+                    context.timezone = timezone.clone();
+                    context.role = role.clone();
+                    context.claims_json = claims.clone();
+                    let statement = context.statement();
+                    let names: Vec<&str> = statement
+                        .sql
+                        .split("set_config('")
+                        .skip(1)
+                        .map(|rest| rest.split('\'').next().unwrap())
+                        .collect();
+                    assert_eq!(names.len(), statement.params.len(), "{}", statement.sql);
+                    for (i, name) in names.iter().enumerate() {
+                        assert!(
+                            statement
+                                .sql
+                                .contains(&format!("'{name}', ${}, true)", i + 1)),
+                            "{}",
+                            statement.sql
+                        );
+                    }
+                    let value = |name: &str| {
+                        let i = names.iter().position(|n| *n == name)?;
+                        statement.params[i].as_deref()
+                    };
+                    assert_eq!(value("search_path"), Some("\"api\""));
+                    assert_eq!(value("request.method"), Some("POST"));
+                    assert_eq!(value("timezone"), timezone.as_deref());
+                    assert_eq!(value("role"), role.as_deref());
+                    // Without a token, the anonymous role's claims.
+                    let expected_claims = match (&claims, &role) {
+                        (Some(claims), _) => Some(claims.clone()),
+                        (None, Some(_)) => Some(r#"{"role":"web"}"#.to_string()),
+                        (None, None) => None,
+                    };
+                    assert_eq!(
+                        value("request.jwt.claims").map(str::to_string),
+                        expected_claims
+                    );
+                }
+            }
+        }
     }
 
     #[test]

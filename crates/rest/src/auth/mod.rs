@@ -81,15 +81,15 @@ pub fn authenticate(
         ));
     };
     let claims = config
-        .verify(token)
+        .verify_claims(token)
         .map_err(|e| unauthorized(e.code, e.message, e.message))?;
     let role = config
-        .role_of(&claims)
+        .role_of(&claims.value)
         .map(str::to_string)
         .or_else(|| anon_role.map(str::to_string));
     Ok(Identity {
         role,
-        claims_json: Some(claims.to_string()),
+        claims_json: Some(claims.json),
     })
 }
 
