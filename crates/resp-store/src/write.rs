@@ -432,12 +432,14 @@ impl Statements {
             ));
         }
         clear.push_str(" SELECT 1");
-        // Gone keys' rows go, and every row expired by the snapshot's time (the rows of keys
-        // written are upserted after). Element rows go with every expired row, and with a key
-        // written whole or gone that may have some (`probe`: a collection now, or one in
-        // `Collections`); they are deleted for the type the key had, so a string costs no
-        // probe of the other tables, and a string that never was a collection none of `keys`.
-        // Keys written in part lose just the rows of their changed elements.
+        // Gone keys' rows go, and every row expired by the snapshot's time but those of the
+        // keys this flush writes (upserted after: a key whose expiry was lifted or moved in
+        // memory after its row's expiry passed is alive, its elements too). Element rows go
+        // with every expired row, and with a key written whole or gone that may have some
+        // (`probe`: a collection now, or one in `Collections`); they are deleted for the type
+        // the key had, so a string costs no probe of the other tables, and a string that never
+        // was a collection none of `keys`. Keys written in part lose just the rows of their
+        // changed elements.
         let expired_by = "timestamptz 'epoch' + $4::int8 * interval '1 millisecond'";
         let mut delete = format!(
             "WITH d AS (SELECT * FROM unnest($1::int4[], $2::bytea[], $3::bool[], $5::text[]) \
@@ -445,11 +447,14 @@ impl Statements {
              gone AS (DELETE FROM {s}.keys k USING d \
                  WHERE d.type IS NULL AND k.db = d.db AND k.key = d.key \
                  AND (k.expire_at IS NULL OR k.expire_at > {expired_by})), \
-             expired AS (DELETE FROM {s}.keys WHERE expire_at <= {expired_by} \
+             expired AS (DELETE FROM {s}.keys k WHERE expire_at <= {expired_by} \
+                 AND NOT EXISTS (SELECT FROM d \
+                     WHERE d.type IS NOT NULL AND d.db = k.db AND d.key = k.key) \
                  RETURNING db, key, type), \
              doomed AS (SELECT k.db, k.key, k.type FROM {s}.keys k JOIN d \
                  ON k.db = d.db AND k.key = d.key \
-                 WHERE d.probe AND (k.expire_at IS NULL OR k.expire_at > {expired_by}) \
+                 WHERE d.probe AND (d.type IS NOT NULL OR k.expire_at IS NULL \
+                     OR k.expire_at > {expired_by}) \
                  UNION ALL SELECT * FROM expired)"
         );
         for (i, (table, kind)) in children.iter().enumerate() {

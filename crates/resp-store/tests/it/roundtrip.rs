@@ -379,3 +379,42 @@ async fn collections_overwritten_by_strings_leave_no_element_rows() {
     assert_eq!(z, 0);
     server.stop().await;
 }
+
+/// A collection whose expiry was written, then removed (PERSIST) or moved later in memory
+/// before the next flush, keeps its elements when that flush comes after the old expiry: the
+/// sweep of expired rows spares the keys the flush writes (it took every field of the hash).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiry_lifted_before_the_next_flush_keeps_the_elements() {
+    let schema = schema("rs_persist");
+    let server = Server::start(&schema, AppendFsync::No).await;
+    let mut c = server.client().await;
+    let _: i64 = q(&mut c, &["HSET", "h", "f", "v", "g", "w"]).await;
+    let _: i64 = q(&mut c, &["RPUSH", "l", "a", "b", "c"]).await;
+    let _: String = q(&mut c, &["SET", "s", "v"]).await;
+    for key in ["h", "l", "s"] {
+        let _: i64 = q(&mut c, &["PEXPIRE", key, "300"]).await;
+    }
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let _: i64 = q(&mut c, &["PERSIST", "h"]).await;
+    let _: i64 = q(&mut c, &["PEXPIRE", "l", "600000"]).await;
+    let _: i64 = q(&mut c, &["PERSIST", "s"]).await;
+    // The written expiries pass before the next flush.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    assert_eq!(element_rows(&schema, "hash_fields", "h").await, "2");
+    assert_eq!(element_rows(&schema, "list_items", "l").await, "3");
+    drop(c);
+    server.stop().await;
+
+    let server = Server::start(&schema, AppendFsync::No).await;
+    let mut c = server.client().await;
+    let fields: Vec<String> = q(&mut c, &["HGETALL", "h"]).await;
+    assert_eq!(fields, ["f", "v", "g", "w"]);
+    let items: Vec<String> = q(&mut c, &["LRANGE", "l", "0", "-1"]).await;
+    assert_eq!(items, ["a", "b", "c"]);
+    let s: Option<String> = q(&mut c, &["GET", "s"]).await;
+    assert_eq!(s.as_deref(), Some("v"));
+    let ttl: i64 = q(&mut c, &["TTL", "h"]).await;
+    assert_eq!(ttl, -1);
+    server.stop().await;
+}
