@@ -107,6 +107,13 @@ pub struct Encoded {
 }
 
 impl Encoded {
+    /// Whether the flush must delete rows whatever the sweep: a key gone (no type), a key whose
+    /// old element rows may linger (`probe`), or a database emptied. A flush of strings that
+    /// never were collections and of collections written in part deletes nothing of `keys`.
+    pub fn needs_deletes(&self) -> bool {
+        !self.cleared.is_empty() || self.probe.contains(&true) || self.types.contains(&None)
+    }
+
     /// Rows written in all.
     pub fn rows(&self) -> u64 {
         self.key_rows + self.rows.iter().sum::<u64>()
@@ -405,6 +412,9 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
 pub struct Statements {
     clear: String,
     delete: String,
+    /// What a flush with nothing to delete sends instead of `delete`: the same row shape
+    /// (no expired rows counted, the WAL position).
+    position: String,
     /// Writes the key rows of the keys written.
     upsert: String,
     /// Deletes of changed hash fields, set members and sorted-set members.
@@ -499,6 +509,7 @@ impl Statements {
         Self {
             clear,
             delete,
+            position: "SELECT 0::int8, pg_catalog.pg_current_wal_insert_lsn()::text".to_string(),
             upsert,
             members,
             list_ranges,
@@ -516,10 +527,14 @@ impl Statements {
 
 /// Writes an encoded snapshot in one transaction and one round trip: the deletes, each COPY
 /// with its data, and the commit (the Sync ending the implicit transaction) go out in one write.
+/// With `sweep`, rows expired by the snapshot's time are deleted too; without, and with no key
+/// gone, probed or emptied ([`Encoded::needs_deletes`]), the delete statement is not sent: its
+/// seven data-modifying parts cost PostgreSQL more than the rest of a small flush.
 pub async fn write(
     conn: &mut Connection,
     statements: &Statements,
     encoded: &Encoded,
+    sweep: bool,
 ) -> Result<CommitInfo, Error> {
     let started = std::time::Instant::now();
     let step = "writing a flush";
@@ -533,8 +548,8 @@ pub async fn write(
             .map_err(|e| Error::pg("emptying flushed databases", e))?;
         steps.push("emptying flushed databases");
     }
-    let delete = p
-        .query(
+    let delete = if sweep || encoded.needs_deletes() {
+        p.query(
             &statements.delete,
             &[
                 &encoded.dbs,
@@ -544,7 +559,10 @@ pub async fn write(
                 &encoded.types,
             ],
         )
-        .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
+    } else {
+        p.query(&statements.position, &[])
+    }
+    .map_err(|e| Error::pg("deleting the dirty keys' rows", e))?;
     steps.push("deleting the dirty keys' rows");
     if encoded.key_rows > 0 {
         let step = "writing the keys' rows";

@@ -14,7 +14,8 @@ use crate::{Error, lock};
 
 /// How often `appendfsync no` flushes.
 const NO_FSYNC_INTERVAL: Duration = Duration::from_secs(5);
-/// Rows that expired are deleted at least this often, even with nothing else to write.
+/// Rows that expired are deleted this often: with nothing else to write, and between flushes
+/// that delete nothing else (those skip the delete statement, see [`write`]).
 const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
 /// First and longest pause between attempts while PostgreSQL cannot be written.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
@@ -33,6 +34,8 @@ pub struct Writer {
     /// Where each list's first element is in PostgreSQL, which keys may have element rows.
     known: Known,
     last_write: Instant,
+    /// When rows that expired were last deleted.
+    last_sweep: Instant,
     retry: Duration,
 }
 
@@ -57,6 +60,7 @@ impl Writer {
             statements,
             known,
             last_write: Instant::now(),
+            last_sweep: Instant::now(),
             retry: RETRY_FIRST,
         }
     }
@@ -116,10 +120,14 @@ impl Writer {
         }
         self.durability.set_flushing(snapshot.generation);
         let encoded = encode(&snapshot, &self.known);
-        match self.attempt(&encoded).await {
+        let sweep = self.last_sweep.elapsed() >= EXPIRY_SWEEP || encoded.needs_deletes();
+        match self.attempt(&encoded, sweep).await {
             Ok(info) => {
                 encoded.update_known(&mut self.known);
                 self.last_write = Instant::now();
+                if sweep {
+                    self.last_sweep = self.last_write;
+                }
                 self.retry = RETRY_FIRST;
                 if self.durability.failure().is_some() {
                     tracing::info!("the Redis store writes to PostgreSQL again");
@@ -147,6 +155,7 @@ impl Writer {
     async fn attempt(
         &mut self,
         encoded: &crate::write::Encoded,
+        sweep: bool,
     ) -> Result<sluice_resp::durable::CommitInfo, Error> {
         if self.lock.as_ref().is_none_or(Connection::is_broken) {
             // The session holding the lock ended (PostgreSQL restarted): nobody may have taken
@@ -161,7 +170,7 @@ impl Writer {
         let Some(conn) = self.conn.as_mut() else {
             return Err(Error::Load("no connection"));
         };
-        let result = write(conn, &self.statements, encoded).await;
+        let result = write(conn, &self.statements, encoded, sweep).await;
         if result.is_err() && conn.is_broken() {
             self.conn = None;
         }

@@ -418,3 +418,31 @@ async fn an_expiry_lifted_before_the_next_flush_keeps_the_elements() {
     assert_eq!(ttl, -1);
     server.stop().await;
 }
+
+/// Flushes that delete nothing skip the sweep of expired rows, but it still comes within about
+/// a second while strings keep being written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_rows_are_swept_while_strings_keep_coming() {
+    let schema = schema("rs_sweep");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let _: String = q(&mut c, &["SET", "short", "v", "PX", "100"]).await;
+    assert_eq!(element_rows(&schema, "keys", "short").await, "1");
+    let started = std::time::Instant::now();
+    let mut swept = false;
+    for i in 0..60 {
+        let _: String = q(&mut c, &["SET", "other", &i.to_string()]).await;
+        if element_rows(&schema, "keys", "short").await == "0" {
+            swept = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        swept,
+        "the expired row is still there after {:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < std::time::Duration::from_millis(2500));
+    server.stop().await;
+}
