@@ -151,15 +151,25 @@ impl Durability {
     pub async fn wait_lagging_flush(&self, generation: u64) {
         self.delayed_writes.fetch_add(1, Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + self.write_timeout;
+        self.wait_until(deadline, || {
+            self.committed() >= generation || self.is_failing()
+        })
+        .await;
+    }
+
+    /// Waits, woken by each commit (and by the writer failing), until `done` holds (true) or
+    /// `deadline` passes (false). The wake-up is registered before `done` is checked, so a
+    /// commit between the two is not missed.
+    async fn wait_until(&self, deadline: tokio::time::Instant, done: impl Fn() -> bool) -> bool {
         loop {
             let notified = self.committed_notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.committed() >= generation || self.is_failing() {
-                return;
+            if done() {
+                return true;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return;
+                return done();
             }
         }
     }
@@ -223,23 +233,23 @@ impl Durability {
         let started = tokio::time::Instant::now();
         let mut deadline = started + self.write_timeout;
         loop {
-            let notified = self.committed_notify.notified();
-            tokio::pin!(notified);
-            // Registered before the check, so a commit between the two is not missed.
-            notified.as_mut().enable();
+            let settled = self
+                .wait_until(deadline, || {
+                    self.committed() >= generation || (save && self.is_failing())
+                })
+                .await;
             if self.committed() >= generation {
                 return Ok(());
             }
-            let failing = self.is_failing();
-            if failing && (save || tokio::time::Instant::now() >= deadline) {
+            // SAVE answers a failing writer at once; a write, once its timeout passed.
+            if self.is_failing() && (save || !settled) {
                 return Err(NotDurable {
                     waited: started.elapsed(),
                     reason: self.failure().unwrap_or_default(),
                 });
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() && !self.is_failing() {
-                deadline += self.write_timeout;
-            }
+            // A healthy writer that is slow: keep waiting, a timeout at a time.
+            deadline += self.write_timeout;
         }
     }
 
