@@ -229,10 +229,11 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The registered claims' checks, as the JWT crate's validation made them: `exp` and `nbf`
-/// (numbers, fractions rounded; anything else is malformed) within the clock-skew allowance,
-/// `iat` not in the future, and, when an audience is configured, `aud` naming it (a string, or
-/// an array holding it; absent is accepted).
+/// The registered claims' checks: `exp` and `nbf` (as the JWT crate checked them:
+/// numbers, fractions rounded; anything else is malformed) within the clock-skew allowance,
+/// `iat` not in the future, and, when an audience is configured, `aud` naming it as PostgREST
+/// checks it: a string equal to it, or an array holding it; absent, null or an empty array is
+/// accepted; anything else is refused.
 fn check_claims(
     claims: &serde_json::Map<String, Value>,
     audience: Option<&str>,
@@ -267,7 +268,10 @@ fn check_claims(
         let named = match claims.get("aud") {
             None | Some(Value::Null) => true,
             Some(Value::String(aud)) => aud == audience,
-            Some(Value::Array(auds)) => auds.iter().any(|aud| aud.as_str() == Some(audience)),
+            // PostgREST ignores an empty array, as it ignores null.
+            Some(Value::Array(auds)) => {
+                auds.is_empty() || auds.iter().any(|aud| aud.as_str() == Some(audience))
+            }
             Some(_) => false,
         };
         if !named {
@@ -368,7 +372,7 @@ mod tests {
     }
 
     #[test]
-    fn registered_claims_are_checked_as_the_jwt_crate_checked_them() {
+    fn registered_claims_are_checked_as_postgrest_checks_them() {
         let now = 2_000_000_000u64;
         let check = |claims: Value, audience: Option<&str>| {
             check_claims(claims.as_object().unwrap(), audience, now).map_err(|e| e.message)
@@ -404,8 +408,16 @@ mod tests {
         assert_eq!(check(json!({"aud": "other"}), None), Ok(()));
         assert_eq!(check(json!({"aud": "api"}), Some("api")), Ok(()));
         assert_eq!(check(json!({"aud": ["x", "api"]}), Some("api")), Ok(()));
-        assert_eq!(check(json!({}), Some("api")), Ok(()));
-        for wrong in [json!("other"), json!(["x"]), json!([]), json!(7)] {
+        for ignored in [json!({}), json!({"aud": null}), json!({"aud": []})] {
+            assert_eq!(check(ignored.clone(), Some("api")), Ok(()), "{ignored}");
+        }
+        for wrong in [
+            json!("other"),
+            json!(""),
+            json!(["x"]),
+            json!(["x", "y"]),
+            json!(7),
+        ] {
             assert_eq!(
                 check(json!({"aud": wrong.clone()}), Some("api")),
                 Err("JWT not in audience"),
