@@ -16,7 +16,38 @@ if command -v python3 >/dev/null && ! python3 -c 'import venv, ensurepip' 2>/dev
   need_apt+=(python3-venv)
 fi
 command -v node >/dev/null || need_apt+=(nodejs)
-command -v npm >/dev/null || need_apt+=(npm)
+# npm: on PATH, or the copy a Node.js package carries without linking it; when neither runs
+# (NodeSource's repacked nodejs ships a partial copy and conflicts with Debian's npm package),
+# npm itself from the npm registry, checked against its published SHA-512, under $dest/npm.
+NPM_VERSION=10.9.2
+NPM_SHA512=8ab88f10f224a0c614cb717a7f7c30499014f77134120e9c1f0211ea3cf3397592cbe483feb38e0c4b3be1c54e347292c76a1b5edb94a3289d5448484ab8ac81
+npm_cmd=()
+npm_runs() { "$@" --version >/dev/null 2>&1; }
+if npm_runs npm; then
+  npm_cmd=(npm)
+elif command -v node >/dev/null; then
+  node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+  for cli in "$node_prefix/lib/node_modules/npm/bin/npm-cli.js" "$dest/npm/bin/npm-cli.js"; do
+    if [[ -f $cli ]] && npm_runs node "$cli"; then
+      npm_cmd=(node "$cli")
+      break
+    fi
+  done
+fi
+fetch_npm() {
+  echo "install.sh: npm $NPM_VERSION from the npm registry into $dest/npm" >&2
+  local tarball="$dest/npm-$NPM_VERSION.tgz"
+  curl -fsSL "https://registry.npmjs.org/npm/-/npm-$NPM_VERSION.tgz" -o "$tarball"
+  if [[ $(sha512sum "$tarball" | cut -d' ' -f1) != "$NPM_SHA512" ]]; then
+    echo "install.sh: npm-$NPM_VERSION.tgz does not match its published SHA-512" >&2
+    exit 1
+  fi
+  rm -rf "$dest/npm"
+  mkdir -p "$dest/npm"
+  tar -xzf "$tarball" -C "$dest/npm" --strip-components=1
+  rm -f "$tarball"
+  npm_cmd=(node "$dest/npm/bin/npm-cli.js")
+}
 # The Redis tests compare with a private redis-server (DUMP/RESTORE both ways, differential).
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 # The stateless-gateway script puts a real load balancer in front of two `sluice serve` and
@@ -31,6 +62,9 @@ if ((${#need_apt[@]})); then
   echo "install.sh: installing ${need_apt[*]} from Debian's packages" >&2
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if ((${#npm_cmd[@]} == 0)); then
+  if npm_runs npm; then npm_cmd=(npm); else fetch_npm; fi
 fi
 
 stamp_of() { sha256sum "$@" | sha256sum | cut -d' ' -f1; }
@@ -50,6 +84,6 @@ if [[ ! -d "$dest/node/node_modules" || "$(cat "$dest/node/.stamp" 2>/dev/null)"
   rm -rf "$dest/node"
   mkdir -p "$dest/node"
   cp "$here/package.json" "$here/package-lock.json" "$dest/node/"
-  (cd "$dest/node" && npm ci --silent --no-audit --no-fund)
+  (cd "$dest/node" && "${npm_cmd[@]}" ci --silent --no-audit --no-fund)
   echo "$js_stamp" >"$dest/node/.stamp"
 fi
