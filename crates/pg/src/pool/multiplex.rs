@@ -24,7 +24,14 @@ pub type OwnedParam = Box<dyn ToSql + Send>;
 /// A statement and its parameters, owned by the queue until a dispatcher sends them.
 struct Owned {
     sql: Cow<'static, str>,
-    params: Vec<OwnedParam>,
+    params: Params,
+}
+
+/// A statement's parameters: values of any type, or text (`None`: NULL) as SQL renderers make
+/// them, kept as they are instead of boxing each one.
+enum Params {
+    Boxed(Vec<OwnedParam>),
+    Text(Vec<Option<String>>),
 }
 
 struct Request {
@@ -126,7 +133,24 @@ impl Multiplexer {
             None,
             Owned {
                 sql: sql.into(),
-                params,
+                params: Params::Boxed(params),
+            },
+        )
+        .await
+    }
+
+    /// [`Multiplexer::query`] with text parameters (`None`: NULL).
+    pub async fn query_text(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
+        params: Vec<Option<String>>,
+    ) -> Result<Rows> {
+        self.enqueue(
+            None,
+            None,
+            Owned {
+                sql: sql.into(),
+                params: Params::Text(params),
             },
         )
         .await
@@ -148,15 +172,18 @@ impl Multiplexer {
     ) -> Result<Rows> {
         let guard = Owned {
             sql: Cow::Borrowed(crate::lsn::REPLAYED_SQL),
-            params: vec![Box::new(lsn.to_string())],
+            params: Params::Text(vec![Some(lsn.to_string())]),
         };
-        let context = context.map(|(sql, params)| Owned { sql, params });
+        let context = context.map(|(sql, params)| Owned {
+            sql,
+            params: Params::Boxed(params),
+        });
         self.enqueue(
             Some(guard),
             context,
             Owned {
                 sql: sql.into(),
-                params,
+                params: Params::Boxed(params),
             },
         )
         .await
@@ -176,14 +203,37 @@ impl Multiplexer {
     ) -> Result<Rows> {
         let context = Owned {
             sql: context_sql.into(),
-            params: context_params,
+            params: Params::Boxed(context_params),
         };
         self.enqueue(
             None,
             Some(context),
             Owned {
                 sql: sql.into(),
-                params,
+                params: Params::Boxed(params),
+            },
+        )
+        .await
+    }
+
+    /// [`Multiplexer::query_in_context`] with text parameters (`None`: NULL).
+    pub async fn query_in_context_text(
+        &self,
+        context_sql: impl Into<Cow<'static, str>>,
+        context_params: Vec<Option<String>>,
+        sql: impl Into<Cow<'static, str>>,
+        params: Vec<Option<String>>,
+    ) -> Result<Rows> {
+        let context = Owned {
+            sql: context_sql.into(),
+            params: Params::Text(context_params),
+        };
+        self.enqueue(
+            None,
+            Some(context),
+            Owned {
+                sql: sql.into(),
+                params: Params::Text(params),
             },
         )
         .await
@@ -386,6 +436,9 @@ fn add<'a>(
     statement: &'a Owned,
 ) -> Result<usize> {
     refs.clear();
-    refs.extend(statement.params.iter().map(|p| &**p as &dyn ToSql));
+    match &statement.params {
+        Params::Boxed(params) => refs.extend(params.iter().map(|p| &**p as &dyn ToSql)),
+        Params::Text(params) => refs.extend(params.iter().map(|p| p as &dyn ToSql)),
+    }
     pipeline.query(statement.sql.as_ref(), refs)
 }

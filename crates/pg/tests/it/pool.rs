@@ -620,15 +620,25 @@ async fn the_pipelining_mode_runs_each_statement_in_its_own_context() {
                     rows.map(|r| r.get(0).unwrap().get::<Option<String>>(0).unwrap()),
                 );
             }
-            let rows = mux
-                .query_in_context(
+            let rows = if i % 4 == 1 {
+                // Text parameters, a NULL among them.
+                mux.query_in_context_text(
+                    "SELECT set_config('sluice.who', $1, true)",
+                    vec![Some(format!("task {i}"))],
+                    "SELECT coalesce($1::text, current_setting('sluice.who', true))",
+                    vec![None],
+                )
+                .await
+            } else {
+                mux.query_in_context(
                     "SELECT set_config('sluice.who', $1, true)",
                     vec![Box::new(format!("task {i}"))],
                     "SELECT current_setting('sluice.who', true)",
                     Vec::new(),
                 )
                 .await
-                .map_err(|e| Some(e.to_string()));
+            }
+            .map_err(|e| Some(e.to_string()));
             (
                 i,
                 rows.map(|r| r.get(0).unwrap().get::<Option<String>>(0).unwrap()),

@@ -291,29 +291,29 @@ async fn send_multiplexed(
             .map(|p| Box::new(p.clone()) as Box<dyn sluice_pg::ToSql + Send>)
             .collect()
     };
-    let params = owned(&job.main);
     if let Some(lsn) = guard {
         let context = job
             .context
             .first()
             .map(|context| (context.sql.clone().into(), owned(context)));
         return multiplexer
-            .query_replayed(lsn, context, job.main.sql.clone(), params)
+            .query_replayed(lsn, context, job.main.sql.clone(), owned(&job.main))
             .await;
     }
     // The request's role and settings ride in the same implicit transaction as its statement.
+    let params = job.main.params.clone();
     match job.context.first() {
         Some(context) => {
             multiplexer
-                .query_in_context(
+                .query_in_context_text(
                     context.sql.clone(),
-                    owned(context),
+                    context.params.clone(),
                     job.main.sql.clone(),
                     params,
                 )
                 .await
         }
-        None => multiplexer.query(job.main.sql.clone(), params).await,
+        None => multiplexer.query_text(job.main.sql.clone(), params).await,
     }
 }
 
