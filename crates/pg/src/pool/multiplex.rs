@@ -27,6 +27,15 @@ struct Owned {
     params: Params,
 }
 
+impl Owned {
+    fn new(sql: impl Into<Cow<'static, str>>, params: Params) -> Owned {
+        Owned {
+            sql: sql.into(),
+            params,
+        }
+    }
+}
+
 /// A statement's parameters: values of any type, or text (`None`: NULL) as SQL renderers make
 /// them, kept as they are instead of boxing each one.
 enum Params {
@@ -128,15 +137,8 @@ impl Multiplexer {
         sql: impl Into<Cow<'static, str>>,
         params: Vec<OwnedParam>,
     ) -> Result<Rows> {
-        self.enqueue(
-            None,
-            None,
-            Owned {
-                sql: sql.into(),
-                params: Params::Boxed(params),
-            },
-        )
-        .await
+        self.enqueue(None, None, Owned::new(sql, Params::Boxed(params)))
+            .await
     }
 
     /// [`Multiplexer::query`] with text parameters (`None`: NULL).
@@ -145,15 +147,8 @@ impl Multiplexer {
         sql: impl Into<Cow<'static, str>>,
         params: Vec<Option<String>>,
     ) -> Result<Rows> {
-        self.enqueue(
-            None,
-            None,
-            Owned {
-                sql: sql.into(),
-                params: Params::Text(params),
-            },
-        )
-        .await
+        self.enqueue(None, None, Owned::new(sql, Params::Text(params)))
+            .await
     }
 
     /// Runs `sql` (behind `context`, a statement and its parameters, as
@@ -170,23 +165,13 @@ impl Multiplexer {
         sql: impl Into<Cow<'static, str>>,
         params: Vec<OwnedParam>,
     ) -> Result<Rows> {
-        let guard = Owned {
-            sql: Cow::Borrowed(crate::lsn::REPLAYED_SQL),
-            params: Params::Text(vec![Some(lsn.to_string())]),
-        };
-        let context = context.map(|(sql, params)| Owned {
-            sql,
-            params: Params::Boxed(params),
-        });
-        self.enqueue(
-            Some(guard),
-            context,
-            Owned {
-                sql: sql.into(),
-                params: Params::Boxed(params),
-            },
-        )
-        .await
+        let guard = Owned::new(
+            crate::lsn::REPLAYED_SQL,
+            Params::Text(vec![Some(lsn.to_string())]),
+        );
+        let context = context.map(|(sql, params)| Owned::new(sql, Params::Boxed(params)));
+        self.enqueue(Some(guard), context, Owned::new(sql, Params::Boxed(params)))
+            .await
     }
 
     /// Runs `context_sql` and then `sql` in one implicit transaction of the next batch and
@@ -201,19 +186,9 @@ impl Multiplexer {
         sql: impl Into<Cow<'static, str>>,
         params: Vec<OwnedParam>,
     ) -> Result<Rows> {
-        let context = Owned {
-            sql: context_sql.into(),
-            params: Params::Boxed(context_params),
-        };
-        self.enqueue(
-            None,
-            Some(context),
-            Owned {
-                sql: sql.into(),
-                params: Params::Boxed(params),
-            },
-        )
-        .await
+        let context = Owned::new(context_sql, Params::Boxed(context_params));
+        self.enqueue(None, Some(context), Owned::new(sql, Params::Boxed(params)))
+            .await
     }
 
     /// [`Multiplexer::query_in_context`] with text parameters (`None`: NULL).
@@ -224,19 +199,9 @@ impl Multiplexer {
         sql: impl Into<Cow<'static, str>>,
         params: Vec<Option<String>>,
     ) -> Result<Rows> {
-        let context = Owned {
-            sql: context_sql.into(),
-            params: Params::Text(context_params),
-        };
-        self.enqueue(
-            None,
-            Some(context),
-            Owned {
-                sql: sql.into(),
-                params: Params::Text(params),
-            },
-        )
-        .await
+        let context = Owned::new(context_sql, Params::Text(context_params));
+        self.enqueue(None, Some(context), Owned::new(sql, Params::Text(params)))
+            .await
     }
 
     async fn enqueue(
