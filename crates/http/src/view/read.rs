@@ -19,9 +19,6 @@ use std::sync::{Mutex, OnceLock};
 
 pub use crate::stream::CHUNK;
 
-/// A parameter handed to the pipelining mode (another task sends it).
-type OwnedParam = Box<dyn ToSql + Send>;
-
 /// The format for `accept` (see [`crate::view::accept`]); a header that is not text is ignored.
 pub fn negotiate(accept: Option<&HeaderValue>) -> Negotiated {
     accept::negotiate(accept.and_then(|a| a.to_str().ok()))
@@ -390,17 +387,14 @@ pub async fn get_object(
         } else {
             query.params.len()
         };
-        let params: Vec<OwnedParam> = query.params[..count]
-            .iter()
-            .map(|p| Box::new(p.clone()) as OwnedParam)
-            .collect();
+        let params = query.params[..count].to_vec();
         let answer = match guard {
             Some(lsn) => {
                 multiplexer
                     .query_replayed(lsn, None, query.sql.clone(), params)
                     .await
             }
-            None => multiplexer.query(query.sql.clone(), params).await,
+            None => multiplexer.query_text(query.sql.clone(), params).await,
         };
         match answer {
             Ok(rows) if plan.layout.fits(rows.columns()) => {

@@ -161,16 +161,16 @@ impl Multiplexer {
     pub async fn query_replayed(
         &self,
         lsn: crate::Lsn,
-        context: Option<(Cow<'static, str>, Vec<OwnedParam>)>,
+        context: Option<(Cow<'static, str>, Vec<Option<String>>)>,
         sql: impl Into<Cow<'static, str>>,
-        params: Vec<OwnedParam>,
+        params: Vec<Option<String>>,
     ) -> Result<Rows> {
         let guard = Owned::new(
             crate::lsn::REPLAYED_SQL,
             Params::Text(vec![Some(lsn.to_string())]),
         );
-        let context = context.map(|(sql, params)| Owned::new(sql, Params::Boxed(params)));
-        self.enqueue(Some(guard), context, Owned::new(sql, Params::Boxed(params)))
+        let context = context.map(|(sql, params)| Owned::new(sql, Params::Text(params)));
+        self.enqueue(Some(guard), context, Owned::new(sql, Params::Text(params)))
             .await
     }
 

@@ -284,20 +284,13 @@ async fn send_multiplexed(
     job: &ReadJob,
     guard: Option<sluice_pg::Lsn>,
 ) -> sluice_pg::Result<sluice_pg::Rows> {
-    let owned = |statement: &Statement| -> Vec<Box<dyn sluice_pg::ToSql + Send>> {
-        statement
-            .params
-            .iter()
-            .map(|p| Box::new(p.clone()) as Box<dyn sluice_pg::ToSql + Send>)
-            .collect()
-    };
     if let Some(lsn) = guard {
         let context = job
             .context
             .first()
-            .map(|context| (context.sql.clone().into(), owned(context)));
+            .map(|context| (context.sql.clone().into(), context.params.clone()));
         return multiplexer
-            .query_replayed(lsn, context, job.main.sql.clone(), owned(&job.main))
+            .query_replayed(lsn, context, job.main.sql.clone(), job.main.params.clone())
             .await;
     }
     // The request's role and settings ride in the same implicit transaction as its statement.
