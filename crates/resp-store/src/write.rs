@@ -527,14 +527,15 @@ impl Statements {
 
 /// Writes an encoded snapshot in one transaction and one round trip: the deletes, each COPY
 /// with its data, and the commit (the Sync ending the implicit transaction) go out in one write.
-/// With `sweep`, rows expired by the snapshot's time are deleted too; without, and with no key
-/// gone, probed or emptied ([`Encoded::needs_deletes`]), the delete statement is not sent: its
-/// seven data-modifying parts cost PostgreSQL more than the rest of a small flush.
+/// With `delete`, the delete statement goes first (gone and probed keys' rows, rows expired by
+/// the snapshot's time); without (a flush that needs no deletes, [`Encoded::needs_deletes`],
+/// between sweeps), only the WAL position is read: the statement's seven data-modifying parts
+/// cost PostgreSQL more than the rest of a small flush.
 pub async fn write(
     conn: &mut Connection,
     statements: &Statements,
     encoded: &Encoded,
-    sweep: bool,
+    delete: bool,
 ) -> Result<CommitInfo, Error> {
     let started = std::time::Instant::now();
     let step = "writing a flush";
@@ -548,7 +549,7 @@ pub async fn write(
             .map_err(|e| Error::pg("emptying flushed databases", e))?;
         steps.push("emptying flushed databases");
     }
-    let delete = if sweep || encoded.needs_deletes() {
+    let delete_at = if delete {
         p.query(
             &statements.delete,
             &[
@@ -628,7 +629,7 @@ pub async fn write(
     for (i, result) in results.into_iter().enumerate() {
         let name = steps.get(i).copied().unwrap_or(step);
         match result {
-            Ok(rows) if i == delete => {
+            Ok(rows) if i == delete_at => {
                 let row = rows.get(0).ok_or(Error::Load("no row from the delete"))?;
                 lsn = Some(row.get::<String>(1).map_err(|e| Error::pg(name, e))?);
             }

@@ -120,12 +120,14 @@ impl Writer {
         }
         self.durability.set_flushing(snapshot.generation);
         let encoded = encode(&snapshot, &self.known);
-        let sweep = self.last_sweep.elapsed() >= EXPIRY_SWEEP || encoded.needs_deletes();
-        match self.attempt(&encoded, sweep).await {
+        // The delete statement also sweeps expired rows: sent when the flush needs it, and
+        // at least every EXPIRY_SWEEP.
+        let delete = self.last_sweep.elapsed() >= EXPIRY_SWEEP || encoded.needs_deletes();
+        match self.attempt(&encoded, delete).await {
             Ok(info) => {
                 encoded.update_known(&mut self.known);
                 self.last_write = Instant::now();
-                if sweep {
+                if delete {
                     self.last_sweep = self.last_write;
                 }
                 self.retry = RETRY_FIRST;
@@ -155,7 +157,7 @@ impl Writer {
     async fn attempt(
         &mut self,
         encoded: &crate::write::Encoded,
-        sweep: bool,
+        delete: bool,
     ) -> Result<sluice_resp::durable::CommitInfo, Error> {
         if self.lock.as_ref().is_none_or(Connection::is_broken) {
             // The session holding the lock ended (PostgreSQL restarted): nobody may have taken
@@ -170,7 +172,7 @@ impl Writer {
         let Some(conn) = self.conn.as_mut() else {
             return Err(Error::Load("no connection"));
         };
-        let result = write(conn, &self.statements, encoded, sweep).await;
+        let result = write(conn, &self.statements, encoded, delete).await;
         if result.is_err() && conn.is_broken() {
             self.conn = None;
         }
