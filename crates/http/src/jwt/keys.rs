@@ -31,11 +31,18 @@ pub enum JwtConfigError {
 #[derive(Clone)]
 pub(crate) struct VerifyingKey {
     pub(crate) kid: Option<String>,
-    pub(crate) key: DecodingKey,
+    pub(crate) key: Key,
     pub(crate) algorithms: Vec<Algorithm>,
-    /// An HMAC secret's keys, made once: making one hashes the secret, which per token
-    /// cost as much as the token's own signature.
-    pub(crate) hmac: Option<HmacKeys>,
+}
+
+/// What verifies a signature.
+#[derive(Clone)]
+pub(crate) enum Key {
+    /// An HMAC secret's keys, made once: making one hashes the secret, which per token cost as
+    /// much as the token's own signature.
+    Hmac(Box<HmacKeys>),
+    /// A public key (RSA, EC, Ed25519), verified through the JWT crate.
+    Public(DecodingKey),
 }
 
 /// An HMAC secret ready for each of the three digests.
@@ -106,9 +113,8 @@ pub(crate) fn read_keys(
     }
     Ok(vec![VerifyingKey {
         kid: None,
-        key: DecodingKey::from_secret(&secret),
+        key: Key::Hmac(Box::new(HmacKeys::new(&secret))),
         algorithms: HMAC.to_vec(),
-        hmac: Some(HmacKeys::new(&secret)),
     }])
 }
 
@@ -132,27 +138,27 @@ fn from_json(text: &str) -> Result<Vec<VerifyingKey>, JwtConfigError> {
     jwks.iter()
         .enumerate()
         .map(|(i, jwk)| {
-            let key = DecodingKey::from_jwk(jwk)
-                .map_err(|e| JwtConfigError::Key(format!("key {i} of the JWKS: {e}")))?;
+            let key = match &jwk.algorithm {
+                AlgorithmParameters::OctetKey(octet) => Key::Hmac(Box::new(HmacKeys::new(
+                    &URL_SAFE_NO_PAD.decode(&octet.value).map_err(|_| {
+                        JwtConfigError::Key(format!("key {i} of the JWKS: k is not base64url"))
+                    })?,
+                ))),
+                _ => Key::Public(
+                    DecodingKey::from_jwk(jwk)
+                        .map_err(|e| JwtConfigError::Key(format!("key {i} of the JWKS: {e}")))?,
+                ),
+            };
             let algorithms = match jwk.common.key_algorithm {
                 Some(alg) => vec![signing_algorithm(alg).ok_or_else(|| {
                     JwtConfigError::Key(format!("key {i} of the JWKS: {alg:?} does not sign"))
                 })?],
                 None => family_of(&jwk.algorithm),
             };
-            let hmac = match &jwk.algorithm {
-                AlgorithmParameters::OctetKey(octet) => Some(HmacKeys::new(
-                    &URL_SAFE_NO_PAD.decode(&octet.value).map_err(|_| {
-                        JwtConfigError::Key(format!("key {i} of the JWKS: k is not base64url"))
-                    })?,
-                )),
-                _ => None,
-            };
             Ok(VerifyingKey {
                 kid: jwk.common.key_id.clone(),
                 key,
                 algorithms,
-                hmac,
             })
         })
         .collect()
@@ -208,8 +214,7 @@ fn from_pem(text: &str) -> Result<VerifyingKey, JwtConfigError> {
     };
     Ok(VerifyingKey {
         kid: None,
-        key,
+        key: Key::Public(key),
         algorithms,
-        hmac: None,
     })
 }

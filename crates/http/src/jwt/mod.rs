@@ -8,7 +8,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{decode_header, errors::ErrorKind};
 pub use keys::JwtConfigError;
-use keys::VerifyingKey;
+use keys::{Key, VerifyingKey};
 use serde_json::Value;
 
 /// Clock skew allowed on `exp`, `nbf` and `iat`, as PostgREST allows.
@@ -199,15 +199,23 @@ fn signed_by(
     message: &str,
     signature: &str,
 ) -> Result<bool, JwtError> {
-    if let Some(hmac) = key.hmac.as_ref().and_then(|k| k.for_algorithm(algorithm)) {
-        // A signature that is not base64url cannot be this key's.
-        let Ok(signature) = URL_SAFE_NO_PAD.decode(signature) else {
-            return Ok(false);
-        };
-        return Ok(ring::hmac::verify(hmac, message.as_bytes(), &signature).is_ok());
+    match &key.key {
+        Key::Hmac(keys) => {
+            // Keys are only tried for the algorithms they list; a signature that is not
+            // base64url cannot be this key's.
+            let (Some(hmac), Ok(signature)) = (
+                keys.for_algorithm(algorithm),
+                URL_SAFE_NO_PAD.decode(signature),
+            ) else {
+                return Ok(false);
+            };
+            Ok(ring::hmac::verify(hmac, message.as_bytes(), &signature).is_ok())
+        }
+        Key::Public(public) => {
+            jsonwebtoken::crypto::verify(signature, message.as_bytes(), public, algorithm)
+                .map_err(|e| refused_by(&e))
+        }
     }
-    jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.key, algorithm)
-        .map_err(|e| refused_by(&e))
 }
 
 /// PostgREST's refusal for an error of the JWT crate.
