@@ -59,7 +59,7 @@ pub async fn load(
     let started = Instant::now();
     let s = quote_ident(schema);
     let mut loaded = Loaded::default();
-    let mut collections = Collections::new();
+    let mut collections = Collections::default();
     let databases = store.db_count();
     let keys_sql = format!(
         "COPY (SELECT db, key, type, (extract(epoch FROM expire_at) * 1000)::int8, value \

@@ -33,7 +33,7 @@ pub type ListKey = (i32, Vec<u8>);
 /// by database and a hash of the key: a superset (collisions, rows swept since) is harmless.
 /// A key written as a string or deleted is looked up in the tables for element rows to delete
 /// only when it is here, so strings cost no probe of `keys` at a flush.
-pub type Collections = std::collections::HashSet<(i32, u64)>;
+pub type Collections = foldhash::HashSet<(i32, u64)>;
 
 /// What the writer knows of the tables besides the keys: where each list starts, which keys
 /// may have element rows.
@@ -43,12 +43,11 @@ pub struct Known {
     pub collections: Collections,
 }
 
-/// The entry of `key` in [`Collections`].
+/// The entry of `key` in [`Collections`]: computed for every key of every flush, with a fast
+/// hash (a collision only costs a probe).
 pub fn collection_entry(db: i32, key: &[u8]) -> (i32, u64) {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    let hash =
-        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
-    (db, hash)
+    use std::hash::BuildHasher;
+    (db, foldhash::quality::FixedState::default().hash_one(key))
 }
 
 /// Element rows to delete, by key: the database, key and field or member of each.
