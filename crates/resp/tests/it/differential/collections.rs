@@ -1,0 +1,261 @@
+//! Differential scripts: lists, hashes, sets and sorted sets.
+
+/// Lists, hashes, sets and sorted sets.
+pub(super) const SCRIPTS: &str = r#"
+RPUSH l a b c
+LPUSH l z
+LRANGE l 0 -1
+LRANGE l 1 2
+LRANGE l -2 -1
+LRANGE l 5 10
+LRANGE l x 1
+LRANGE nokey 0 -1
+LLEN l
+LLEN nokey
+LINDEX l 0
+LINDEX l -1
+LINDEX l 99
+LSET l 0 zz
+LSET l 99 x
+LSET nokey 0 x
+LINSERT l BEFORE b bb
+LINSERT l AFTER c cc
+LINSERT l AFTER nope x
+LINSERT l MIDDLE b x
+LINSERT nokey BEFORE a b
+LRANGE l 0 -1
+LPOP l
+RPOP l
+LPOP l 2
+LPOP l 0
+LPOP l -1
+LPOP l x
+LPOP nokey
+LPOP nokey 2
+LPOP l 1 2
+LPUSHX nokey a
+RPUSHX l y
+RPUSH r 1 2 1 3 1 4
+LREM r 2 1
+LRANGE r 0 -1
+LREM r -1 1
+LREM r 0 4
+LRANGE r 0 -1
+RPUSH t a b c d e
+LTRIM t 1 -2
+LRANGE t 0 -1
+LTRIM t 5 10
+EXISTS t
+RPUSH p a b c 1 2 3 c c
+LPOS p c
+LPOS p c RANK 2
+LPOS p c RANK -1
+LPOS p c COUNT 2
+LPOS p c COUNT 0
+LPOS p c RANK -1 COUNT 2
+LPOS p c MAXLEN 1
+LPOS p x
+LPOS p x COUNT 1
+LPOS p c RANK 0
+LPOS p c COUNT -1
+LPOS p c MAXLEN -1
+LPOS p c BOGUS 1
+RPUSH src 1 2 3
+RPOPLPUSH src dst
+LMOVE src dst LEFT RIGHT
+LMOVE src dst UP DOWN
+LRANGE dst 0 -1
+LMOVE src src LEFT RIGHT
+LRANGE src 0 -1
+RPOPLPUSH nokey dst
+SET str x
+RPOPLPUSH src str
+LMOVE str src LEFT LEFT
+BLPOP nokey 0.01
+BRPOP nokey 0.01
+BLPOP src 0
+BLPOP src x
+BLPOP src -1
+BLMOVE nokey dst LEFT LEFT 0.01
+RPUSH src 9
+BRPOPLPUSH src dst 0
+LRANGE dst 0 -1
+BLPOP str 0
+
+HSET h f1 v1 f2 v2
+HSET h f1 x
+HSET h f3
+HMSET h f4 v4
+HGET h f1
+HGET h nope
+HGET nokey f
+HMGET h f1 nope f2
+HMGET nokey a b
+HGETALL h
+HKEYS h
+HVALS h
+HLEN h
+HLEN nokey
+HEXISTS h f1
+HEXISTS h nope
+HSTRLEN h f2
+HDEL h f1 nope
+HDEL h f2 f4
+HGETALL h
+HSETNX h f3 new
+HSETNX h f5 new
+HINCRBY h n 5
+HINCRBY h n -10
+HINCRBY h f5 1
+HINCRBY h n x
+HINCRBYFLOAT h fl 2.5
+HINCRBYFLOAT h fl 1
+HINCRBYFLOAT h f5 1
+HGETALL h
+HGETALL nokey
+HSCAN h 0
+HSCAN h 0 MATCH f*
+HSCAN nokey 0
+HRANDFIELD nokey
+HRANDFIELD nokey 3
+SET s x
+HGET s f
+HSET s f v
+HRANDFIELD h 0
+
+SADD s a b c
+SADD s a d
+SREM s a nope
+SCARD s
+SISMEMBER s b
+SISMEMBER s a
+SMISMEMBER s a b nope
+~ SMEMBERS s
+SMEMBERS nokey
+SCARD nokey
+SADD t c d e
+~ SINTER s t
+~ SUNION s t
+~ SDIFF s t
+SINTER s nokey
+SINTERSTORE dst s t
+~ SMEMBERS dst
+SUNIONSTORE dst s t
+SDIFFSTORE dst s t
+SINTERSTORE dst s nokey
+EXISTS dst
+SINTERCARD 2 s t
+SINTERCARD 2 s t LIMIT 1
+SINTERCARD 0 s
+SINTERCARD 3 s t
+SINTERCARD 2 s t LIMIT -1
+SMOVE s t b
+SMOVE s t nope
+SISMEMBER t b
+SPOP nokey
+SPOP nokey 2
+SPOP s 0
+SPOP s -1
+SPOP s x
+SRANDMEMBER nokey
+SRANDMEMBER nokey 5
+SRANDMEMBER s 0
+SADD i 3 1 2
+SMEMBERS i
+SSCAN i 0
+SADD i 10 -5
+SMEMBERS i
+SADD j 2 3 4
+~ SINTER i j
+? SRANDMEMBER i -3
+? SPOP i 2
+SCARD i
+SET str x
+SADD str a
+SINTER s str
+SMOVE s str a
+SMOVE str s a
+
+ZADD z 1 a 2 b 3 c
+ZADD z 10 a
+ZADD z NX 20 a 4 d
+ZADD z XX 5 d 6 e
+ZADD z CH 6 d 7 f
+ZADD z INCR 1 a
+ZADD z INCR 1 a 2 b
+ZADD z NX XX 1 a
+ZADD z GT LT 1 a
+ZADD z NX GT 1 a
+ZADD z GT 1 a
+ZADD z LT 1 a
+ZADD z GT CH 100 a
+ZADD z x a
+ZADD z 1
+ZADD z 1 a 2
+ZADD nokey XX 1 a
+EXISTS nokey
+ZADD z XX INCR 1 nope
+ZSCORE z a
+ZSCORE z nope
+ZMSCORE z a nope b
+ZCARD z
+ZCARD nokey
+ZINCRBY z 2.5 b
+ZINCRBY z x b
+ZRANGE z 0 -1
+ZRANGE z 0 -1 WITHSCORES
+ZRANGE z 1 2 REV
+ZRANGE z -2 -1 WITHSCORES
+ZRANGE z 0 -1 LIMIT 0 1
+ZRANGE z (1 10 BYSCORE
+ZRANGE z 10 (1 BYSCORE REV WITHSCORES
+ZRANGE z -inf +inf BYSCORE LIMIT 1 2
+ZRANGE z x 10 BYSCORE
+ZRANGE z 0 -1 BOGUS
+ZRANGEBYSCORE z 2 5
+ZRANGEBYSCORE z -inf +inf WITHSCORES LIMIT 1 1
+ZREVRANGEBYSCORE z +inf 5 WITHSCORES
+ZREVRANGE z 0 1 WITHSCORES
+ZCOUNT z 2 5
+ZCOUNT z (2 (5
+ZCOUNT z a b
+ZRANK z a
+ZRANK z c
+ZREVRANK z c
+ZRANK z nope
+ZRANK nokey a
+ZREM z c nope
+ZPOPMIN z
+ZPOPMAX z
+ZPOPMIN z 2
+ZPOPMIN z -1
+ZPOPMIN z x
+ZPOPMIN nokey
+ZRANGE z 0 -1 WITHSCORES
+ZADD lex 0 a 0 b 0 c 0 d 0 e
+ZRANGEBYLEX lex [b (d
+ZRANGEBYLEX lex - +
+ZREVRANGEBYLEX lex + [c LIMIT 0 2
+ZRANGE lex [b [d BYLEX
+ZRANGE lex (b + BYLEX REV
+ZRANGE lex [b [d BYLEX WITHSCORES
+ZRANGEBYLEX lex b d
+ZLEXCOUNT lex [b +
+ZREMRANGEBYRANK lex 0 1
+ZRANGE lex 0 -1
+ZADD sc 1 a 2 b 3 c 4 d
+ZREMRANGEBYSCORE sc 2 3
+ZRANGE sc 0 -1 WITHSCORES
+ZSCAN sc 0
+ZRANDMEMBER nokey
+ZRANDMEMBER nokey 3
+ZRANDMEMBER sc 0
+ZRANDMEMBER sc x
+ZADD fl 1.5 a 0.25 b -3 c 1e3 d inf e -inf f
+ZRANGE fl 0 -1 WITHSCORES
+ZSCORE fl e
+SET str x
+ZADD str 1 a
+ZSCORE str a
+ZRANGE str 0 -1
+"#;

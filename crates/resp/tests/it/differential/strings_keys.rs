@@ -1,0 +1,228 @@
+//! Differential scripts: connection basics, CONFIG errors, strings, counters and keys.
+
+/// Connection/server basics, strings, counters and keys.
+pub(super) const SCRIPTS: &str = r#"
+PING
+PING hello
+PING a b
+ECHO "hello world"
+ECHO
+SELECT 1
+SET k v
+GET k
+SELECT 0
+GET k
+SELECT 16
+SELECT x
+DBSIZE
+NOSUCHCOMMAND a b
+nosuch
+GET
+SET a
+TIME x
+FLUSHDB ASYNC
+FLUSHDB bogus
+FUNCTION FLUSH
+SCRIPT FLUSH
+CONFIG GET maxmemory
+CONFIG GET maxmemory-policy
+CONFIG SET nosuchparam 1
+CONFIG SET dir /tmp
+CONFIG SET DBFILENAME x.rdb
+CONFIG SET daemonize yes
+CONFIG SET databases 4
+CONFIG SET enable-debug-command yes
+CONFIG SET enable-protected-configs yes
+CONFIG SET nosuchparam 1 dir /tmp
+CONFIG SET dir /tmp nosuchparam 1
+CONFIG SET stream-node-max-entries x
+CONFIG SET stream-node-max-entries -1
+CONFIG SET proto-max-bulk-len 10
+CONFIG SET lua-time-limit 1 busy-reply-threshold 2
+CONFIG SET stream-node-max-entries 5 stream-node-max-entries 6
+CONFIG SET stream-node-max-bytes 2kb
+CONFIG GET stream-node-max-bytes
+CONFIG SET stream-node-max-bytes 4096
+CONFIG GET
+CONFIG SET a
+CONFIG FOO
+CLIENT FOO
+CLIENT SETNAME "a b"
+CLIENT SETNAME myname
+CLIENT GETNAME
+SWAPDB 0 x
+SWAPDB 0 99
+AUTH pw
+AUTH default anything
+HELLO 4
+HELLO x
+
+SET k v
+GET k
+SET k v2 XX
+GET k
+SET k v3 NX
+SET new v NX
+SET k v GET
+SET k v EX 0
+SET k v EX -1
+SET k v EX x
+SET k v PX 100 EX 100
+SET k v NX XX
+SET k v KEEPTTL EX 10
+SET k v EX 100
+TTL k
+SET k v2 KEEPTTL
+TTL k
+SET k v3
+TTL k
+SET k v bogus
+SETNX k other
+SETNX k2 other
+SETEX k3 100 v
+SETEX k3 0 v
+SETEX k3 x v
+PSETEX k4 100000 v
+GETSET k newval
+GETSET nokey v
+GETDEL k
+GETDEL k
+GETEX k3 PERSIST
+TTL k3
+GETEX k3 EX 50
+TTL k3
+GETEX k3 BOGUS
+MSET a 1 b 2 c 3
+MGET a b c nokey
+MSET a 1 b
+MSETNX a 1 z 2
+MSETNX y 1 z 2
+APPEND a xyz
+APPEND newkey hello
+STRLEN a
+STRLEN nokey
+SET s "Hello World"
+GETRANGE s 0 4
+GETRANGE s -5 -1
+GETRANGE s 5 2
+GETRANGE s -1 -5
+GETRANGE s 0 100
+GETRANGE nokey 0 1
+GETRANGE s x 1
+SETRANGE s 6 Redis
+GET s
+SETRANGE s 20 X
+GET s
+SETRANGE s -1 X
+SETRANGE nokey2 0 ""
+EXISTS nokey2
+SUBSTR s 0 3
+LPUSH l a
+GET l
+APPEND l x
+STRLEN l
+GETRANGE l 0 1
+SETRANGE l 0 x
+GETSET l x
+
+SET n 10
+INCR n
+DECR n
+INCRBY n 5
+DECRBY n 3
+INCRBY n x
+INCR nokey
+SET f 1.5
+INCR f
+SET big 9223372036854775807
+INCR big
+SET small -9223372036854775808
+DECR small
+DECRBY n -9223372036854775808
+SET sp " 1"
+INCR sp
+SET f 10.5
+INCRBYFLOAT f 0.5
+INCRBYFLOAT f 5.0e3
+INCRBYFLOAT f x
+INCRBYFLOAT nokey 3
+INCRBYFLOAT f +inf
+SET s abc
+INCRBYFLOAT s 1
+LPUSH l a
+INCR l
+INCRBYFLOAT l 1
+
+SET a 1
+SET b 2
+LPUSH c x
+DEL a nokey
+EXISTS a b b c nokey
+TYPE b
+TYPE c
+TYPE nokey
+~ KEYS *
+KEYS b*
+KEYS nomatch*
+RENAME b b2
+GET b2
+RENAME nokey x
+RENAMENX b2 c
+RENAMENX b2 d
+RENAME d d
+COPY d e
+GET e
+COPY d e
+COPY d e REPLACE
+COPY d d
+COPY d e DB 99
+COPY d e DB x
+COPY d e BOGUS
+MOVE d 1
+MOVE d 0
+SELECT 1
+GET d
+SELECT 0
+EXISTS d
+EXPIRE e 100
+TTL e
+PTTL nokey
+TTL c
+EXPIRE e 100 NX
+EXPIRE e 200 XX
+TTL e
+EXPIRE e 50 GT
+EXPIRE e 500 GT
+TTL e
+EXPIRE e 600 LT
+EXPIRE e 50 LT
+TTL e
+EXPIRE e 10 NX XX
+EXPIRE e 10 GT LT
+EXPIRE e 10 BOGUS
+EXPIRE e x
+EXPIRE nokey 10
+EXPIRE c 10 GT
+EXPIRE c 10 LT
+TTL c
+PERSIST c
+PERSIST c
+TTL c
+EXPIREAT e 1
+EXISTS e
+SET t v
+PEXPIREAT t 99999999999999
+EXPIRETIME t
+PEXPIRETIME t
+EXPIRETIME nokey
+EXPIRETIME c
+EXPIRE t 9223372036854775807
+PEXPIRE t -1
+EXISTS t
+UNLINK c nokey
+RANDOMKEY
+DBSIZE
+SCAN x
+SCAN 0 COUNT 0
+SCAN 0 BOGUS 1
+"#;
