@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use crate::cmd::command_info::{Begin, Find, Info, KeySpec, redis_catalog};
-use crate::cmd::{Args, COMMANDS, Command};
+use crate::cmd::{Args, COMMANDS, Command, key_specs};
 
 /// A key read by a command (Redis's ACCESS key-spec flag): needs a `%R~` or `~` pattern.
 pub const KEY_READ: u8 = 1;
@@ -202,9 +202,7 @@ pub fn each_key(
             return visit(1, if get { KEY_READ | KEY_WRITE } else { KEY_WRITE });
         }
         "bitfield" => {
-            let writes = args
-                .from(2)
-                .any(|a| a.eq_ignore_ascii_case(b"set") || a.eq_ignore_ascii_case(b"incrby"));
+            let writes = key_specs::bitfield_writes(argv_of(args));
             return visit(
                 1,
                 if writes {
@@ -214,16 +212,18 @@ pub fn each_key(
                 },
             );
         }
-        "migrate" => return migrate_keys(args).all(|pos| visit(pos, KEY_READ | KEY_WRITE)),
+        "migrate" => {
+            return key_specs::migrate_positions(argv_of(args))
+                .all(|pos| visit(pos, KEY_READ | KEY_WRITE));
+        }
         _ => {}
     }
     if !entry.derived && entry.keys.iter().all(|s| s.exact) {
-        match spec_keys(&entry.keys, args) {
-            SpecKeys::Found(keys) => {
-                return keys.into_iter().all(|(pos, access)| visit(pos, access));
-            }
-            SpecKeys::Invalid => return true,
-            SpecKeys::Unknown => {}
+        let of = |spec: &Spec| Some((spec.begin, spec.find, false));
+        if let Some(keys) = key_specs::spec_positions(&entry.keys, of, argv_of(args)) {
+            return keys
+                .into_iter()
+                .all(|(pos, spec)| visit(pos, entry.keys[spec].access));
         }
     }
     // The command's own key finder: the first key takes the first spec's access, the others
@@ -243,103 +243,13 @@ pub fn each_key(
         .all(|(i, pos)| visit(pos, if i == 0 { first } else { rest }))
 }
 
-/// MIGRATE's keys: the key argument, or those after KEYS when it is empty (past AUTH and AUTH2
-/// and their passwords), as Redis finds them.
-fn migrate_keys(args: &Args<'_>) -> std::ops::Range<usize> {
-    let n = args.len();
-    if !args.get(3).is_empty() {
-        return 3..4.min(n);
+/// A call's arguments for the key finders of [`key_specs`].
+fn argv_of<'x>(args: &Args<'x>) -> key_specs::Argv<'x, impl Fn(usize) -> &'x [u8]> {
+    let args = *args;
+    key_specs::Argv {
+        count: args.len(),
+        arg: move |i| args.get(i),
     }
-    let mut i = 6;
-    while i < n {
-        if args.is(i, "auth") {
-            i += 1;
-        } else if args.is(i, "auth2") {
-            i += 2;
-        } else if args.is(i, "keys") {
-            return i + 1..n;
-        }
-        i += 1;
-    }
-    0..0
-}
-
-/// What a command's key specs say about a call.
-enum SpecKeys {
-    Found(Vec<(usize, u8)>),
-    /// A key count that does not fit the arguments: a syntax error the command reports, and no
-    /// keys to check (as Redis's key finders answer).
-    Invalid,
-    /// A spec cannot say: the command's own key finder is asked, as Redis does.
-    Unknown,
-}
-
-fn spec_keys(specs: &[Spec], args: &Args<'_>) -> SpecKeys {
-    let argc = args.len() as i64;
-    let mut keys = Vec::new();
-    for spec in specs {
-        let first = match spec.begin {
-            Begin::Index(i) => i64::from(i),
-            Begin::Keyword(word, from) => {
-                let from = i64::from(from);
-                let start = if from > 0 { from } else { argc + from };
-                let is_word = |i: &i64| args.get(*i as usize).eq_ignore_ascii_case(word.as_bytes());
-                // As Redis searches: never the last argument forwards, nor the first backwards.
-                let found = if from > 0 {
-                    (start..argc - 1).find(is_word)
-                } else {
-                    (2..=start).rev().find(is_word)
-                };
-                match found {
-                    Some(i) => i + 1,
-                    // No keyword, no keys of this spec.
-                    None => continue,
-                }
-            }
-            Begin::Unknown => return SpecKeys::Unknown,
-        };
-        let (first, last, step) = match spec.find {
-            Find::Range { last, step, limit } => {
-                let last = i64::from(last);
-                let end = if last >= 0 {
-                    first + last
-                } else if limit == 0 {
-                    argc + last
-                } else {
-                    first + ((argc - first) / i64::from(limit) + last)
-                };
-                (first, end, i64::from(step.max(1)))
-            }
-            Find::Keynum {
-                index,
-                first: offset,
-                step,
-            } => {
-                let count = crate::num::parse_i64(args.get((first + i64::from(index)) as usize));
-                let start = first + i64::from(offset);
-                match count {
-                    Some(count) if count >= 0 && start + count <= argc => {
-                        (start, start + count - 1, i64::from(step.max(1)))
-                    }
-                    _ => return SpecKeys::Invalid,
-                }
-            }
-            Find::Unknown => return SpecKeys::Unknown,
-        };
-        if last < first {
-            // Zero keys (numkeys 0), or past the end: a syntax error the command reports.
-            continue;
-        }
-        if last >= argc || first >= argc {
-            return SpecKeys::Unknown;
-        }
-        let mut pos = first;
-        while pos <= last {
-            keys.push((pos as usize, spec.access));
-            pos += step;
-        }
-    }
-    SpecKeys::Found(keys)
 }
 
 /// Calls `visit(position, is_pattern)` for each channel a call of `entry` publishes or

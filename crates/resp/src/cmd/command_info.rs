@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::lookup;
+use super::{key_specs, lookup};
 
 /// Subcommands of commands Sluice answers that it does not answer itself (the Lua debugger).
 const NOT_ANSWERED: &[&str] = &["script|debug"];
@@ -251,79 +251,25 @@ pub(crate) type KeyRef = (usize, Vec<&'static str>);
 /// The keys of a call found with its key specs, as Redis's getKeysUsingKeySpecs finds them;
 /// None when a spec does not fit the arguments (or is incomplete), for the command's own rule.
 fn keys_by_specs(info: &Info, argv: &[&[u8]]) -> Option<Vec<KeyRef>> {
-    let argc = argv.len() as i64;
-    let mut keys = Vec::new();
-    for spec in &info.specs {
-        if spec.flags.contains(&"not_key") {
-            continue;
-        }
-        let first: i64 = match spec.begin {
-            Begin::Index(pos) => i64::from(pos),
-            Begin::Keyword(word, from) => {
-                let from = i64::from(from);
-                let (start, end) = if from > 0 {
-                    (from, argc - 1)
-                } else {
-                    (argc + from, 1)
-                };
-                let forward = start <= end;
-                // As Redis: the search stops before `end`, where no key could follow.
-                let mut i = start;
-                let mut found = 0;
-                while i != end && i >= 1 && i < argc {
-                    if argv[i as usize].eq_ignore_ascii_case(word.as_bytes()) {
-                        found = i + 1;
-                        break;
-                    }
-                    i += if forward { 1 } else { -1 };
-                }
-                if found == 0 {
-                    continue;
-                }
-                found
-            }
-            Begin::Unknown => return None,
-        };
-        let (first, last, step) = match spec.find {
-            Find::Range { last, step, limit } => {
-                let last = i64::from(last);
-                let end = if last >= 0 {
-                    first + last
-                } else if limit == 0 {
-                    argc + last
-                } else {
-                    first + ((argc - first) / i64::from(limit) + last)
-                };
-                (first, end, i64::from(step))
-            }
-            Find::Keynum {
-                index,
-                first: offset,
-                step,
-            } => {
-                let at = first + i64::from(index);
-                let count = argv
-                    .get(usize::try_from(at).ok()?)
-                    .and_then(|a| crate::num::parse_i64(a))
-                    .filter(|n| *n >= 0)?;
-                let start = first + i64::from(offset);
-                (start, start + count - 1, i64::from(step))
-            }
-            Find::Unknown => return None,
-        };
-        if last >= argc || last < first || first >= argc {
-            return None;
-        }
-        let mut i = first;
-        while i <= last {
-            keys.push((i as usize, spec.flags.clone()));
-            i += step.max(1);
-        }
-        if spec.flags.contains(&"incomplete") {
-            return None;
-        }
+    let of = |spec: &KeySpec| {
+        let has = |flag: &str| spec.flags.contains(&flag);
+        (!has("not_key")).then_some((spec.begin, spec.find, has("incomplete")))
+    };
+    let found = key_specs::spec_positions(&info.specs, of, argv_of(argv))?;
+    Some(
+        found
+            .into_iter()
+            .map(|(pos, spec)| (pos, info.specs[spec].flags.clone()))
+            .collect(),
+    )
+}
+
+/// `argv` for the key finders of [`key_specs`].
+fn argv_of<'x>(argv: &'x [&'x [u8]]) -> key_specs::Argv<'x, impl Fn(usize) -> &'x [u8]> {
+    key_specs::Argv {
+        count: argv.len(),
+        arg: move |i| argv.get(i).copied().unwrap_or(&[]),
     }
-    Some(keys)
 }
 
 /// SORT and SORT_RO: the sorted key, and (SORT) the last STORE's destination.
@@ -346,25 +292,11 @@ fn sort_keys(argv: &[&[u8]], store_allowed: bool) -> Vec<KeyRef> {
     keys
 }
 
-/// MIGRATE: the key argument, or with KEYS (and an empty key argument) the keys after it.
+/// MIGRATE's keys (see [`key_specs::migrate_positions`]).
 fn migrate_keys(argv: &[&[u8]]) -> Vec<KeyRef> {
-    let flags = || vec!["RW", "access", "delete"];
-    let mut i = 6;
-    while i < argv.len() {
-        let arg = argv[i];
-        if arg.eq_ignore_ascii_case(b"auth") {
-            i += 1;
-        } else if arg.eq_ignore_ascii_case(b"auth2") {
-            i += 2;
-        } else if arg.eq_ignore_ascii_case(b"keys") {
-            if !argv[3].is_empty() {
-                return Vec::new();
-            }
-            return (i + 1..argv.len()).map(|k| (k, flags())).collect();
-        }
-        i += 1;
-    }
-    vec![(3, flags())]
+    key_specs::migrate_positions(argv_of(argv))
+        .map(|k| (k, vec!["RW", "access", "delete"]))
+        .collect()
 }
 
 /// The keys of a call and their flags, as COMMAND GETKEYSANDFLAGS reports them, or Redis's
@@ -410,21 +342,13 @@ pub(crate) fn key_refs(argv: &[&[u8]]) -> Result<Vec<KeyRef>, &'static str> {
     Ok(keys)
 }
 
-/// BITFIELD only reads when every operation is a GET.
+/// BITFIELD's key flags: it only reads when every operation is a GET.
 fn bitfield_flags(argv: &[&[u8]]) -> Vec<&'static str> {
-    let mut i = 2;
-    while i < argv.len() {
-        let more = argv.len() - i - 1;
-        let op = argv[i];
-        if op.eq_ignore_ascii_case(b"get") && more >= 2 {
-            i += 3;
-        } else if op.eq_ignore_ascii_case(b"overflow") && more >= 1 {
-            i += 2;
-        } else {
-            return vec!["RW", "access", "update"];
-        }
+    if key_specs::bitfield_writes(argv_of(argv)) {
+        vec!["RW", "access", "update"]
+    } else {
+        vec!["RO", "access"]
     }
-    vec!["RO", "access"]
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod getkeys;
 mod hashes;
 mod hyperloglog;
 mod introspect;
+pub(crate) mod key_specs;
 mod keys;
 mod lcs;
 mod lists;
