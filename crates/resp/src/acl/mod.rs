@@ -11,6 +11,7 @@ pub mod categories;
 mod file;
 mod log;
 pub mod rules;
+mod selector;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
