@@ -2,7 +2,7 @@
 //! row-level security policy reads, against the same GET without authentication, two `sluice
 //! serve` processes side by side, alternating.
 
-use crate::http::{Serve, print_unavailable, request, wrk};
+use crate::http::{Serve, request, wrk};
 use crate::report::{Line, median, print};
 use crate::setup::Target;
 use anyhow::{Context, Result};
@@ -102,16 +102,28 @@ pub(crate) fn run(
         ],
     )?;
     let bearer = format!("Bearer {token}");
-    let probe = request(
-        &authed.base,
-        "GET",
-        &format!("/{TABLE}?aid=eq.1"),
-        &[("authorization", bearer.as_str())],
-        &[],
-    );
-    if probe.map_or(true, |(s, body)| s != 200 || body.len() < 10) {
-        print_unavailable(&title, "the authenticated GET of one row");
-        return Ok(());
+    // The first requests may come before the server has read its schema: retried a while.
+    let mut probe = Err(anyhow::anyhow!("not sent"));
+    for _ in 0..20 {
+        probe = request(
+            &authed.base,
+            "GET",
+            &format!("/{TABLE}?aid=eq.1"),
+            &[("authorization", bearer.as_str())],
+            &[],
+        );
+        if matches!(&probe, Ok((200, body)) if body.len() >= 10) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    match probe {
+        Ok((200, body)) if body.len() >= 10 => {}
+        Ok((status, body)) => {
+            let body = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+            anyhow::bail!("the authenticated GET of one row answered {status}: {body}");
+        }
+        Err(e) => return Err(e.context("the authenticated GET of one row")),
     }
     let plain_script = dir.join("auth_plain.lua");
     let authed_script = dir.join("auth_jwt.lua");
