@@ -379,6 +379,54 @@ mod tests {
         assert!(config.verify(&wrong_kid).is_err());
     }
 
+    /// A JWK whose `alg` is not of its own key type: an EC or Ed25519 public key under `HS256`
+    /// verified HMAC tokens keyed by its public point (anyone could sign them), and an RSA key
+    /// under `HS256`, `ES256` or `EdDSA` panicked in the JWT crate on every such token.
+    #[test]
+    fn a_jwk_whose_alg_is_not_of_its_key_type_is_refused() {
+        // The P-256 key of crates/rest/tests/keys/jwks.json.
+        let (x, y) = (
+            "wh_r3KFbEXE7dWOYdlRmESSsY73OrbdbMAHOEriMEkk",
+            "8gaZZBsyLV7JH1kC1tTpLsVUT6UrdhD1eLgKCeZnB8o",
+        );
+        let mut point = vec![4u8];
+        point.extend(URL_SAFE_NO_PAD.decode(x).unwrap());
+        point.extend(URL_SAFE_NO_PAD.decode(y).unwrap());
+        let claims = json!({"role": "postgres"});
+        for (jwk, public) in [
+            (
+                json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "alg": "HS256"}),
+                point.clone(),
+            ),
+            (
+                json!({"kty": "OKP", "crv": "Ed25519", "x": x, "alg": "HS256"}),
+                URL_SAFE_NO_PAD.decode(x).unwrap(),
+            ),
+        ] {
+            // Either the document is refused, or the token signed with the public key is.
+            if let Ok(config) = JwtConfig::new(&jwk.to_string(), false, None, ".role") {
+                let forged = token(Algorithm::HS256, None, &claims, &public);
+                assert!(config.verify(&forged).is_err(), "{jwk} verified a forgery");
+            }
+        }
+        for alg in ["HS256", "ES256", "EdDSA"] {
+            let jwk = json!({"kty": "RSA", "n": x, "e": "AQAB", "alg": alg});
+            let error = JwtConfig::new(&jwk.to_string(), false, None, ".role").unwrap_err();
+            assert!(error.to_string().contains("key type"), "{jwk}: {error}");
+        }
+        // Keys whose alg is theirs still serve.
+        for jwk in [
+            json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "alg": "ES256"}),
+            json!({"kty": "RSA", "n": x, "e": "AQAB", "alg": "PS384"}),
+            json!({"kty": "oct", "k": URL_SAFE_NO_PAD.encode(SECRET), "alg": "HS512"}),
+        ] {
+            assert!(
+                JwtConfig::new(&jwk.to_string(), false, None, ".role").is_ok(),
+                "{jwk}"
+            );
+        }
+    }
+
     #[test]
     fn registered_claims_are_checked_as_postgrest_checks_them() {
         let now = 2_000_000_000u64;
