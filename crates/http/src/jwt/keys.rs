@@ -73,7 +73,7 @@ impl HmacKeys {
     }
 }
 
-const HMAC: [Algorithm; 3] = [Algorithm::HS256, Algorithm::HS384, Algorithm::HS512];
+pub(crate) const HMAC: [Algorithm; 3] = [Algorithm::HS256, Algorithm::HS384, Algorithm::HS512];
 const RSA: [Algorithm; 6] = [
     Algorithm::RS256,
     Algorithm::RS384,
@@ -149,11 +149,23 @@ fn from_json(text: &str) -> Result<Vec<VerifyingKey>, JwtConfigError> {
                         .map_err(|e| JwtConfigError::Key(format!("key {i} of the JWKS: {e}")))?,
                 ),
             };
+            let family = family_of(&jwk.algorithm);
             let algorithms = match jwk.common.key_algorithm {
-                Some(alg) => vec![signing_algorithm(alg).ok_or_else(|| {
-                    JwtConfigError::Key(format!("key {i} of the JWKS: {alg:?} does not sign"))
-                })?],
-                None => family_of(&jwk.algorithm),
+                Some(alg) => {
+                    let algorithm = signing_algorithm(alg).ok_or_else(|| {
+                        JwtConfigError::Key(format!("key {i} of the JWKS: {alg:?} does not sign"))
+                    })?;
+                    // An alg of another key type would have the JWT crate verify with this
+                    // key's public bytes as an HMAC secret (anyone could sign), or panic: the
+                    // document is refused.
+                    if !family.contains(&algorithm) {
+                        return Err(JwtConfigError::Key(format!(
+                            "key {i} of the JWKS: alg {alg:?} is not of its key type"
+                        )));
+                    }
+                    vec![algorithm]
+                }
+                None => family,
             };
             Ok(VerifyingKey {
                 kid: jwk.common.key_id.clone(),

@@ -211,6 +211,8 @@ fn signed_by(
             };
             Ok(ring::hmac::verify(hmac, message.as_bytes(), &signature).is_ok())
         }
+        // The JWT crate would take a public key's bytes as the HMAC secret: never.
+        Key::Public(_) if keys::HMAC.contains(&algorithm) => Ok(false),
         Key::Public(public) => {
             jsonwebtoken::crypto::verify(signature, message.as_bytes(), public, algorithm)
                 .map_err(|e| refused_by(&e))
