@@ -5,6 +5,7 @@ mod bulk;
 mod clients;
 mod common;
 mod grammar_props;
+mod jwt_claims;
 mod jwt_keys;
 mod overload;
 mod read_your_writes;

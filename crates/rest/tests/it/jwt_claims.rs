@@ -1,0 +1,128 @@
+//! What PostgreSQL sees of a token's claims against what Sluice read from them: the role it
+//! switches to is the one `request.jwt.claims` names, whichever way the claims are written
+//! (a key given twice, a key written with escapes), and a role name is a value, never SQL.
+#![allow(clippy::unwrap_used)]
+
+use crate::common::{Served, send};
+use sluice_rest::RestConfig;
+use sluice_rest::auth::JwtConfig;
+use std::sync::Arc;
+
+const SECRET: &str = "reallyreallyreallyreallyverysafe";
+
+const SETUP: &str = r#"
+DO $do$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'rest_claims_a') THEN
+    CREATE ROLE rest_claims_a NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'rest_claims_b') THEN
+    CREATE ROLE rest_claims_b NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'rest_claims "q''; x') THEN
+    CREATE ROLE "rest_claims ""q'; x" NOLOGIN;
+  END IF;
+END $do$;
+CREATE FUNCTION seen() RETURNS json LANGUAGE sql STABLE AS $$
+  SELECT json_build_object(
+    'user', current_user,
+    'json_role', current_setting('request.jwt.claims', true)::json ->> 'role',
+    'jsonb_role', current_setting('request.jwt.claims', true)::jsonb ->> 'role',
+    'json_exp', current_setting('request.jwt.claims', true)::json ->> 'exp',
+    'jsonb_exp', current_setting('request.jwt.claims', true)::jsonb ->> 'exp')
+$$;
+"#;
+
+/// base64url without padding, as tokens are written.
+fn b64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// An HS256 token whose claims are exactly `claims` (duplicates and escapes kept).
+fn token(claims: &str) -> String {
+    let message = format!(
+        "{}.{}",
+        b64url(br#"{"alg":"HS256","typ":"JWT"}"#),
+        b64url(claims.as_bytes())
+    );
+    let signature = jsonwebtoken::crypto::sign(
+        message.as_bytes(),
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
+        jsonwebtoken::Algorithm::HS256,
+    )
+    .unwrap();
+    format!("{message}.{signature}")
+}
+
+async fn seen(served: &Served, claims: &str) -> (u16, serde_json::Value) {
+    let bearer = format!("Bearer {}", token(claims));
+    let answer = send(
+        served.address,
+        "GET",
+        "/rpc/seen",
+        &[("authorization", &bearer)],
+        Vec::new(),
+        false,
+    )
+    .await;
+    (answer.status, answer.json())
+}
+
+#[tokio::test]
+async fn the_role_switched_to_is_the_role_postgresql_reads_from_the_claims() {
+    let config = RestConfig {
+        jwt: Some(Arc::new(
+            JwtConfig::new(SECRET, false, None, ".role").unwrap(),
+        )),
+        anon_role: None,
+        ..RestConfig::default()
+    };
+    let served = Served::start("claims_dup", SETUP, config).await.unwrap();
+    for claims in [
+        r#"{"role":"rest_claims_a","role":"rest_claims_b"}"#,
+        r#"{"role":"rest_claims_b","role":"rest_claims_a"}"#,
+        r#"{"role":"rest_claims_a","r\u006fle":"rest_claims_b"}"#,
+        r#"{"r\u006fle":"rest_claims_b","role":"rest_claims_a"}"#,
+    ] {
+        let (status, body) = seen(&served, claims).await;
+        assert_eq!(status, 200, "{claims}: {body}");
+        assert_eq!(body["user"], body["json_role"], "{claims}: {body}");
+        assert_eq!(body["user"], body["jsonb_role"], "{claims}: {body}");
+    }
+    // The exp that was checked is the exp PostgreSQL reads: a past one written after a future
+    // one is refused, a future one after a past one is the one policies see.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let (future, past) = (now + 3600, now - 3600);
+    let (status, body) = seen(
+        &served,
+        &format!(r#"{{"role":"rest_claims_a","exp":{future},"exp":{past}}}"#),
+    )
+    .await;
+    assert_eq!((status, &body["message"]), (401, &"JWT expired".into()));
+    let (status, body) = seen(
+        &served,
+        &format!(r#"{{"role":"rest_claims_a","exp":{past},"exp":{future}}}"#),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["json_exp"], future.to_string());
+    assert_eq!(body["jsonb_exp"], future.to_string());
+    // A role name with quotes and a semicolon is a role name, not SQL.
+    let (status, body) = seen(&served, r#"{"role":"rest_claims \"q'; x"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["user"], "rest_claims \"q'; x");
+    served.finish().await;
+}
