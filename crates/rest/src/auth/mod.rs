@@ -303,6 +303,28 @@ mod tests {
         assert_eq!(cache.entries.lock().len(), 1);
     }
 
+    /// PostgREST's rule: the role is the token's, else the anonymous role, else the request is
+    /// refused (PGRST302). Without the refusal the request ran as the role Sluice connects with.
+    #[test]
+    fn a_verified_token_without_a_role_needs_the_anonymous_role() {
+        let config = config();
+        for claims in [
+            serde_json::json!({"sub": "x"}),
+            serde_json::json!({"role": ""}),
+            serde_json::json!({"role": 5}),
+        ] {
+            let header = sign(&claims, "reallyreallyreallyreallyverysafe");
+            let error = authenticate(Some(&config), None, Some(&header)).unwrap_err();
+            assert_eq!(
+                (error.status, error.code.as_str()),
+                (StatusCode::UNAUTHORIZED, "PGRST302"),
+                "{claims}"
+            );
+            let anonymous = authenticate(Some(&config), Some("anon"), Some(&header)).unwrap();
+            assert_eq!(anonymous.role.as_deref(), Some("anon"), "{claims}");
+        }
+    }
+
     #[test]
     fn secrets_are_checked_and_never_shown() {
         assert!(matches!(

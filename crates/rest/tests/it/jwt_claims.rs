@@ -126,3 +126,31 @@ async fn the_role_switched_to_is_the_role_postgresql_reads_from_the_claims() {
     assert_eq!(body["user"], "rest_claims \"q'; x");
     served.finish().await;
 }
+
+/// A verified token that names no role, with no anonymous role configured, is refused as
+/// PostgREST refuses it (PGRST302); it ran as the role Sluice connects with.
+#[tokio::test]
+async fn a_token_without_a_role_is_refused_when_there_is_no_anonymous_role() {
+    let config = RestConfig {
+        jwt: Some(Arc::new(
+            JwtConfig::new(SECRET, false, None, ".role").unwrap(),
+        )),
+        anon_role: None,
+        ..RestConfig::default()
+    };
+    let served = Served::start("claims_norole", SETUP, config).await.unwrap();
+    for claims in [
+        r#"{"sub":"x"}"#,
+        r#"{"role":""}"#,
+        r#"{"role":null}"#,
+        r#"{"role":"rest_claims_a","role":null}"#,
+    ] {
+        let (status, body) = seen(&served, claims).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (401, Some("PGRST302")),
+            "{claims}: {body}"
+        );
+    }
+    served.finish().await;
+}
