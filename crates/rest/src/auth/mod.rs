@@ -46,12 +46,7 @@ pub fn authenticate(
     let Some(header) = authorization else {
         return match (config, anon_role) {
             // JWT configured but no anonymous role: a token is required.
-            (Some(_), None) => Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "PGRST302",
-                "Anonymous access is disabled",
-            )
-            .authenticate("Bearer".to_string())),
+            (Some(_), None) => Err(token_required()),
             _ => Ok(anonymous()),
         };
     };
@@ -83,14 +78,27 @@ pub fn authenticate(
     let claims = config
         .verify_claims(token)
         .map_err(|e| unauthorized(e.code, e.message, e.message))?;
+    // The token's role, else the anonymous role, else none to run as: refused as PostgREST
+    // refuses it, never run as the role Sluice connects with.
     let role = config
         .role_of(&claims.value)
-        .map(str::to_string)
-        .or_else(|| anon_role.map(str::to_string));
+        .or(anon_role)
+        .ok_or_else(token_required)?;
     Ok(Identity {
-        role,
+        role: Some(role.to_string()),
         claims_json: Some(claims.json),
     })
+}
+
+/// PostgREST's PGRST302: no role to run the request as (no token, or a token naming no role,
+/// and no anonymous role).
+fn token_required() -> ApiError {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "PGRST302",
+        "Anonymous access is disabled",
+    )
+    .authenticate("Bearer".to_string())
 }
 
 /// Identities of tokens verified recently (PostgREST's `jwt-cache-max-lifetime`): a token seen
