@@ -333,6 +333,36 @@ mod tests {
         }
     }
 
+    /// `request.jwt.claims` names the role the request runs as under `role`, as PostgREST's
+    /// do (it sets the claims' `role` to the role it switched to): a policy reading
+    /// `->> 'role'` sees that role, not a claim of the same name the role was not taken from.
+    #[test]
+    fn the_claims_name_the_role_the_request_runs_as() {
+        let secret = "reallyreallyreallyreallyverysafe";
+        let config = JwtConfig::new(secret, false, None, ".app.role").unwrap();
+        let claims_of = |identity: &Identity| -> Value {
+            serde_json::from_str(identity.claims_json.as_deref().unwrap()).unwrap()
+        };
+        let header = sign(
+            &serde_json::json!({"role": "admin", "app": {"role": "web"}, "sub": "x"}),
+            secret,
+        );
+        let identity = authenticate(Some(&config), Some("anon"), Some(&header)).unwrap();
+        assert_eq!(identity.role.as_deref(), Some("web"));
+        assert_eq!(
+            claims_of(&identity),
+            serde_json::json!({"role": "web", "app": {"role": "web"}, "sub": "x"})
+        );
+        // No role in the token: the anonymous role's.
+        let header = sign(&serde_json::json!({"sub": "x"}), secret);
+        let identity = authenticate(Some(&config), Some("anon"), Some(&header)).unwrap();
+        assert_eq!(identity.role.as_deref(), Some("anon"));
+        assert_eq!(
+            claims_of(&identity),
+            serde_json::json!({"role": "anon", "sub": "x"})
+        );
+    }
+
     #[test]
     fn secrets_are_checked_and_never_shown() {
         assert!(matches!(

@@ -154,3 +154,33 @@ async fn a_token_without_a_role_is_refused_when_there_is_no_anonymous_role() {
     }
     served.finish().await;
 }
+
+/// With the role taken from elsewhere than `role` (or from the anonymous role), a policy
+/// reading `request.jwt.claims ->> 'role'` sees the role the request runs as, as under
+/// PostgREST, not the token's own `role` claim.
+#[tokio::test]
+async fn request_jwt_claims_name_the_role_the_request_runs_as() {
+    let config = RestConfig {
+        jwt: Some(Arc::new(
+            JwtConfig::new(SECRET, false, None, ".app.role").unwrap(),
+        )),
+        anon_role: Some("rest_claims_b".into()),
+        ..RestConfig::default()
+    };
+    let served = Served::start("claims_path", SETUP, config).await.unwrap();
+    for (claims, role) in [
+        (
+            r#"{"role":"postgres","app":{"role":"rest_claims_a"}}"#,
+            "rest_claims_a",
+        ),
+        (r#"{"role":"postgres"}"#, "rest_claims_b"),
+        (r#"{"sub":"x"}"#, "rest_claims_b"),
+    ] {
+        let (status, body) = seen(&served, claims).await;
+        assert_eq!(status, 200, "{claims}: {body}");
+        assert_eq!(body["user"], role, "{claims}: {body}");
+        assert_eq!(body["json_role"], role, "{claims}: {body}");
+        assert_eq!(body["jsonb_role"], role, "{claims}: {body}");
+    }
+    served.finish().await;
+}
