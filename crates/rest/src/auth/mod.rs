@@ -5,6 +5,7 @@
 
 use crate::error::ApiError;
 use http::StatusCode;
+use serde_json::Value;
 pub use sluice_http::jwt::{ClaimStep, JwtConfig, JwtConfigError, parse_claim_path};
 
 /// The longest `Authorization` value looked at; longer ones are refused unread.
@@ -15,7 +16,8 @@ const MAX_TOKEN_BYTES: usize = 16 * 1024;
 pub struct Identity {
     /// The role to `SET LOCAL ROLE` to; `None`: the role Sluice connects with.
     pub role: Option<String>,
-    /// The token's claims as JSON (`request.jwt.claims`), when there was a token.
+    /// The token's claims as JSON (`request.jwt.claims`), when there was a token; their
+    /// `role` is the role the request runs as.
     pub claims_json: Option<String>,
 }
 
@@ -83,10 +85,23 @@ pub fn authenticate(
     let role = config
         .role_of(&claims.value)
         .or(anon_role)
-        .ok_or_else(token_required)?;
+        .ok_or_else(token_required)?
+        .to_string();
+    // The claims PostgreSQL sees name that role under `role`, as PostgREST sets them; the
+    // token's own text when it already does (the usual `.role` claim: serde_json and
+    // PostgreSQL's `->>` both read the last of a key given twice).
+    let claims_json = if claims.value.get("role").and_then(Value::as_str) == Some(&role) {
+        claims.json
+    } else {
+        let mut value = claims.value;
+        if let Value::Object(object) = &mut value {
+            object.insert("role".to_string(), Value::from(role.as_str()));
+        }
+        value.to_string()
+    };
     Ok(Identity {
-        role: Some(role.to_string()),
-        claims_json: Some(claims.json),
+        role: Some(role),
+        claims_json: Some(claims_json),
     })
 }
 
@@ -268,8 +283,11 @@ mod tests {
                     .filter(|r| !r.is_empty())
                     .unwrap_or("anon");
                 prop_assert_eq!(identity.role.as_deref(), Some(expected));
+                // The claims as signed, naming the role the request runs as.
+                let mut named = claims.clone();
+                named["role"] = Value::from(expected);
                 let seen: Value = serde_json::from_str(identity.claims_json.as_deref().unwrap()).unwrap();
-                prop_assert_eq!(seen, claims.clone());
+                prop_assert_eq!(seen, named);
             }
             let forged = authenticate(Some(&config), Some("anon"), Some(&sign(&claims, "another-secret-of-thirty-two-bytes!")));
             prop_assert_eq!(forged.unwrap_err().status, StatusCode::UNAUTHORIZED);
