@@ -381,6 +381,76 @@ mod tests {
         );
     }
 
+    /// The cache holds a token once, however its header is written: keyed by the header's
+    /// text, one valid token filled it with thousands of entries of up to 16 KiB each (the
+    /// scheme's case, spaces before the token), evicting everyone else's.
+    #[test]
+    fn the_cache_keeps_a_token_once_whatever_its_header_looks_like() {
+        let config = config();
+        let cache = JwtCache::new(std::time::Duration::from_secs(60));
+        let token = sign(
+            &serde_json::json!({"role": "web"}),
+            "reallyreallyreallyreallyverysafe",
+        );
+        let token = token.to_str().unwrap().strip_prefix("Bearer ").unwrap();
+        for header in [
+            format!("Bearer {token}"),
+            format!("bearer {token}"),
+            format!("BEARER {token}"),
+            format!("Bearer  {token}"),
+            format!("Bearer {}{token}", " ".repeat(1000)),
+        ] {
+            let header = http::HeaderValue::from_str(&header).unwrap();
+            let identity = cache
+                .authenticate(Some(&config), Some("anon"), Some(&header))
+                .unwrap();
+            assert_eq!(identity.role.as_deref(), Some("web"));
+        }
+        assert_eq!(cache.entries.lock().len(), 1);
+    }
+
+    /// A cached token is answered no longer than its `exp` allows, whatever number `exp` is
+    /// (a fraction was not read, so the entry lived the cache's whole lifetime), and a far
+    /// `exp` or lifetime does not overflow the deadline (that panicked).
+    #[test]
+    fn a_cached_token_never_outlives_its_exp() {
+        let config = config();
+        let unix_now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let cache = JwtCache::new(std::time::Duration::from_secs(3600));
+        let soon = serde_json::json!({"role": "web", "exp": unix_now as f64 + 5.5});
+        let header = sign(&soon, "reallyreallyreallyreallyverysafe");
+        let before = std::time::Instant::now();
+        cache
+            .authenticate(Some(&config), Some("anon"), Some(&header))
+            .unwrap();
+        let entries = cache.entries.lock();
+        let until = entries.values().next().map(|(_, until)| *until);
+        assert!(
+            until.is_none_or(|until| until <= before + std::time::Duration::from_secs(7)),
+            "kept {:?} for an exp 5.5 s away",
+            until.map(|until| until - before)
+        );
+        drop(entries);
+        for lifetime in [60, u64::MAX] {
+            let cache = JwtCache::new(std::time::Duration::from_secs(lifetime));
+            for exp in [serde_json::json!(u64::MAX), serde_json::json!(1e19)] {
+                let header = sign(
+                    &serde_json::json!({"role": "web", "exp": exp}),
+                    "reallyreallyreallyreallyverysafe",
+                );
+                for _ in 0..2 {
+                    let identity = cache
+                        .authenticate(Some(&config), Some("anon"), Some(&header))
+                        .unwrap();
+                    assert_eq!(identity.role.as_deref(), Some("web"));
+                }
+            }
+        }
+    }
+
     #[test]
     fn secrets_are_checked_and_never_shown() {
         assert!(matches!(
