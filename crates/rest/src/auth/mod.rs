@@ -52,6 +52,19 @@ pub fn authenticate(
             _ => Ok(anonymous()),
         };
     };
+    let token = bearer_token(header)?;
+    let Some(config) = config else {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "PGRST300",
+            "Server lacks JWT secret",
+        ));
+    };
+    verified(config, anon_role, token).map(|(identity, _)| identity)
+}
+
+/// The token of a `Bearer` header; a header too large or of another scheme is refused.
+fn bearer_token(header: &http::HeaderValue) -> Result<&str, ApiError> {
     if header.len() > MAX_TOKEN_BYTES {
         return Err(unauthorized(
             "PGRST301",
@@ -60,26 +73,27 @@ pub fn authenticate(
         ));
     }
     let value = header.to_str().unwrap_or_default();
-    let token = match value.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-        _ => {
-            return Err(unauthorized(
-                "PGRST301",
-                "The Authorization header is not a Bearer token",
-                "The Authorization header is not a Bearer token",
-            ));
-        }
-    };
-    let Some(config) = config else {
-        return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "PGRST300",
-            "Server lacks JWT secret",
-        ));
-    };
+    match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Ok(token.trim()),
+        _ => Err(unauthorized(
+            "PGRST301",
+            "The Authorization header is not a Bearer token",
+            "The Authorization header is not a Bearer token",
+        )),
+    }
+}
+
+/// The identity `token` names when `config` verifies it, with its `exp` (seconds since the
+/// Unix epoch) when it has a numeric one.
+fn verified(
+    config: &JwtConfig,
+    anon_role: Option<&str>,
+    token: &str,
+) -> Result<(Identity, Option<f64>), ApiError> {
     let claims = config
         .verify_claims(token)
         .map_err(|e| unauthorized(e.code, e.message, e.message))?;
+    let exp = claims.value.get("exp").and_then(Value::as_f64);
     // The token's role, else the anonymous role, else none to run as: refused as PostgREST
     // refuses it, never run as the role Sluice connects with.
     let role = config
@@ -99,10 +113,11 @@ pub fn authenticate(
         }
         value.to_string()
     };
-    Ok(Identity {
+    let identity = Identity {
         role: Some(role),
         claims_json: Some(claims_json),
-    })
+    };
+    Ok((identity, exp))
 }
 
 /// PostgREST's PGRST302: no role to run the request as (no token, or a token naming no role,
@@ -145,28 +160,31 @@ impl JwtCache {
         anon_role: Option<&str>,
         authorization: Option<&http::HeaderValue>,
     ) -> Result<Identity, ApiError> {
-        let token = authorization.and_then(|h| h.to_str().ok());
+        // Only a bearer token with keys to verify it is cached, keyed by the token itself (not
+        // the header's text, which spaces and the scheme's case vary without end).
+        let (Some(config), Some(header)) = (config, authorization) else {
+            return authenticate(config, anon_role, authorization);
+        };
+        let token = bearer_token(header)?;
         let now = std::time::Instant::now();
-        if let Some(token) = token
-            && let Some((identity, until)) = self.entries.lock().get(token)
+        if let Some((identity, until)) = self.entries.lock().get(token)
             && now < *until
         {
             return Ok(identity.clone());
         }
-        let identity = authenticate(config, anon_role, authorization)?;
-        if let (Some(token), Some(claims)) = (token, &identity.claims_json) {
-            let mut until = now + self.max_lifetime;
-            // Never past the token's own expiry.
-            if let Some(exp) = serde_json::from_str::<serde_json::Value>(claims)
-                .ok()
-                .and_then(|c| c.get("exp").and_then(serde_json::Value::as_u64))
-            {
-                let unix_now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                until =
-                    until.min(now + std::time::Duration::from_secs(exp.saturating_sub(unix_now)));
-            }
+        let (identity, exp) = verified(config, anon_role, token)?;
+        // Never past the token's own expiry, whatever number it is; a deadline too far to
+        // reckon is not kept.
+        let mut lifetime = self.max_lifetime;
+        if let Some(exp) = exp {
+            let unix_now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            let left = std::time::Duration::try_from_secs_f64((exp - unix_now).max(0.0))
+                .unwrap_or(std::time::Duration::MAX);
+            lifetime = lifetime.min(left);
+        }
+        if let Some(until) = now.checked_add(lifetime) {
             let mut entries = self.entries.lock();
             if entries.len() >= CACHE_CAPACITY {
                 entries.clear();
