@@ -184,3 +184,25 @@ async fn request_jwt_claims_name_the_role_the_request_runs_as() {
     }
     served.finish().await;
 }
+
+/// `set_config('role', 'none', true)` is PostgreSQL's `SET ROLE NONE`: back to the role Sluice
+/// connects with. No role can be named `none` (PostgreSQL reserves the name), so a token naming
+/// it is answered as a token naming a role that does not exist; it ran as the connection role.
+#[tokio::test]
+async fn a_token_naming_the_role_none_does_not_run_as_the_connection_role() {
+    let config = RestConfig {
+        jwt: Some(Arc::new(
+            JwtConfig::new(SECRET, false, None, ".role").unwrap(),
+        )),
+        anon_role: Some("rest_claims_b".into()),
+        ..RestConfig::default()
+    };
+    let served = Served::start("claims_none", SETUP, config).await.unwrap();
+    let (status, body) = seen(&served, r#"{"role":"none"}"#).await;
+    assert_eq!(
+        (status, body["code"].as_str(), body["message"].as_str()),
+        (400, Some("22023"), Some("role \"none\" does not exist")),
+        "{body}"
+    );
+    served.finish().await;
+}
