@@ -101,6 +101,16 @@ fn verified(
         .or(anon_role)
         .ok_or_else(token_required)?
         .to_string();
+    // `set_config('role', 'none', true)` is `SET ROLE NONE`: back to the role Sluice connects
+    // with. PostgreSQL reserves the name, so no role has it: answered as PostgreSQL answers a
+    // role that does not exist.
+    if role == "none" {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "22023",
+            "role \"none\" does not exist",
+        ));
+    }
     // The claims PostgreSQL sees name that role under `role`, as PostgREST sets them; the
     // token's own text when it already does (the usual `.role` claim: serde_json and
     // PostgreSQL's `->>` both read the last of a key given twice).
