@@ -32,6 +32,10 @@ impl std::fmt::Display for JwtError {
 
 impl std::error::Error for JwtError {}
 
+/// Longest token verified: every gate (REST, view mounts, Influx) refuses a larger one before
+/// decoding it, whatever the HTTP header limit lets through.
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
 fn refused(code: &'static str, message: &'static str) -> JwtError {
     JwtError { code, message }
 }
@@ -129,6 +133,9 @@ impl JwtConfig {
 
     /// As [`JwtConfig::verify`], with the claims' JSON text as the token carries it.
     pub fn verify_claims(&self, token: &str) -> Result<Claims, JwtError> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(refused("PGRST301", "JWT is too large"));
+        }
         verify_with(self, token)
     }
 
@@ -346,6 +353,27 @@ mod tests {
                 "JWT cryptographic operation failed"
             );
         }
+    }
+
+    #[test]
+    fn a_token_past_the_size_limit_is_refused_before_it_is_read() {
+        let config = JwtConfig::new(SECRET, false, None, ".role").unwrap();
+        let pad = "x".repeat(MAX_TOKEN_BYTES);
+        let big = token(
+            Algorithm::HS256,
+            None,
+            &json!({"role": "web", "pad": pad}),
+            SECRET.as_bytes(),
+        );
+        assert_eq!(config.verify(&big).unwrap_err().message, "JWT is too large");
+        let fits = token(
+            Algorithm::HS256,
+            None,
+            &json!({"role": "web", "pad": "x".repeat(MAX_TOKEN_BYTES / 2)}),
+            SECRET.as_bytes(),
+        );
+        assert!(fits.len() <= MAX_TOKEN_BYTES);
+        assert!(config.verify(&fits).is_ok());
     }
 
     #[test]

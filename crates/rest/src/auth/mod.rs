@@ -6,10 +6,8 @@
 use crate::error::ApiError;
 use http::StatusCode;
 use serde_json::Value;
+use sluice_http::jwt::MAX_TOKEN_BYTES;
 pub use sluice_http::jwt::{ClaimStep, JwtConfig, JwtConfigError, parse_claim_path};
-
-/// The longest `Authorization` value looked at; longer ones are refused unread.
-const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// Who the request runs as.
 #[derive(Debug, Clone, PartialEq, Eq)]
