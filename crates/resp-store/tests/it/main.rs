@@ -7,5 +7,6 @@ mod faults;
 mod owner;
 mod parts;
 mod plans;
+mod random;
 mod roundtrip;
 mod views;
