@@ -1,7 +1,6 @@
 //! Differential bitmap and HyperLogLog checks: scripts, HLL bytes, random bitmap workloads.
 
-use super::{Lcg, compare_random};
-use crate::common::{RawClient, RedisServer, Sluice};
+use super::{Lcg, Pair, compare_random};
 
 /// Bitmaps, BITFIELD, HyperLogLogs and a RESP3 mix of them.
 pub(super) const SCRIPTS: &str = r#"
@@ -135,12 +134,10 @@ PFCOUNT h
 /// counting there.
 #[test]
 fn hyperloglog_strings_match_redis() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
-    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let (mut theirs, mut ours) = pair.clients();
     let mut seed = 7u64;
     let mut next = || {
         seed = seed
@@ -199,12 +196,10 @@ fn hyperloglog_strings_match_redis() {
 /// every overflow mode, BITOP) give the same replies as redis-server.
 #[test]
 fn random_bitmap_workloads_match_redis() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
-    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let (mut theirs, mut ours) = pair.clients();
     let mut rng = Lcg(42);
     let s = |v: &str| v.to_owned();
     let mut cmds: Vec<Vec<String>> = vec![vec![s("FLUSHALL")]];

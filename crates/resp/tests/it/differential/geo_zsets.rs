@@ -1,7 +1,6 @@
 //! Differential geo and sorted-set algebra checks: scripts, random geo/zset workloads.
 
-use super::{Lcg, compare_random};
-use crate::common::{RawClient, RedisServer, Sluice};
+use super::{Lcg, Pair, compare_random};
 
 /// Geo commands, sorted-set algebra and (blocking) multi-key pops.
 pub(super) const SCRIPTS: &str = r#"
@@ -133,12 +132,10 @@ EXEC
 /// redis-server, order included.
 #[test]
 fn random_geo_and_zset_workloads_match_redis() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
-    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let (mut theirs, mut ours) = pair.clients();
     let mut rng = Lcg(7);
     let s = |v: &str| v.to_owned();
     let mut cmds: Vec<Vec<String>> = vec![vec![s("FLUSHALL")]];

@@ -15,6 +15,31 @@ use crate::common;
 
 use common::{RawClient, RedisServer, Sluice, split_aggregate};
 
+/// A redis-server and a Sluice side by side.
+pub(super) struct Pair {
+    redis: RedisServer,
+    sluice: Sluice,
+}
+
+impl Pair {
+    /// Both servers; None (the test passes by) when redis-server is absent.
+    pub(super) fn start() -> Option<Pair> {
+        let redis = RedisServer::start()?;
+        Some(Pair {
+            redis,
+            sluice: Sluice::start(),
+        })
+    }
+
+    /// A new client of each: redis-server's, then Sluice's.
+    pub(super) fn clients(&self) -> (RawClient, RawClient) {
+        (
+            RawClient::connect(self.redis.port).expect("connect redis"),
+            RawClient::connect(self.sluice.port).expect("connect sluice"),
+        )
+    }
+}
+
 /// One script per block (blank line between blocks); each starts from FLUSHALL.
 /// A line is a command; `~ ` compares the reply's elements as a multiset (unordered replies),
 /// `? ` sends the command but ignores the reply. Double quotes group an argument with spaces.
@@ -95,15 +120,13 @@ fn normalized(reply: &[u8], mode: Mode) -> Vec<u8> {
 
 #[test]
 fn replies_match_redis_byte_for_byte() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
     let mut mismatches = Vec::new();
     let mut checked = 0;
     for script in SCRIPTS.iter().flat_map(|part| part.split("\n\n")) {
-        let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-        let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+        let (mut theirs, mut ours) = pair.clients();
         theirs.call(&["FLUSHALL"]);
         ours.call(&["FLUSHALL"]);
         for line in script.lines().filter(|l| !l.trim().is_empty()) {

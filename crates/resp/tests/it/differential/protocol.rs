@@ -1,6 +1,6 @@
 //! Differential protocol checks: MULTI/WATCH, pub/sub, RESP3, malformed input, pipelines.
 
-use crate::common::{RawClient, RedisServer, Sluice};
+use super::Pair;
 
 /// Transactions, pub/sub and RESP3 replies.
 pub(super) const SCRIPTS: &str = r#"
@@ -109,10 +109,9 @@ UNSUBSCRIBE ch
 
 #[test]
 fn protocol_errors_match_redis_and_close() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
     let cases: &[&[u8]] = &[
         b"*1\r\n+PING\r\n",
         b"*x\r\n",
@@ -122,8 +121,7 @@ fn protocol_errors_match_redis_and_close() {
         b"GET \"unbalanced\r\n",
     ];
     for case in cases {
-        let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-        let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+        let (mut theirs, mut ours) = pair.clients();
         theirs.send_raw(case);
         ours.send_raw(case);
         let (a, b) = (theirs.read_reply(), ours.read_reply());
@@ -140,8 +138,7 @@ fn protocol_errors_match_redis_and_close() {
         );
     }
     // Inline commands and pipelines: many commands in one write, answered in order.
-    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let (mut theirs, mut ours) = pair.clients();
     let pipeline = b"PING\r\nSET x 1\r\n*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n\r\nGET x\nECHO \"a b\"\r\n";
     theirs.send_raw(pipeline);
     ours.send_raw(pipeline);

@@ -1,7 +1,6 @@
 //! Differential SORT, COMMAND/CLUSTER, CONFIG and LCS checks: scripts, random SORT/LCS/pops.
 
-use super::{Lcg, compare_random};
-use crate::common::{RawClient, RedisServer, Sluice};
+use super::{Lcg, Pair, compare_random};
 
 /// SORT, COMMAND GETKEYS/INFO/LIST, CLUSTER, CONFIG parameters and LCS.
 pub(super) const SCRIPTS: &str = r#"
@@ -177,12 +176,10 @@ LCS a l
 /// the same replies as redis-server.
 #[test]
 fn random_sort_lcs_and_pop_workloads_match_redis() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
-    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let (mut theirs, mut ours) = pair.clients();
     let mut rng = Lcg(99);
     let s = |v: &str| v.to_owned();
     let mut cmds: Vec<Vec<String>> = vec![vec![s("FLUSHALL")]];

@@ -1,7 +1,6 @@
 //! Differential stream checks: stream and consumer-group scripts, random stream workloads.
 
-use super::{Lcg, compare_random};
-use crate::common::{RawClient, RedisServer, Sluice};
+use super::{Lcg, Pair, compare_random};
 
 /// Streams and consumer groups.
 pub(super) const SCRIPTS: &str = r#"
@@ -140,12 +139,10 @@ XINFO HELP
 /// redis-server, byte for byte.
 #[test]
 fn random_stream_workloads_match_redis() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(pair) = Pair::start() else {
         return;
     };
-    let sluice = Sluice::start();
-    let mut theirs = RawClient::connect(redis.port).expect("connect redis");
-    let mut ours = RawClient::connect(sluice.port).expect("connect sluice");
+    let (mut theirs, mut ours) = pair.clients();
     let mut all = Vec::new();
     for seed in 1..=6u64 {
         let mut rng = Lcg(seed);
