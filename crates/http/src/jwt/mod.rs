@@ -36,6 +36,15 @@ impl std::error::Error for JwtError {}
 /// decoding it, whatever the HTTP header limit lets through.
 pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
+/// The token of an `Authorization: Bearer <token>` value (the scheme in any case, blanks
+/// around the token ignored); None for another scheme.
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
 fn refused(code: &'static str, message: &'static str) -> JwtError {
     JwtError { code, message }
 }

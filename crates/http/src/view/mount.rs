@@ -133,9 +133,7 @@ impl ViewMount {
         let Some(token) = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim())
+            .and_then(crate::jwt::bearer_token)
         else {
             return Some(
                 ApiError::new(

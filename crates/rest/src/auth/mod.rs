@@ -71,9 +71,9 @@ fn bearer_token(header: &http::HeaderValue) -> Result<&str, ApiError> {
         ));
     }
     let value = header.to_str().unwrap_or_default();
-    match value.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Ok(token.trim()),
-        _ => Err(unauthorized(
+    match sluice_http::jwt::bearer_token(value) {
+        Some(token) => Ok(token),
+        None => Err(unauthorized(
             "PGRST301",
             "The Authorization header is not a Bearer token",
             "The Authorization header is not a Bearer token",
