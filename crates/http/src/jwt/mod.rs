@@ -466,6 +466,80 @@ mod tests {
         }
     }
 
+    /// A token signed with `header` (JSON text) and `claims` under HS256 with `SECRET`.
+    fn token_with_header(header: &Value, claims: &Value) -> String {
+        let message = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, SECRET.as_bytes());
+        let signature = ring::hmac::sign(&key, message.as_bytes());
+        format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
+    }
+
+    /// RFC 7515 4.1.11: a recipient that does not understand an extension `crit` names must
+    /// refuse the token; Sluice understands none.
+    #[test]
+    fn a_token_with_critical_extensions_is_refused() {
+        let config = JwtConfig::new(SECRET, false, None, ".role").unwrap();
+        let claims = json!({"role": "web"});
+        let plain = token_with_header(&json!({"alg": "HS256", "typ": "JWT"}), &claims);
+        assert_eq!(config.verify(&plain).unwrap(), claims);
+        for crit in [
+            json!(["exp"]),
+            json!(["https://example.com/ext"]),
+            json!([]),
+            json!("b64"),
+        ] {
+            let header = json!({"alg": "HS256", "crit": crit, "https://example.com/ext": true});
+            let error = config
+                .verify(&token_with_header(&header, &claims))
+                .unwrap_err();
+            assert_eq!(error.code, "PGRST301", "{crit}");
+            assert!(
+                error.message.contains("critical"),
+                "{crit}: {}",
+                error.message
+            );
+        }
+    }
+
+    /// A JWKS may hold keys for encryption beside those for signatures (`use`, `key_ops`):
+    /// only the latter verify tokens.
+    #[test]
+    fn keys_meant_for_other_uses_do_not_verify() {
+        let k = URL_SAFE_NO_PAD.encode(SECRET);
+        let claims = json!({"role": "web"});
+        let signed = token(Algorithm::HS256, None, &claims, SECRET.as_bytes());
+        for (key, verifies) in [
+            (json!({"kty": "oct", "k": k, "use": "sig"}), true),
+            (
+                json!({"kty": "oct", "k": k, "key_ops": ["verify", "sign"]}),
+                true,
+            ),
+            (json!({"kty": "oct", "k": k, "use": "enc"}), false),
+            (
+                json!({"kty": "oct", "k": k, "key_ops": ["encrypt", "decrypt"]}),
+                false,
+            ),
+            (
+                json!({"kty": "oct", "k": k, "use": "sig", "key_ops": ["sign"]}),
+                false,
+            ),
+        ] {
+            // Beside a signing key of another secret, so the document itself is usable.
+            let other = json!({"kty": "oct", "k": URL_SAFE_NO_PAD.encode("another-secret-of-thirty-two-bytes!")});
+            let jwks = json!({"keys": [other, key]});
+            let config = JwtConfig::new(&jwks.to_string(), false, None, ".role").unwrap();
+            assert_eq!(config.verify(&signed).is_ok(), verifies, "{key}");
+        }
+        // A document none of whose keys verifies signatures is refused at start.
+        let only_enc = json!({"keys": [{"kty": "oct", "k": k, "use": "enc"}]});
+        let error = JwtConfig::new(&only_enc.to_string(), false, None, ".role").unwrap_err();
+        assert!(error.to_string().contains("signatures"), "{error}");
+    }
+
     #[test]
     fn registered_claims_are_checked_as_postgrest_checks_them() {
         let now = 2_000_000_000u64;
