@@ -4,7 +4,9 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm};
+use jsonwebtoken::jwk::{
+    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyAlgorithm, KeyOperations, PublicKeyUse,
+};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
 /// Why a `jwt_secret` is unusable.
@@ -135,8 +137,10 @@ fn from_json(text: &str) -> Result<Vec<VerifyingKey>, JwtConfigError> {
     if jwks.is_empty() {
         return Err(JwtConfigError::Key("the JWKS document has no keys".into()));
     }
-    jwks.iter()
+    let keys = jwks
+        .iter()
         .enumerate()
+        .filter(|(_, jwk)| verifies_signatures(jwk))
         .map(|(i, jwk)| {
             let key = match &jwk.algorithm {
                 AlgorithmParameters::OctetKey(octet) => Key::Hmac(Box::new(HmacKeys::new(
@@ -173,7 +177,31 @@ fn from_json(text: &str) -> Result<Vec<VerifyingKey>, JwtConfigError> {
                 algorithms,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    if keys.is_empty() {
+        return Err(JwtConfigError::Key(
+            "no key of the JWKS document may verify signatures (use, key_ops or alg)".into(),
+        ));
+    }
+    Ok(keys)
+}
+
+/// Whether a JWK may verify tokens: a document from an identity provider often lists keys for
+/// encryption beside the signing ones (`use` other than `sig`, `key_ops` without `verify`, an
+/// encryption `alg`); those are left out rather than tried on signatures.
+fn verifies_signatures(jwk: &Jwk) -> bool {
+    let common = &jwk.common;
+    common
+        .public_key_use
+        .as_ref()
+        .is_none_or(|usage| *usage == PublicKeyUse::Signature)
+        && common
+            .key_operations
+            .as_ref()
+            .is_none_or(|ops| ops.contains(&KeyOperations::Verify))
+        && common
+            .key_algorithm
+            .is_none_or(|alg| signing_algorithm(alg).is_some())
 }
 
 /// The algorithms a JWK without `alg` may verify, by its key type and curve.
