@@ -555,6 +555,14 @@ mod tests {
             let config = JwtConfig::new(&jwks.to_string(), false, None, ".role").unwrap();
             assert_eq!(config.verify(&signed).is_ok(), verifies, "{key}");
         }
+        // An identity provider's document with an encryption key (alg RSA-OAEP) loads; the
+        // key is left out.
+        let with_enc = json!({"keys": [
+            {"kty": "RSA", "n": "wh_r3KFbEXE7dWOYdlRmESSsY73OrbdbMAHOEriMEkk", "e": "AQAB", "alg": "RSA-OAEP"},
+            {"kty": "oct", "k": k},
+        ]});
+        let config = JwtConfig::new(&with_enc.to_string(), false, None, ".role").unwrap();
+        assert!(config.verify(&signed).is_ok());
         // A document none of whose keys verifies signatures is refused at start.
         let only_enc = json!({"keys": [{"kty": "oct", "k": k, "use": "enc"}]});
         let error = JwtConfig::new(&only_enc.to_string(), false, None, ".role").unwrap_err();
