@@ -351,6 +351,9 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
         Ok(results) => {
             let mut results: Vec<Option<Result<Rows>>> = results.into_iter().map(Some).collect();
             let mut take = |i: usize| results.get_mut(i).and_then(Option::take);
+            // A guard or context that ran but was rolled back with its group because the main
+            // statement failed says only that (PipelineAborted): the main's error is the answer.
+            let own = |error: Error| (error.kind() != ErrorKind::PipelineAborted).then_some(error);
             for (place, reply) in sent {
                 let guard_error = place
                     .guard
@@ -361,9 +364,13 @@ async fn run_batch(conn: &mut crate::Connection, batch: Vec<Request>) {
                             ErrorKind::NotReplayed,
                             "the server has not replayed the WAL up to the read's position",
                         )),
-                        Err(error) => Some(error),
+                        Err(error) => own(error),
                     });
-                let context_error = place.context.and_then(&mut take).and_then(Result::err);
+                let context_error = place
+                    .context
+                    .and_then(&mut take)
+                    .and_then(Result::err)
+                    .and_then(own);
                 let main = take(place.main);
                 let result = match guard_error.or(context_error) {
                     Some(error) => Err(error),
