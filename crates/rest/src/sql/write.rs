@@ -66,12 +66,16 @@ pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '
                 .push(".")
                 .ident(&table.name)
                 .push(" AS ")
-                .ident(target)
-                .push(" (");
-            comma_list(&mut st, columns, |st, c| {
-                st.ident(&c.name);
-            });
-            st.push(") SELECT ");
+                .ident(target);
+            // Without columns (`{}`, `[{}, {}]`, `[]`) every column takes its default.
+            if !columns.is_empty() {
+                st.push(" (");
+                comma_list(&mut st, columns, |st, c| {
+                    st.ident(&c.name);
+                });
+                st.push(")");
+            }
+            st.push(" SELECT ");
             comma_list(&mut st, columns, |st, c| {
                 st.column("pgrst_body", &c.name);
             });
@@ -196,6 +200,20 @@ pub(crate) fn payload_source(
     is_array: bool,
     missing_default: bool,
 ) {
+    if columns.is_empty() {
+        // Objects without keys: one row each and no columns (PostgREST's `(values(1))` for an
+        // object, json_array_elements for an array); a record type needs a column.
+        st.push("pg_catalog.json_array_elements(");
+        if is_array {
+            st.push(param).push("::json");
+        } else {
+            st.push("pg_catalog.json_build_array(")
+                .push(param)
+                .push("::json)");
+        }
+        st.push(") AS ").ident("pgrst_body");
+        return;
+    }
     let typed = |st: &mut Statement| {
         st.push(" AS ").ident("pgrst_body").push("(");
         comma_list(st, columns, |st, c| {
