@@ -7,6 +7,7 @@ mod common;
 mod grammar_props;
 mod jwt_claims;
 mod jwt_keys;
+mod openapi;
 mod overload;
 mod read_your_writes;
 mod replica_faults;
