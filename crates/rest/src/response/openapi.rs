@@ -41,12 +41,10 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
             .map(|c| json!({"$ref": format!("#/parameters/rowFilter.{name}.{}", c.name)}))
             .collect();
         for column in &table.columns {
-            parameters.insert(
-                format!("rowFilter.{name}.{}", column.name),
-                json!({"name": column.name, "required": false, "in": "query",
-                       "type": "string", "format": column.type_name,
-                       "description": column.description}),
-            );
+            let mut filter = json!({"name": column.name, "required": false, "in": "query",
+                                    "type": "string", "format": column.type_name});
+            put(&mut filter, "description", column.description.as_deref());
+            parameters.insert(format!("rowFilter.{name}.{}", column.name), filter);
         }
         parameters.insert(
             format!("body.{name}"),
@@ -68,20 +66,27 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
             .map(reference),
         );
         let mut path = Map::new();
+        let described = table.description.as_deref();
         path.insert(
             "get".into(),
-            json!({"tags": [name], "summary": table.description, "parameters": get_params,
-                   "responses": {"200": {"description": "OK", "schema": {"items":
-                       {"$ref": format!("#/definitions/{name}")}, "type": "array"}},
-                       "206": {"description": "Partial Content"}}}),
+            operation(
+                json!({"tags": [name], "parameters": get_params,
+                       "responses": {"200": {"description": "OK", "schema": {"items":
+                           {"$ref": format!("#/definitions/{name}")}, "type": "array"}},
+                           "206": {"description": "Partial Content"}}}),
+                described,
+            ),
         );
         if table.insertable {
             path.insert(
                 "post".into(),
-                json!({"tags": [name], "summary": table.description,
-                       "parameters": [reference(&format!("body.{name}")), reference("select"),
-                                      reference("preferPost")],
-                       "responses": {"201": {"description": "Created"}}}),
+                operation(
+                    json!({"tags": [name],
+                           "parameters": [reference(&format!("body.{name}")), reference("select"),
+                                          reference("preferPost")],
+                           "responses": {"201": {"description": "Created"}}}),
+                    described,
+                ),
             );
         }
         if table.updatable {
@@ -92,16 +97,22 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
             ]);
             path.insert(
                 "patch".into(),
-                json!({"tags": [name], "summary": table.description, "parameters": patch,
-                       "responses": {"204": {"description": "No Content"}}}),
+                operation(
+                    json!({"tags": [name], "parameters": patch,
+                           "responses": {"204": {"description": "No Content"}}}),
+                    described,
+                ),
             );
         }
         if table.deletable {
             filters.push(reference("preferReturn"));
             path.insert(
                 "delete".into(),
-                json!({"tags": [name], "summary": table.description, "parameters": filters,
-                       "responses": {"204": {"description": "No Content"}}}),
+                operation(
+                    json!({"tags": [name], "parameters": filters,
+                           "responses": {"204": {"description": "No Content"}}}),
+                    described,
+                ),
             );
         }
         paths.insert(format!("/{name}"), Value::Object(path));
@@ -109,14 +120,18 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
     }
     for routine in &routines {
         let name = &routine.name.name;
+        let described = routine.description.as_deref();
         let mut path = Map::new();
         path.insert(
             "post".into(),
-            json!({"tags": ["(rpc) ".to_string() + name], "summary": routine.description,
-                   "parameters": [{"name": "args", "required": true, "in": "body",
-                                   "schema": routine_schema(routine)},
-                                  {"$ref": "#/parameters/preferParams"}],
-                   "responses": {"200": {"description": "OK"}}}),
+            operation(
+                json!({"tags": ["(rpc) ".to_string() + name],
+                       "parameters": [{"name": "args", "required": true, "in": "body",
+                                       "schema": routine_schema(routine)},
+                                      {"$ref": "#/parameters/preferParams"}],
+                       "responses": {"200": {"description": "OK"}}}),
+                described,
+            ),
         );
         if routine.volatility != crate::schema::Volatility::Volatile {
             let params: Vec<Value> = routine
@@ -124,16 +139,22 @@ pub fn describe(cache: &SchemaCache, schema: &str, host: &str, base_path: &str) 
                 .iter()
                 .filter(|p| !p.name.is_empty())
                 .map(|p| {
-                    let (kind, _) = swagger_type(&p.type_name);
+                    // Arrays are written {a,b} and JSON as text: both strings in a query.
+                    let kind = match swagger_type(&p.type_name).0 {
+                        "array" | "any" => "string",
+                        kind => kind,
+                    };
                     json!({"name": p.name, "required": !(p.has_default || p.variadic),
-                           "in": "query", "type": if kind == "array" { "string" } else { kind },
-                           "format": p.type_name})
+                           "in": "query", "type": kind, "format": p.type_name})
                 })
                 .collect();
             path.insert(
                 "get".into(),
-                json!({"tags": ["(rpc) ".to_string() + name], "summary": routine.description,
-                       "parameters": params, "responses": {"200": {"description": "OK"}}}),
+                operation(
+                    json!({"tags": ["(rpc) ".to_string() + name], "parameters": params,
+                           "responses": {"200": {"description": "OK"}}}),
+                    described,
+                ),
             );
         }
         paths.insert(format!("/rpc/{name}"), Value::Object(path));
@@ -201,12 +222,15 @@ fn definition(cache: &SchemaCache, table: &Table) -> Value {
         .filter(|c| !c.nullable && c.default.is_none() && !c.generated)
         .map(|c| c.name.as_str())
         .collect();
-    json!({"description": table.description, "required": required, "properties": properties,
-           "type": "object"})
+    let mut definition = json!({"properties": properties, "type": "object"});
+    put(&mut definition, "description", table.description.as_deref());
+    if !required.is_empty() {
+        definition["required"] = json!(required);
+    }
+    definition
 }
 
 fn property(cache: &SchemaCache, table: &Table, column: &Column) -> Value {
-    let (kind, format) = swagger_type(&column.type_name);
     let mut notes = Vec::new();
     if table.primary_key.contains(&column.name) {
         notes.push("This is a Primary Key.<pk/>".to_string());
@@ -240,25 +264,15 @@ fn property(cache: &SchemaCache, table: &Table, column: &Column) -> Value {
             notes.join("\n")
         )),
     };
-    let mut property = Map::new();
-    if kind != "any" {
-        property.insert("type".into(), json!(kind));
-    }
-    property.insert("format".into(), json!(format));
-    if let Some(description) = description {
-        property.insert("description".into(), json!(description));
-    }
+    let mut property = schema_of(&column.type_name);
+    put(&mut property, "description", description.as_deref());
     if let Some(max) = column.max_length {
-        property.insert("maxLength".into(), json!(max));
+        property["maxLength"] = json!(max);
     }
     if !column.enum_values.is_empty() {
-        property.insert("enum".into(), json!(column.enum_values));
+        property["enum"] = json!(column.enum_values);
     }
-    if kind == "array" {
-        let (element, _) = swagger_type(column.type_name.trim_end_matches("[]"));
-        property.insert("items".into(), json!({"type": element}));
-    }
-    Value::Object(property)
+    property
 }
 
 fn routine_schema(routine: &Routine) -> Value {
@@ -275,14 +289,57 @@ fn routine_schema(routine: &Routine) -> Value {
         if name.is_empty() {
             continue;
         }
-        let (kind, format) = swagger_type(type_name);
-        properties.insert(name.clone(), json!({"type": kind, "format": format}));
+        properties.insert(name.clone(), schema_of(type_name));
         if !has_default && !variadic {
             required.push(name.clone());
         }
     }
-    json!({"description": routine.description, "type": "object", "properties": properties,
-           "required": required})
+    let mut schema = json!({"type": "object", "properties": properties});
+    put(&mut schema, "description", routine.description.as_deref());
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+/// The schema of a value of `type_name`: JSON has no type of Swagger's (it is left out, as
+/// PostgREST leaves it out), an array says what its items are.
+fn schema_of(type_name: &str) -> Value {
+    let (kind, format) = swagger_type(type_name);
+    let mut schema = json!({"format": format});
+    if kind != "any" {
+        schema["type"] = json!(kind);
+    }
+    if kind == "array" {
+        schema["items"] = match swagger_type(type_name.trim_end_matches("[]")).0 {
+            "any" => json!({}),
+            element => json!({"type": element}),
+        };
+    }
+    schema
+}
+
+/// An operation described by a comment: its first line the summary, the rest (after blank
+/// lines) the description, as PostgREST splits them; nothing when there is no comment.
+fn operation(mut operation: Value, comment: Option<&str>) -> Value {
+    if let Some(comment) = comment {
+        let (summary, rest) = comment.split_once('\n').unwrap_or((comment, ""));
+        put(&mut operation, "summary", Some(summary));
+        let rest = rest.trim_start_matches('\n');
+        put(
+            &mut operation,
+            "description",
+            Some(rest).filter(|r| !r.is_empty()),
+        );
+    }
+    operation
+}
+
+/// Sets `key` of the object `value` when there is something to set: Swagger has no null.
+fn put(value: &mut Value, key: &str, text: Option<&str>) {
+    if let (Some(text), Value::Object(map)) = (text, value) {
+        map.insert(key.to_string(), json!(text));
+    }
 }
 
 fn shared_parameters() -> Map<String, Value> {

@@ -7,11 +7,11 @@ use serde_json::Value;
 use sluice_rest::RestConfig;
 
 /// Beyond the fixtures: a function taking JSON that GET can call, and a relation whose columns
-/// may all be null (no `required` list to give).
+/// may all be null (no `required` list to give), one of them an array of JSON.
 const EXTRA: &str = "
 CREATE FUNCTION doc_keys(doc jsonb) RETURNS SETOF text LANGUAGE sql STABLE
   AS 'SELECT jsonb_object_keys(doc)';
-CREATE TABLE loose (a int, b text);
+CREATE TABLE loose (a int, b text, c jsonb[]);
 ";
 
 /// Swagger 2.0's types: JSON Schema's simple types (less `null`), and `file` for parameters.
