@@ -368,12 +368,24 @@ impl RestApi {
                 batch::batch(&self, &parsed, &cache, context, named, body).await
             }
             Resource::Schema => {
-                if !self.config.openapi || !matches!(parsed.method, Method::Get | Method::Head) {
+                if !self.config.openapi {
                     return error_response(&ApiError::new(
                         StatusCode::NOT_FOUND,
                         "PGRST126",
                         "Root endpoint metadata is disabled",
                     ));
+                }
+                match parsed.method {
+                    Method::Get | Method::Head => {}
+                    // POST is the batch, answered above.
+                    Method::Options => return options(&["OPTIONS", "GET", "HEAD", "POST"]),
+                    _ => {
+                        return error_response(&ApiError::new(
+                            StatusCode::METHOD_NOT_ALLOWED,
+                            "PGRST117",
+                            format!("Unsupported HTTP method: {}", parts.method),
+                        ));
+                    }
                 }
                 let host = parts
                     .headers
