@@ -288,3 +288,63 @@ fn a_body_over_the_limit_or_a_client_gone_mid_body_writes_nothing() {
         served.finish().await;
     });
 }
+
+#[test]
+fn a_body_that_is_not_an_array_of_keyed_objects_is_written_as_a_small_one_is() {
+    runtime().block_on(async {
+        let setup = format!(
+            "{}{TABLE}CREATE TABLE stamps (id serial PRIMARY KEY, at date DEFAULT '2000-01-01');",
+            fixtures()
+        );
+        let served = Served::start("bulk_shapes", &setup, RestConfig::default())
+            .await
+            .expect("serve");
+        // One object over the streaming threshold (a large jsonb value), and one chunked.
+        let big =
+            serde_json::json!({"id": 1, "kind": "big", "payload": {"s": "x".repeat(1 << 21)}});
+        let big = serde_json::to_vec(&big).unwrap_or_default();
+        assert!(big.len() as u64 > sluice_rest::api::STREAM_THRESHOLD);
+        let small = br#" {"id": 2, "kind": "chunked"}"#.to_vec();
+        for (body, chunked) in [(big, false), (small, true)] {
+            let answer = post_json(&served, body, chunked).await;
+            assert_eq!(
+                answer.status,
+                201,
+                "{}",
+                String::from_utf8_lossy(&answer.body)
+            );
+        }
+        assert_eq!(count(&served).await, 2);
+        // Chunked bodies without keys: an empty array writes nothing, empty objects a row of
+        // defaults each, as they do with a Content-Length.
+        let represent = [
+            ("content-type", "application/json"),
+            ("prefer", "return=representation"),
+        ];
+        for (body, rows) in [
+            ("[]", "[]"),
+            (
+                "[{}, {}]",
+                r#"[{"id":1,"at":"2000-01-01"},{"id":2,"at":"2000-01-01"}]"#,
+            ),
+            ("{}", r#"[{"id":3,"at":"2000-01-01"}]"#),
+        ] {
+            let answer = send(
+                served.address,
+                "POST",
+                "/stamps",
+                &represent,
+                body.into(),
+                true,
+            )
+            .await;
+            assert_eq!(
+                (answer.status, answer.json()),
+                (201, serde_json::from_str(rows).unwrap_or_default()),
+                "{body}: {}",
+                String::from_utf8_lossy(&answer.body)
+            );
+        }
+        served.finish().await;
+    });
+}
