@@ -69,13 +69,66 @@ pub(super) async fn insert(
     cache: &SchemaCache,
     mut reader: BodyReader,
 ) -> Response {
-    match run(api, request, target, cache, &mut reader).await {
+    let mut pending = BytesMut::new();
+    let mut eof = false;
+    if matches!(request.content_type, None | Some(MediaType::Json)) {
+        loop {
+            match without_rows(&pending, eof) {
+                Some(true) => return whole(api, request, target, cache, reader, pending).await,
+                Some(false) => break,
+                None => match reader.frame().await {
+                    Ok(Some(frame)) => pending.extend_from_slice(&frame),
+                    Ok(None) => eof = true,
+                    Err(error) => return error_response(&body_error(error)),
+                },
+            }
+        }
+    }
+    match run(api, request, target, cache, &mut reader, pending, eof).await {
         Ok(response) => response,
         Err(error) => {
             // A client still sending gets the answer once the rest is read (within the limits).
             reader.discard_rest().await;
             error_response(&error)
         }
+    }
+}
+
+/// How much of a body [`without_rows`] looks at before it lets the decoder judge the rest.
+const LOOKAHEAD: usize = 64 * 1024;
+
+/// Whether a JSON body has no rows COPY can carry: one object rather than an array, an empty
+/// array, or a first object without keys (rows of defaults); `None` until enough has arrived.
+fn without_rows(input: &[u8], eof: bool) -> Option<bool> {
+    let input = input.get(..LOOKAHEAD).unwrap_or(input);
+    let mut tokens = input.iter().filter(|b| !b.is_ascii_whitespace());
+    let decided = match (tokens.next(), tokens.next(), tokens.next()) {
+        (Some(b'{'), _, _) | (Some(b'['), Some(b']'), _) => Some(true),
+        (Some(b'['), Some(b'{'), Some(next)) => Some(*next == b'}'),
+        (Some(b'['), Some(b'{'), None) | (Some(b'['), None, _) | (None, _, _) => None,
+        (Some(_), _, _) => Some(false),
+    };
+    decided.or((eof || input.len() == LOOKAHEAD).then_some(false))
+}
+
+/// A body [`without_rows`] read whole and written as a body with a small `Content-Length` is
+/// (PostgREST's answers: one object, `[]`, rows of defaults); its memory is the body's, within
+/// the body limit and the in-flight budget.
+async fn whole(
+    api: &RestApi,
+    request: &ApiRequest,
+    target: &Target,
+    cache: &SchemaCache,
+    reader: BodyReader,
+    read: BytesMut,
+) -> Response {
+    let body = match reader.collect(vec![read.freeze()], None).await {
+        Ok(body) => body,
+        Err(error) => return error_response(&body_error(error)),
+    };
+    match super::filters(request) {
+        Ok(filters) => super::write::write(api, request, target, cache, filters, body).await,
+        Err(error) => error_response(&error),
     }
 }
 
@@ -102,6 +155,8 @@ async fn run(
     target: &Target,
     cache: &SchemaCache,
     reader: &mut BodyReader,
+    mut pending: BytesMut,
+    mut eof: bool,
 ) -> Result<Response, ApiError> {
     let table = cache
         .table(&target.schema, &target.name)
@@ -110,8 +165,6 @@ async fn run(
     let query = &request.query;
     let prefer = &request.prefer;
     // The columns: `columns=`, else the first object's keys (or the CSV header), read ahead.
-    let mut pending = BytesMut::new();
-    let mut eof = false;
     let keys = loop {
         let found = match (&query.columns, &media) {
             (Some(columns), _) => Ok(Some(columns.clone())),
@@ -292,4 +345,36 @@ fn csv_header(input: &[u8], eof: bool) -> Option<Vec<String>> {
             .map(|name| name.trim().trim_matches('"').to_string())
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_without_rows_for_copy() {
+        let cases: [(&[u8], bool, Option<bool>); 11] = [
+            (b" {\"a\": 1}", false, Some(true)),
+            (b"[ ]", false, Some(true)),
+            (b"[{ }, {}]", false, Some(true)),
+            (b"[{\"a\": 1}]", false, Some(false)),
+            (b"[1]", false, Some(false)),
+            (b"nul", false, Some(false)),
+            (b"[", false, None),
+            (b"[ {", false, None),
+            (b"  ", false, None),
+            (b"[ {", true, Some(false)),
+            (b"", true, Some(false)),
+        ];
+        for (input, eof, expected) in cases {
+            assert_eq!(
+                without_rows(input, eof),
+                expected,
+                "{}",
+                input.escape_ascii()
+            );
+        }
+        let spaces = vec![b' '; LOOKAHEAD + 1];
+        assert_eq!(without_rows(&spaces, false), Some(false));
+    }
 }
