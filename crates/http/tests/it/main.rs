@@ -8,6 +8,7 @@ mod server_support;
 mod spec;
 mod stream;
 mod tls;
+mod view_outage;
 mod view_read_your_writes;
 mod view_replicas;
 mod view_roles;
