@@ -30,7 +30,8 @@ pub async fn answer(
                 Ok(Ok(())) => text(http::StatusCode::OK, "ready\n"),
                 Ok(Err(problem)) => unavailable(&problem),
                 Err(_) => unavailable(&format!(
-                    "the database did not answer within {READY_TIMEOUT:?}"
+                    "the database did not answer within {} ms",
+                    READY_TIMEOUT.as_millis()
                 )),
             },
         },
@@ -55,14 +56,20 @@ pub async fn answer(
     }
 }
 
+/// `SELECT 1` on a pooled connection; the error says what failed in words safe for the answer
+/// (the full error, with the server's address, goes to the log).
 async fn check(pool: &sluice_pg::Pool) -> Result<(), String> {
-    let mut conn = pool
-        .get()
-        .await
-        .map_err(|error| format!("no database connection: {error}"))?;
-    conn.query("SELECT 1", &[])
-        .await
-        .map_err(|error| format!("the database did not answer SELECT 1: {error}"))?;
+    let mut conn = pool.get().await.map_err(|error| {
+        tracing::warn!(%error, "/-/ready: no database connection");
+        format!("no database connection: {}", error.public_message())
+    })?;
+    conn.query("SELECT 1", &[]).await.map_err(|error| {
+        tracing::warn!(%error, "/-/ready: the database did not answer SELECT 1");
+        format!(
+            "the database did not answer SELECT 1: {}",
+            error.public_message()
+        )
+    })?;
     Ok(())
 }
 

@@ -59,6 +59,9 @@ impl ApiError {
     }
 
     /// The answer for a driver error: the SQLSTATE picks the status; a lost connection is 503.
+    /// A server error shows the server's message, detail and hint (as PostgREST does); any
+    /// other error only [`sluice_pg::Error::public_message`], never the server's address, the
+    /// operating system's error text or the driver's internals, which go to the log.
     pub fn from_pg(error: &sluice_pg::Error) -> ApiError {
         if let Some(db) = error.as_db_error() {
             let mut api = ApiError::new(status_for_sqlstate(db.code()), db.code(), db.message());
@@ -66,35 +69,44 @@ impl ApiError {
             api.hint = db.hint().map(str::to_owned);
             return api;
         }
+        let public = error.public_message();
         if error.is_unavailable() {
+            tracing::warn!(%error, "view request: the database is unavailable");
             return ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "database_unavailable",
-                format!("the database is unavailable: {error}"),
+                format!("the database is unavailable: {public}"),
             )
             .with_hint("retry later");
         }
         match error.kind() {
             ErrorKind::Conversion | ErrorKind::ParameterCount => {
-                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
+                tracing::info!(%error, "view request: a value or parameter was refused");
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", public)
             }
-            _ => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                error.to_string(),
-            ),
+            _ => {
+                tracing::warn!(%error, "view request failed");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", public)
+            }
         }
     }
 
-    /// The answer when no connection could be had from the pool.
+    /// The answer when no connection could be had from the pool: 503 with
+    /// [`PoolError::public_message`]; the full error, with the server's address and the pool's
+    /// counters, goes to the log.
     pub fn from_pool(error: &PoolError) -> ApiError {
         let code = match error.kind() {
             PoolErrorKind::Timeout => "pool_timeout",
             PoolErrorKind::Overloaded => "pool_overloaded",
             _ => "database_unavailable",
         };
-        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, error.to_string())
-            .with_hint("retry later")
+        tracing::warn!(%error, "view request: no database connection");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            code,
+            error.public_message(),
+        )
+        .with_hint("retry later")
     }
 
     /// The JSON answer (`code`, `message`, `details`, `hint`) with its status.

@@ -1,6 +1,7 @@
 //! The driver's error type: one opaque `Error` with a kind, the server's fields, and a source.
 
 mod db;
+mod public;
 pub mod sqlstate;
 
 pub use db::{DbError, ErrorPosition, Severity};

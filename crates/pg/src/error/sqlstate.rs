@@ -39,6 +39,8 @@ pub const INVALID_SQL_STATEMENT_NAME: &str = "26000";
 pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
 /// `28P01`.
 pub const INVALID_PASSWORD: &str = "28P01";
+/// `3D000`: the database named when connecting does not exist.
+pub const INVALID_CATALOG_NAME: &str = "3D000";
 /// `3F000`.
 pub const INVALID_SCHEMA_NAME: &str = "3F000";
 /// `40001`.
@@ -96,6 +98,8 @@ pub const CLASS_CONNECTION_EXCEPTION: &str = "08";
 pub const CLASS_DATA_EXCEPTION: &str = "22";
 /// Class `23`: integrity constraint violation.
 pub const CLASS_INTEGRITY_CONSTRAINT_VIOLATION: &str = "23";
+/// Class `28`: invalid authorization specification (a login refused).
+pub const CLASS_INVALID_AUTHORIZATION: &str = "28";
 /// Class `40`: transaction rollback.
 pub const CLASS_TRANSACTION_ROLLBACK: &str = "40";
 /// Class `42`: syntax error or access rule violation.

@@ -94,6 +94,33 @@ impl PoolError {
     pub fn connect_error(&self) -> Option<&Error> {
         self.cause.as_ref().map(|(e, _)| &**e)
     }
+
+    /// A description safe to put in a response to a client: what failed, and for an
+    /// unreachable database why, in [`Error::public_message`]'s words. Unlike `Display`, which
+    /// is for logs, it never holds the server's address, the connection settings' names, the
+    /// operating system's error text or the pool's counters.
+    pub fn public_message(&self) -> String {
+        let cause = self.connect_error().map(Error::public_message);
+        match (self.kind, cause) {
+            (PoolErrorKind::Unavailable, Some(cause)) => {
+                format!("the database is unavailable: {cause}")
+            }
+            (PoolErrorKind::Unavailable, None) => "the database is unavailable".to_owned(),
+            (PoolErrorKind::Timeout, Some(cause)) => format!(
+                "no database connection within {} ms; the last attempt failed: {cause}",
+                self.waited.as_millis()
+            ),
+            (PoolErrorKind::Timeout, None) => format!(
+                "no database connection became free within {} ms",
+                self.waited.as_millis()
+            ),
+            (PoolErrorKind::Closed, _) => "the connection pool is closed".to_owned(),
+            (PoolErrorKind::Overloaded, _) => {
+                "too many requests are waiting for a database connection; try again shortly"
+                    .to_owned()
+            }
+        }
+    }
 }
 
 impl fmt::Display for PoolError {
@@ -233,5 +260,41 @@ mod tests {
                 .starts_with("database unavailable: connecting failed: connection refused")
         );
         assert_eq!(Error::from(fresh).kind(), ErrorKind::Connect);
+    }
+
+    #[test]
+    fn the_public_message_keeps_addresses_and_counters_out() {
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let cause = Arc::new(Error::with_source(
+            ErrorKind::Connect,
+            "connection to server at \"10.1.2.3\", port 6543",
+            io,
+        ));
+        let e = PoolError::new(
+            PoolErrorKind::Unavailable,
+            status(),
+            Duration::ZERO,
+            Some((cause.clone(), Duration::from_millis(40))),
+        );
+        assert!(e.to_string().contains("10.1.2.3"), "Display is for logs");
+        assert_eq!(
+            e.public_message(),
+            "the database is unavailable: PostgreSQL could not be reached"
+        );
+        let timeout = PoolError::new(
+            PoolErrorKind::Timeout,
+            status(),
+            Duration::from_millis(250),
+            Some((cause, Duration::from_millis(40))),
+        );
+        let text = timeout.public_message();
+        assert!(
+            text.starts_with("no database connection within 250 ms"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("10.1.2.3") && !text.contains("callers"),
+            "{text}"
+        );
     }
 }
