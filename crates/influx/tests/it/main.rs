@@ -6,6 +6,7 @@ mod common;
 mod duplicates;
 mod endpoints;
 mod limits;
+mod outage;
 mod ownership;
 mod partial;
 mod policies;
