@@ -297,7 +297,11 @@ impl InfluxApi {
                 "pass",
                 "ready for queries and writes".to_owned(),
             ),
-            Err(error) => (StatusCode::SERVICE_UNAVAILABLE, "fail", error.to_string()),
+            Err(error) => {
+                let cause = error.cause().unwrap_or_default();
+                tracing::debug!(%error, cause, "/health: the database does not answer");
+                (StatusCode::SERVICE_UNAVAILABLE, "fail", error.to_string())
+            }
         };
         let mut body = Vec::new();
         body.extend_from_slice(b"{\"name\":\"influxdb\",\"message\":");
@@ -319,7 +323,8 @@ impl Mount for InfluxApi {
                 Ok(response) => response,
                 Err(error) => {
                     if error.status().is_server_error() {
-                        tracing::warn!(%error, "Influx API request failed");
+                        let cause = error.cause().unwrap_or_default();
+                        tracing::warn!(%error, cause, "Influx API request failed");
                     }
                     error.response()
                 }

@@ -63,12 +63,23 @@ pub enum ApiError {
     /// The body did not arrive in time.
     #[error("{0}")]
     Timeout(String),
-    /// The database cannot be reached (retry later).
-    #[error("database unavailable: {0}")]
-    Unavailable(String),
-    /// Any other database failure.
-    #[error("database error: {0}")]
-    Database(String),
+    /// The database cannot serve (retry later), or the server has no room for the request.
+    #[error("{message}")]
+    Unavailable {
+        /// What the client is told: what failed, never the server's address or the driver's
+        /// internals.
+        message: String,
+        /// The full error, for the log only.
+        cause: Option<String>,
+    },
+    /// Any other failure of the database or of Sluice.
+    #[error("{message}")]
+    Database {
+        /// What the client is told, as for `Unavailable`.
+        message: String,
+        /// The full error, for the log only.
+        cause: Option<String>,
+    },
     /// What the request would create exists already (a bucket of that name).
     #[error("{0}")]
     Conflict(String),
@@ -93,11 +104,22 @@ impl ApiError {
             ApiError::PartialWrite { v2: true, .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Database(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Database { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Conflict(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
+
+    /// The full error behind an `Unavailable` or `Database` answer, for the log: the client
+    /// sees only the message.
+    pub fn cause(&self) -> Option<&str> {
+        match self {
+            ApiError::Unavailable { cause, .. } | ApiError::Database { cause, .. } => {
+                cause.as_deref()
+            }
+            _ => None,
         }
     }
 
@@ -111,8 +133,8 @@ impl ApiError {
             ApiError::PartialWrite { v2: true, .. } => "unprocessable entity",
             ApiError::TooLarge { .. } => "request too large",
             ApiError::Timeout(_) => "request timeout",
-            ApiError::Unavailable(_) => "unavailable",
-            ApiError::Database(_) => "internal error",
+            ApiError::Unavailable { .. } => "unavailable",
+            ApiError::Database { .. } => "internal error",
             ApiError::Conflict(_) => "conflict",
             ApiError::NotFound => "not found",
             ApiError::MethodNotAllowed => "method not allowed",
@@ -140,7 +162,7 @@ impl ApiError {
         if let Ok(value) = HeaderValue::from_str(&message.replace('\n', "; ")) {
             headers.insert("X-Influxdb-Error", value);
         }
-        if matches!(self, ApiError::Unavailable(_)) {
+        if matches!(self, ApiError::Unavailable { .. }) {
             headers.insert(
                 header::RETRY_AFTER,
                 HeaderValue::from_static(RETRY_AFTER_SECONDS),
@@ -184,19 +206,31 @@ pub fn no_content() -> Response {
     with_version(StatusCode::NO_CONTENT, empty())
 }
 
-/// Maps a driver error to the API's: connection-level failures are "unavailable" (503).
+/// Maps a driver error to the API's: connection-level failures are "unavailable" (503). The
+/// answer says what failed in [`sluice_pg::Error::public_message`]'s words; the full error, with
+/// the server's address, is kept for the log.
 pub fn from_db(error: sluice_pg::Error) -> ApiError {
     if error.is_unavailable() {
-        ApiError::Unavailable(error.to_string())
+        ApiError::Unavailable {
+            message: format!("the database is unavailable: {}", error.public_message()),
+            cause: Some(error.to_string()),
+        }
     } else if error.is_class(sluice_pg::sqlstate::CLASS_DATA_EXCEPTION) {
         // Data exceptions: a value PostgreSQL cannot store (a NUL in a string, say).
         ApiError::Invalid(format!("PostgreSQL refused a value: {error}"))
     } else {
-        ApiError::Database(error.to_string())
+        ApiError::Database {
+            message: format!("database error: {}", error.public_message()),
+            cause: Some(error.to_string()),
+        }
     }
 }
 
-/// Maps a pool error: no connection means "unavailable" (503).
+/// Maps a pool error: no connection means "unavailable" (503), told as
+/// [`sluice_pg::PoolError::public_message`]; the full error is kept for the log.
 pub fn from_pool(error: sluice_pg::PoolError) -> ApiError {
-    ApiError::Unavailable(error.to_string())
+    ApiError::Unavailable {
+        message: error.public_message(),
+        cause: Some(error.to_string()),
+    }
 }

@@ -120,7 +120,10 @@ pub async fn body(request: Request, context: &RequestContext) -> Result<Bytes, A
         BodyError::Io(_) => ApiError::Invalid(error.to_string()),
         // sluice-http's memory budget is spent: 503 with Retry-After, as InfluxDB answers
         // when its write queue is full.
-        BodyError::Busy(_) => ApiError::Unavailable(error.to_string()),
+        BodyError::Busy(_) => ApiError::Unavailable {
+            message: error.to_string(),
+            cause: None,
+        },
     })?;
     if !gzip {
         return Ok(raw);
@@ -130,7 +133,10 @@ pub async fn body(request: Request, context: &RequestContext) -> Result<Bytes, A
     }
     tokio::task::spawn_blocking(move || inflate(&raw, limit))
         .await
-        .map_err(|error| ApiError::Database(format!("inflating the body: {error}")))?
+        .map_err(|error| ApiError::Database {
+            message: "inflating the body failed".to_owned(),
+            cause: Some(error.to_string()),
+        })?
 }
 
 /// Inflates a gzip body, failing with 413 as soon as it grows past `limit`.

@@ -207,7 +207,10 @@ impl InfluxApi {
                             tracing::info!(%partition, "retention: dropped a partition");
                         }
                     }
-                    Err(error) => tracing::warn!(%error, "retention pass failed"),
+                    Err(error) => {
+                        let cause = error.cause().unwrap_or_default();
+                        tracing::warn!(%error, cause, "retention pass failed");
+                    }
                 }
                 tokio::time::sleep(every).await;
             }
