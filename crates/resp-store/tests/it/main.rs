@@ -4,6 +4,7 @@
 mod common;
 mod durability;
 mod faults;
+mod outage;
 mod owner;
 mod parts;
 mod plans;
