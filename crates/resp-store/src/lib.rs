@@ -61,6 +61,19 @@ impl Error {
     fn pg(step: &'static str, source: sluice_pg::Error) -> Self {
         Error::Pg { step, source }
     }
+
+    /// The error in words Redis clients may read (`-MISCONF` replies, INFO's
+    /// `sluice_last_error`): the step and what failed, as
+    /// [`sluice_pg::Error::public_message`] says it, never PostgreSQL's address or the
+    /// operating system's error text, which `Display` keeps for the log.
+    pub fn public_message(&self) -> String {
+        match self {
+            Error::Pg { step, source } => {
+                format!("Redis store: {step}: {}", source.public_message())
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// Settings of the store.

@@ -144,10 +144,13 @@ impl Writer {
                     store.restore_dirty(&snapshot);
                     store.dirty_len()
                 };
-                if self.durability.failure().is_none() {
+                // Logged when the writer starts failing and each time the reason changes (the
+                // server down, then refusing the login, say); clients read the public words.
+                let public = e.public_message();
+                if self.durability.failure().as_deref() != Some(public.as_str()) {
                     tracing::error!(error = %e, unsaved_keys = unsaved, "writing the Redis store to PostgreSQL failed; retrying");
                 }
-                self.durability.set_failure(Some(e.to_string()));
+                self.durability.set_failure(Some(public));
                 self.retry = (self.retry * 2).min(RETRY_MAX);
                 Err(e)
             }

@@ -87,12 +87,13 @@ pub const EVERYSEC_MAX_LAG: Duration = Duration::from_secs(2);
 /// Why a write could not be confirmed durable.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "MISCONF the write is applied in memory but was not committed to PostgreSQL after {waited:?} ({reason}); it is retried"
+    "MISCONF the write is applied in memory but was not committed to PostgreSQL after {} ms ({reason}); it is retried",
+    .waited.as_millis()
 )]
 pub struct NotDurable {
     /// How long the write waited for its commit.
     pub waited: Duration,
-    /// Why the writer could not commit (the sink's last error).
+    /// Why the writer could not commit (the sink's last error, as clients may read it).
     pub reason: String,
 }
 
@@ -254,6 +255,8 @@ impl Durability {
     }
 
     /// Records the writer's health: `Some(error)` while writes fail, `None` once one succeeds.
+    /// Clients read the error (in `-MISCONF` replies and INFO), so it must say what failed
+    /// without the sink's address or credentials; the sink logs the full error.
     pub fn set_failure(&self, failure: Option<String>) {
         let failing = failure.is_some();
         *self.failure.lock() = failure;
