@@ -330,3 +330,35 @@ fn a_primary_given_as_a_replica_and_replicas_with_a_url_are_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--replica-url"), "{stderr}");
 }
+
+#[test]
+fn a_database_url_that_does_not_parse_is_refused_without_its_password() {
+    const SECRET: &str = "Url-Secret-3e1";
+    let urls = [
+        format!("postgres://app:{SECRET}@127.0.0.1:1/app?sslmode=bogus"),
+        format!("host=127.0.0.1 port=x user=app password={SECRET}"),
+    ];
+    for url in &urls {
+        for resp in [
+            &[][..],
+            &["--resp", "127.0.0.1:0", "--resp-store", "postgres"][..],
+        ] {
+            let output = serve_command()
+                .args(["--http", "127.0.0.1:0", "-d", url])
+                .args(resp)
+                .output()
+                .unwrap();
+            assert!(!output.status.success());
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains("database URL"), "{url} {resp:?}: {stderr}");
+            assert!(
+                stderr.contains("sslmode") || stderr.contains("\"port\""),
+                "{url} {resp:?}: says what is wrong: {stderr}"
+            );
+            assert!(
+                !stderr.contains(SECRET),
+                "{url} {resp:?}: the password on stderr: {stderr}"
+            );
+        }
+    }
+}
