@@ -26,6 +26,8 @@ pub struct JsonArrayDecoder {
     state: State,
     /// Elements decoded so far.
     elements: u64,
+    /// How far the scan of an element that has not ended yet got.
+    scan: ObjectScan,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -39,6 +41,7 @@ impl JsonArrayDecoder {
             objects: JsonlDecoder::new(names, kinds),
             state: State::Start,
             elements: 0,
+            scan: ObjectScan::default(),
         }
     }
 
@@ -87,7 +90,7 @@ impl JsonArrayDecoder {
                 }
                 (State::Element { .. }, b'{') => {
                     let rest = input.get(pos..).unwrap_or_default();
-                    let Some(length) = object_length(rest) else {
+                    let Some(length) = self.scan.length(rest) else {
                         if eof {
                             return Err(self
                                 .error(DecodeErrorKind::InvalidJson, "the object is not closed"));
@@ -126,80 +129,134 @@ impl JsonArrayDecoder {
     }
 }
 
-/// The length of the object starting at `text[0] == b'{'` up to its closing brace, `None` when
-/// it does not end in `text`. Strings (with escapes) are skipped; the object's own validity is
-/// the object decoder's to check.
-fn object_length(text: &[u8]) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while let Some(&b) = text.get(i) {
-        match b {
-            b'"' => {
-                i += 1;
-                loop {
-                    match text.get(i)? {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
+/// The scan for the end of an object, kept between calls: an object that has not ended in the
+/// input so far is scanned again from where the scan stopped, not from its first byte, so an
+/// element arriving in many pieces costs its length once (it cost its length for every piece).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ObjectScan {
+    /// Bytes of the object scanned.
+    at: usize,
+    /// Brackets and braces open at `at`.
+    depth: usize,
+    /// Whether `at` is inside a string.
+    in_string: bool,
+}
+
+impl ObjectScan {
+    /// The length of the object starting at `text[0] == b'{'` up to its closing brace; `None`
+    /// when it does not end in `text`, and the next call, given the same object with more of it,
+    /// goes on where this one stopped. Strings (with escapes) are skipped; the object's own
+    /// validity is the object decoder's to check.
+    fn length(&mut self, text: &[u8]) -> Option<usize> {
+        let mut i = self.at;
+        while let Some(&b) = text.get(i) {
+            if self.in_string {
+                let rest = text.get(i..).unwrap_or_default();
+                let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+                    i = text.len();
+                    break;
+                };
+                i += k;
+                if rest.get(k) == Some(&b'"') {
+                    self.in_string = false;
+                    i += 1;
+                } else if i + 1 < text.len() {
+                    i += 2;
+                } else {
+                    // The escaped byte has not arrived: the scan resumes at the backslash.
+                    break;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        *self = ObjectScan::default();
+                        return Some(i + 1);
                     }
                 }
+                _ => {}
             }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
+            i += 1;
         }
-        i += 1;
+        self.at = i;
+        None
     }
-    None
 }
 
 /// The keys of the array's first object, in order: `Ok(None)` when it is not complete yet, an
 /// empty list for an empty array.
 pub fn first_element_keys(input: &[u8], eof: bool) -> Result<Option<Vec<String>>, DecodeError> {
-    let mut pos = 0;
-    let skip = |pos: &mut usize| {
-        while input.get(*pos).copied().is_some_and(is_ws) {
-            *pos += 1;
-        }
-    };
-    skip(&mut pos);
-    match input.get(pos) {
-        None if eof => {
-            return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
-                .detail("expected a JSON array '['"));
-        }
-        None => return Ok(None),
-        Some(b'[') => pos += 1,
-        Some(_) => {
-            return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
-                .detail("expected a JSON array '['"));
-        }
-    }
-    skip(&mut pos);
-    match input.get(pos) {
-        None if eof => {
-            Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1).detail("the array is not closed"))
-        }
-        None => Ok(None),
-        Some(b']') => Ok(Some(Vec::new())),
-        Some(b'{') => {
-            let rest = input.get(pos..).unwrap_or_default();
-            match object_length(rest) {
-                Some(length) => {
-                    let object = rest.get(..length).unwrap_or_default();
-                    super::jsonl::first_object_keys(object, true)
+    FirstElementKeys::default().find(input, eof)
+}
+
+/// [`first_element_keys`] of a body arriving in pieces: each call is given the body from its
+/// first byte with more of it, and goes on where the last one stopped (the whitespace skipped,
+/// the first object's scan), so a large first object costs its length once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FirstElementKeys {
+    /// Bytes of the body skipped already: up to the first object (or what follows `[`).
+    skipped: usize,
+    /// Whether the `[` was read.
+    opened: bool,
+    /// The scan of the first object.
+    scan: ObjectScan,
+}
+
+impl FirstElementKeys {
+    /// The keys of the array's first object in `input` (the body so far, from its first byte).
+    pub fn find(&mut self, input: &[u8], eof: bool) -> Result<Option<Vec<String>>, DecodeError> {
+        let mut pos = self.skipped;
+        let skip = |pos: &mut usize| {
+            while input.get(*pos).copied().is_some_and(is_ws) {
+                *pos += 1;
+            }
+        };
+        if !self.opened {
+            skip(&mut pos);
+            self.skipped = pos;
+            match input.get(pos) {
+                None if eof => {
+                    return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                        .detail("expected a JSON array '['"));
                 }
-                None if eof => Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
-                    .detail("the object is not closed")),
-                None => Ok(None),
+                None => return Ok(None),
+                Some(b'[') => {
+                    pos += 1;
+                    self.opened = true;
+                }
+                Some(_) => {
+                    return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                        .detail("expected a JSON array '['"));
+                }
             }
         }
-        Some(_) => Err(DecodeError::new(DecodeErrorKind::NotAnObject, 1)),
+        skip(&mut pos);
+        self.skipped = pos;
+        match input.get(pos) {
+            None if eof => {
+                Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                    .detail("the array is not closed"))
+            }
+            None => Ok(None),
+            Some(b']') => Ok(Some(Vec::new())),
+            Some(b'{') => {
+                let rest = input.get(pos..).unwrap_or_default();
+                match self.scan.length(rest) {
+                    Some(length) => {
+                        let object = rest.get(..length).unwrap_or_default();
+                        super::jsonl::first_object_keys(object, true)
+                    }
+                    None if eof => Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
+                        .detail("the object is not closed")),
+                    None => Ok(None),
+                }
+            }
+            Some(_) => Err(DecodeError::new(DecodeErrorKind::NotAnObject, 1)),
+        }
     }
 }
 
@@ -279,7 +336,62 @@ mod tests {
         assert_eq!(e.kind(), DecodeErrorKind::InvalidJson);
     }
 
+    #[test]
+    fn an_unfinished_object_is_scanned_from_where_the_scan_stopped() {
+        // A large element arriving in pieces: each call goes on at the end of the last one's
+        // input (less a backslash whose escaped byte has not arrived), never at the start.
+        let object = format!(
+            r#"{{"s": "{}\"}}", "t": [1, {{"u": "]"}}], "v": "\\"}}"#,
+            "x".repeat(50_000)
+        );
+        let bytes = object.as_bytes();
+        let mut scan = ObjectScan::default();
+        for end in (1..bytes.len()).step_by(331).chain([bytes.len() - 1]) {
+            assert_eq!(scan.length(&bytes[..end]), None);
+            assert!(scan.at + 1 >= end && scan.at <= end, "{} of {end}", scan.at);
+        }
+        assert_eq!(scan.length(bytes), Some(bytes.len()));
+        assert_eq!(scan, ObjectScan::default());
+        // The keys of a first object arriving in pieces, likewise.
+        let body = format!("  [ {object}, {{}}]");
+        let mut keys = FirstElementKeys::default();
+        for end in (1..object.len()).step_by(331) {
+            assert_eq!(keys.find(&body.as_bytes()[..end], false).unwrap(), None);
+            assert!(
+                keys.scan.at + 1 >= end.saturating_sub(4),
+                "{}",
+                keys.scan.at
+            );
+        }
+        assert_eq!(
+            keys.find(body.as_bytes(), false).unwrap(),
+            Some(vec!["s".to_string(), "t".to_string(), "v".to_string()])
+        );
+    }
+
     proptest! {
+        /// Split anywhere (after a backslash, inside a string, between brackets), an object is
+        /// found to end where it ends whole.
+        #[test]
+        fn any_split_finds_the_same_end(
+            value in proptest::collection::vec("[ -~]{0,8}", 0..6),
+            cuts in proptest::collection::vec(0usize..120, 0..6),
+        ) {
+            let object = serde_json::to_vec(&serde_json::json!({"a": value, "b": {"c": value}}))
+                .unwrap_or_default();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(object.len())).collect();
+            cuts.sort_unstable();
+            let mut scan = ObjectScan::default();
+            for cut in cuts {
+                if cut == object.len() {
+                    prop_assert_eq!(scan.length(&object), Some(object.len()));
+                } else {
+                    prop_assert_eq!(scan.length(&object[..cut]), None);
+                }
+            }
+            prop_assert_eq!(scan.length(&object), Some(object.len()));
+        }
+
         /// Any split of the body into chunks gives the same rows as the whole body at once.
         #[test]
         fn any_split_gives_the_same_rows(

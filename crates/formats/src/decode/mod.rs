@@ -26,7 +26,7 @@ mod tsv;
 pub use csj::{CsjDecoder, CsjHeader};
 pub use csv::{CollectFields, CsvScanner, CsvSink, SkipFields};
 pub use error::{DecodeError, DecodeErrorKind};
-pub use jsonarray::{JsonArrayDecoder, first_element_keys};
+pub use jsonarray::{FirstElementKeys, JsonArrayDecoder, first_element_keys};
 pub use jsonl::{JsonlDecoder, KeyRules, first_object_keys};
 pub use lines::LineMap;
 pub use tsv::{TsvScanner, parse_text_header};

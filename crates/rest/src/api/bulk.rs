@@ -16,7 +16,7 @@ use crate::sql::write::{Payload, Returning, render};
 use bytes::BytesMut;
 use http::StatusCode;
 use sluice_formats::decode::{
-    DecodeError, JsonArrayDecoder, JsonlDecoder, KeyRules, first_element_keys, first_object_keys,
+    DecodeError, FirstElementKeys, JsonArrayDecoder, JsonlDecoder, KeyRules, first_object_keys,
 };
 use sluice_http::Response;
 use sluice_http::body::{BodyError, BodyReader};
@@ -165,12 +165,13 @@ async fn run(
     let query = &request.query;
     let prefer = &request.prefer;
     // The columns: `columns=`, else the first object's keys (or the CSV header), read ahead.
+    let mut first_keys = FirstElementKeys::default();
     let keys = loop {
         let found = match (&query.columns, &media) {
             (Some(columns), _) => Ok(Some(columns.clone())),
             (None, MediaType::Csv) => Ok(csv_header(&pending, eof)),
             (None, MediaType::JsonLines) => first_object_keys(&pending, eof),
-            (None, _) => first_element_keys(&pending, eof),
+            (None, _) => first_keys.find(&pending, eof),
         };
         match found.map_err(|e| decode_error(e, &media))? {
             Some(keys) => break keys,
