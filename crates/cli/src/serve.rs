@@ -175,8 +175,7 @@ async fn serve(
         resp_config.tls = settings.resp_tls()?;
         if let (Some(store_config), Some(url)) = (settings.resp_store_config(), &url) {
             // The keyspace is loaded before the listener opens: no client sees it half-loaded.
-            let pg =
-                sluice_pg::Config::parse(url).with_context(|| format!("the database URL {url}"))?;
+            let pg = sluice_pg::Config::parse(url).context(DATABASE_URL_UNREADABLE)?;
             let schema = store_config.schema.clone();
             let appendfsync = store_config.appendfsync;
             let store = sluice_resp_store::PgStore::open(&pg, store_config).await?;
@@ -348,12 +347,16 @@ async fn serve(
     Ok(())
 }
 
+/// What a database URL that does not parse is reported as. The URL itself is not quoted: it may
+/// hold a password, and the parse error names the option and the byte where it went wrong.
+const DATABASE_URL_UNREADABLE: &str = "the database URL ([database] url, -d or DATABASE_URL)";
+
 /// The primary's pool; with replicas its connections are named `sluice-primary` (unless the URL
 /// names them), so `pg_stat_activity` tells them from the replicas' `sluice-replica-<i>`.
 fn primary_pool(url: &str, settings: &Settings, with_replicas: bool) -> Result<Pool> {
     let mut config = sluice_pg::Config::parse(url)
         .map_err(anyhow::Error::new)
-        .with_context(|| format!("the database URL {url}"))?;
+        .context(DATABASE_URL_UNREADABLE)?;
     if with_replicas && config.application_name().is_none() {
         config.set_application_name(PRIMARY_APPLICATION_NAME);
     }
