@@ -8,6 +8,7 @@ mod grammar_props;
 mod jwt_claims;
 mod jwt_keys;
 mod openapi;
+mod outage;
 mod overload;
 mod read_your_writes;
 mod replica_faults;
