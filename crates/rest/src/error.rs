@@ -81,12 +81,14 @@ impl ApiError {
             return ApiError::from_db(db, authenticated);
         }
         if error.is_unavailable() {
+            // The driver's own text (host, port, the OS's error) is for the log only.
+            tracing::warn!(%error, "the database became unavailable under a request");
             return ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "PGRST001",
                 "Database client error. Retrying the connection.",
             )
-            .details(error.to_string());
+            .details(error.public_message());
         }
         tracing::warn!(%error, "database error without a server error");
         ApiError::new(
@@ -112,12 +114,15 @@ impl ApiError {
                 "PGRST003",
                 "Timed out acquiring connection from connection pool.",
             ),
-            _ => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "PGRST000",
-                "Could not connect with the database.",
-            )
-            .details(error.to_string()),
+            _ => {
+                tracing::warn!(%error, "no database connection for a request");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "PGRST000",
+                    "Could not connect with the database.",
+                )
+                .details(error.public_message())
+            }
         }
     }
 
