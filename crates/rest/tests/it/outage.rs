@@ -2,6 +2,7 @@
 //! login, or lacks the database of the URL, on a private cluster: PostgREST's 503 codes naming
 //! what failed, never the URL's password, PostgreSQL's host and port, the OS's error text or
 //! the driver's and pool's internals.
+#![allow(clippy::unwrap_used)]
 
 use sluice_embedded::testkit::TestServer;
 use sluice_embedded::{Cluster, ClusterOptions, private_cluster};
