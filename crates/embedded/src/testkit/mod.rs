@@ -15,6 +15,8 @@ use tokio::sync::oneshot;
 
 use crate::test_db::test_database;
 
+pub mod outage;
+
 /// A name unique in this process (`<prefix>_<pid>_<n>`), for the tables, schemas and databases
 /// of tests running in parallel.
 pub fn unique(prefix: &str) -> String {
