@@ -90,6 +90,24 @@ function ok(result, what) {
   assert.deepStrictEqual(r.data, [{ title: "A Wizard of Earthsea" }, { title: "The Dispossessed" }]);
   r = ok(await db.rpc("greet", { name: "js" }, { get: true }), "rpc get");
   assert.strictEqual(r.data, "Hello js!");
+  // rpc over a function returning TABLE (...): filters, select, order, limit and a count
+  // apply to its result columns, as Supabase apps chain them
+  r = ok(
+    await db
+      .rpc("titles_table", {}, { count: "exact" })
+      .select("title")
+      .gt("pages", 200)
+      .order("pages", { ascending: false })
+      .order("title")
+      .limit(2),
+    "rpc table filtered"
+  );
+  assert.deepStrictEqual(r.data, [{ title: "The Dispossessed" }, { title: "Good Omens" }]);
+  assert.strictEqual(r.count, 3);
+  r = ok(await db.rpc("page_counts").lt("page_counts", 200).order("page_counts"), "rpc setof scalar");
+  assert.deepStrictEqual(r.data, [162, 183]);
+  r = await db.rpc("titles_table").eq("nope", 1);
+  assert.strictEqual(r.error.code, "42703");
   r = await db.rpc("fail_politely", { message: "no" });
   assert.strictEqual(r.error.code, "P0001");
   assert.strictEqual(r.error.hint, "ask nicely");

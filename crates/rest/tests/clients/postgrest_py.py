@@ -46,6 +46,16 @@ with SyncPostgrestClient(url) as db:
     assert r.data == 42, r.data
     r = db.rpc("books_by", {"author": 2}).select("title").order("id").execute()
     assert [b["title"] for b in r.data] == ["Guards! Guards!", "Good Omens"], r.data
+    r = (
+        db.rpc("titles_table", {}, count="exact")
+        .select("title")
+        .gt("pages", 200)
+        .order("title")
+        .limit(2)
+        .execute()
+    )
+    assert r.data == [{"title": "Good Omens"}, {"title": "Guards! Guards!"}], r.data
+    assert r.count == 3, r.count
     r = db.rpc("stats", {}).execute()
     assert r.data == {"books": 5, "pages": 1262}, r.data
 
