@@ -1,17 +1,19 @@
 //! `/rpc/name`: the arguments from the query string (GET, read-only) or the body (POST), the
-//! overload they name, and the result in PostgREST's shape: a value, an array of values, rows
-//! filtered and embedded like a table, or one object for OUT parameters.
+//! overload they name, and the result read like a table's rows (filters, `select=`, `order=`,
+//! the page and the count on its columns) in PostgREST's shape: a value, an array of values,
+//! rows, or one object for OUT parameters.
 
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
-use crate::plan::call::{Arguments, ResultShape, plan_call};
+use crate::plan::call::{Arguments, CallPlan, ResultShape, plan_call};
 use crate::plan::write::payload_shape;
 use crate::plan::{ReadInput, plan_read};
-use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, SelectItem};
-use crate::schema::SchemaCache;
+use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount, SelectItem};
+use crate::schema::{SchemaCache, Table, Volatility};
 use crate::sql;
 use bytes::Bytes;
 use http::StatusCode;
+use serde::de::IgnoredAny;
 use sluice_http::Response;
 
 pub(super) async fn call(
@@ -37,6 +39,16 @@ pub(super) async fn call(
 pub(super) struct CallJob {
     pub statement: sql::Statement,
     pub shape: ResultShape,
+    /// The statements that count the rows, run before the call (`Prefer: count=`).
+    pub counts: Vec<sql::Statement>,
+    /// The page's first row (the query's offset, the Range header).
+    pub offset: u64,
+    /// The page's size when bounded (limit, Range, max_rows).
+    pub limit: Option<u64>,
+    pub count_preference: Option<PreferCount>,
+    /// The statement leaves the page out: the rows are counted as they are read, and only the
+    /// page's are sent.
+    pub count_rows: bool,
 }
 
 fn prepare(
@@ -80,10 +92,7 @@ fn prepare(
                 let keys = if body.iter().all(u8::is_ascii_whitespace) {
                     Vec::new()
                 } else {
-                    match payload_shape(&body) {
-                        Ok(shape) if !shape.is_array => shape.keys,
-                        _ => Vec::new(),
-                    }
+                    argument_names(&body)?
                 };
                 let arguments = if keys.is_empty() && body.iter().all(u8::is_ascii_whitespace) {
                     Arguments::None
@@ -133,34 +142,140 @@ fn prepare(
     )?;
     let star = [SelectItem::Star];
     let query = &request.query;
-    let read = match (&plan.shape, &plan.routine.returns_table) {
-        (ResultShape::Rows, Some(table_name)) => {
-            let table = cache
-                .tables
-                .get(table_name)
-                .ok_or_else(|| super::table_not_found(&table_name.schema, &table_name.name))?;
-            let input = ReadInput {
-                select: query.select.as_deref().unwrap_or(&star),
-                filters: &filters,
-                logic: &query.logic,
-                order: &query.order,
-                limit: &query.limit,
-                offset: &query.offset,
-                aggregates_enabled: api.config.aggregates_enabled,
-            };
-            Some(plan_read(cache, table, &input)?)
-        }
-        _ => None,
+    let input = ReadInput {
+        select: query.select.as_deref().unwrap_or(&star),
+        filters: &filters,
+        logic: &query.logic,
+        order: &query.order,
+        limit: &query.limit,
+        offset: &query.offset,
+        aggregates_enabled: api.config.aggregates_enabled,
     };
+    let mut read = plan_read(cache, result_relation(cache, &plan)?, &input)?;
+    let (offset, limit) = super::read::apply_page(api, request, &mut read);
     let body = match plan.arguments {
-        crate::plan::call::Arguments::Raw | crate::plan::call::Arguments::JsonObject { .. } => {
-            body_param
-        }
+        Arguments::Raw | Arguments::JsonObject { .. } => body_param,
         _ => None,
     };
-    let statement = sql::call::render(&plan, read.as_ref(), body);
+    let count_preference = request.prefer.count;
+    // A count statement calls the function a second time: fine for one that changes nothing,
+    // not for a volatile one (it would do its work twice). Those, and the functions returning
+    // one row, are counted as their rows are read instead, the page applied then: the function
+    // runs once, as in PostgREST's single statement. EXPLAIN runs nothing, so planned counts
+    // are always a statement.
+    let once = plan.routine.volatility == Volatility::Volatile
+        || matches!(plan.shape, ResultShape::Scalar | ResultShape::Object);
+    let count_rows = once
+        && matches!(
+            count_preference,
+            Some(PreferCount::Exact | PreferCount::Estimated)
+        );
+    let counts = match count_preference {
+        None => Vec::new(),
+        Some(PreferCount::Exact | PreferCount::Estimated) if count_rows => Vec::new(),
+        Some(PreferCount::Exact) => vec![sql::call::render_count(&plan, &read, body.clone(), None)],
+        Some(PreferCount::Planned) => {
+            vec![sql::call::render_explain(&plan, &read, body.clone())]
+        }
+        // An exact count while it stays within max_rows, else the planner's estimate.
+        Some(PreferCount::Estimated) => match api.config.max_rows {
+            Some(max) => vec![
+                sql::call::render_count(&plan, &read, body.clone(), Some(max + 1)),
+                sql::call::render_explain(&plan, &read, body.clone()),
+            ],
+            None => vec![sql::call::render_count(&plan, &read, body.clone(), None)],
+        },
+    };
+    if count_rows {
+        read.limit = None;
+        read.offset = None;
+    }
+    let statement = sql::call::render(&plan, &read, body);
     Ok(CallJob {
         statement,
         shape: plan.shape,
+        counts,
+        offset,
+        limit,
+        count_preference,
+        count_rows,
     })
+}
+
+/// The relation a call's result is read as: the table whose rows it returns (so they embed
+/// like the table's), else the function's own result columns.
+fn result_relation<'s>(cache: &'s SchemaCache, plan: &CallPlan<'s>) -> Result<&'s Table, ApiError> {
+    let routine = plan.routine;
+    match (&routine.returns_table, &routine.result) {
+        (Some(name), _) => cache
+            .tables
+            .get(name)
+            .ok_or_else(|| super::table_not_found(&name.schema, &name.name)),
+        (None, Some(result)) => Ok(result),
+        // The loader gives every routine one or the other.
+        (None, None) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "PGRSTX00",
+            format!(
+                "The schema cache has no result columns for the function {}",
+                routine.name
+            ),
+        )),
+    }
+}
+
+/// The argument names a JSON body gives: an object's keys. Other JSON (an array, a number, a
+/// string) names none and may go whole to a single unnamed json parameter; but an array of
+/// objects whose keys differ, or a body that is not JSON at all, is 400 PGRST102 before any
+/// function is looked for, as PostgREST parses the payload first.
+fn argument_names(body: &[u8]) -> Result<Vec<String>, ApiError> {
+    match payload_shape(body) {
+        Ok(shape) if shape.is_array => {
+            shape.require_matching_keys()?;
+            Ok(Vec::new())
+        }
+        Ok(shape) => Ok(shape.keys),
+        Err(error) => match serde_json::from_slice::<IgnoredAny>(body) {
+            Ok(_) => Ok(Vec::new()),
+            Err(_) => Err(error),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_bodies_name_arguments_or_are_refused() {
+        assert_eq!(
+            argument_names(br#"{"a": 1, "b": [2]}"#).unwrap(),
+            ["a", "b"]
+        );
+        // Other JSON names no argument: a single unnamed json parameter may take it whole.
+        for whole in [
+            &b"[1, 2]"[..],
+            b"\"x\"",
+            b"1",
+            b"null",
+            b"[]",
+            br#"[{"a": 1}, {"a": 2}]"#,
+        ] {
+            assert!(argument_names(whole).unwrap().is_empty());
+        }
+        for (bad, message) in [
+            (&b"nul"[..], "Empty or invalid json"),
+            (b"{\"a\": 1", "Empty or invalid json"),
+            (b"{} {}", "Empty or invalid json"),
+            (br#"[{"a": 1}, {"b": 2}]"#, "All object keys must match"),
+        ] {
+            let error = argument_names(bad).unwrap_err();
+            assert_eq!(
+                (error.status, error.code.as_str(), error.message.as_str()),
+                (StatusCode::BAD_REQUEST, "PGRST102", message),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
 }

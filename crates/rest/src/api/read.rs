@@ -45,6 +45,10 @@ struct ReadJob {
     /// A call that may write (POST): its answer is collected whole and carries the commit
     /// position, read after the commit in the same round trip.
     report_commit: bool,
+    /// The statement leaves the page out (a call that must run once): every row is read and
+    /// counted, only those of the page (`offset`, `limit`) are sent, and the count is the total.
+    /// Nothing is sent before the last row, as `Content-Range` needs the total.
+    count_rows: bool,
 }
 
 /// How a result becomes a body.
@@ -115,16 +119,17 @@ pub(super) async fn stream_call(
     let job = ReadJob {
         shape,
         context: target.context_statements(),
-        counts: Vec::new(),
+        counts: call.counts,
         main: call.statement,
         representation,
-        offset: 0,
-        limit: None,
-        count_preference: None,
+        offset: call.offset,
+        limit: call.limit,
+        count_preference: call.count_preference,
         max_rows: api.config.max_rows,
         bounded: false,
         named: target.named,
         report_commit: route == Route::Primary && api.lsn.report,
+        count_rows: call.count_rows,
     };
     respond(api, request, job, route).await
 }
@@ -375,21 +380,7 @@ fn plan_job(
         aggregates_enabled: api.config.aggregates_enabled,
     };
     let mut plan = plan_read(cache, table, &input)?;
-    // The top level's page: the query's limit and offset, the Range header, and max_rows.
-    let mut offset = plan.offset.unwrap_or(0);
-    let mut limit = plan.limit;
-    if let Some(range) = request.range {
-        offset = offset.max(range.offset);
-        if let Some(last) = range.last {
-            let size = last.saturating_sub(range.offset) + 1;
-            limit = Some(limit.map_or(size, |l| l.min(size)));
-        }
-    }
-    if let Some(max) = api.config.max_rows {
-        limit = Some(limit.map_or(max, |l| l.min(max)));
-    }
-    plan.limit = limit;
-    plan.offset = (offset > 0).then_some(offset);
+    let (offset, limit) = apply_page(api, request, &mut plan);
     let bounded = limit.is_some_and(|l| l <= SMALL_RESULT) || keyed_by_primary_key(&plan);
     let representation = response::negotiate(&request.accept)?;
     let count_preference = request.prefer.count;
@@ -419,7 +410,32 @@ fn plan_job(
         bounded,
         named: target.named,
         report_commit: false,
+        count_rows: false,
     })
+}
+
+/// Sets the top level's page from the query's limit and offset, the Range header (GET and
+/// HEAD) and max_rows; returns it as (offset, limit).
+pub(super) fn apply_page(
+    api: &RestApi,
+    request: &ApiRequest,
+    plan: &mut crate::plan::ReadPlan<'_>,
+) -> (u64, Option<u64>) {
+    let mut offset = plan.offset.unwrap_or(0);
+    let mut limit = plan.limit;
+    if let Some(range) = request.range {
+        offset = offset.max(range.offset);
+        if let Some(last) = range.last {
+            let size = last.saturating_sub(range.offset) + 1;
+            limit = Some(limit.map_or(size, |l| l.min(size)));
+        }
+    }
+    if let Some(max) = api.config.max_rows {
+        limit = Some(limit.map_or(max, |l| l.min(max)));
+    }
+    plan.limit = limit;
+    plan.offset = (offset > 0).then_some(offset);
+    (offset, limit)
 }
 
 /// Results of at most this many rows (by their limit) count as small.

@@ -84,6 +84,8 @@ pub enum RelationKind {
     MaterializedView,
     /// A foreign table (`f`).
     ForeignTable,
+    /// The rows of a function's result that is no table's row type (see [`Routine::result`]).
+    FunctionResult,
 }
 
 /// A table, view, materialized view or foreign table of an exposed schema.
@@ -260,7 +262,7 @@ pub enum ReturnType {
 }
 
 /// A function (or procedure) of an exposed schema; overloads are separate routines.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Routine {
     /// The routine's qualified name.
     pub name: QualifiedName,
@@ -273,6 +275,11 @@ pub struct Routine {
     /// When the return type is a table's row type (or `SETOF` it): that table, so the result
     /// can be embedded and filtered like it.
     pub returns_table: Option<QualifiedName>,
+    /// Otherwise, the result as a relation named after the function, whose columns a call's
+    /// filters, `select=` and `order=` name: the `OUT`/`INOUT`/`TABLE` columns, a composite
+    /// type's fields, or for a scalar (single or `SETOF`) one column named after the function
+    /// (as PostgreSQL names it in `SELECT * FROM f()`). `None` with `returns_table`.
+    pub result: Option<Table>,
     /// Whether the return type is a composite (a table's or `OUT` parameters'), so the result
     /// has columns.
     pub returns_composite: bool,

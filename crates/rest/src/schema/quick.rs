@@ -368,10 +368,18 @@ pub async fn load(
                     pg_catalog.format_type(p.prorettype, NULL), p.proretset, p.provolatile::text, \
                     p.prokind::text, t.typtype::text, t.typrelid, \
                     coalesce((SELECT array_agg(pg_catalog.format_type(x, NULL)) \
-                              FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) x), '{}') \
+                              FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) x), '{}'), \
+                    coalesce(f.names, '{}'), coalesce(f.types, '{}'), coalesce(f.type_names, '{}') \
              FROM pg_catalog.pg_proc p \
              JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
              JOIN pg_catalog.pg_type t ON t.oid = p.prorettype \
+             LEFT JOIN LATERAL ( \
+               SELECT array_agg(a.attname::text ORDER BY a.attnum) AS names, \
+                      array_agg(a.atttypid ORDER BY a.attnum)::oid[] AS types, \
+                      array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) \
+                                ORDER BY a.attnum) AS type_names \
+               FROM pg_catalog.pg_attribute a \
+               WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) f ON TRUE \
              WHERE n.nspname = ANY($1::text[]) AND p.prokind IN ('f', 'p')",
             &[&list],
         )
@@ -384,11 +392,19 @@ pub async fn load(
         let defaults: i16 = row.get(6)?;
         let variadic: bool = row.get(7)?;
         let mut params = Vec::new();
-        let mut out_params = 0;
+        // The OUT, INOUT and TABLE columns, named as `SELECT * FROM f()` names them.
+        let mut out_columns = Vec::new();
         for (i, type_oid) in types.iter().enumerate() {
             let mode = modes.get(i).map(String::as_str).unwrap_or("i");
+            if matches!(mode, "o" | "b" | "t") {
+                let name = match names.get(i) {
+                    Some(name) if !name.is_empty() => name.clone(),
+                    _ => format!("column{}", out_columns.len() + 1),
+                };
+                let type_name = type_names.get(i).cloned().unwrap_or_default();
+                out_columns.push(result_column(name, *type_oid, type_name));
+            }
             if mode == "o" || mode == "t" {
-                out_params += 1;
                 continue;
             }
             params.push(RoutineParam {
@@ -410,10 +426,47 @@ pub async fn load(
         let typtype: &str = row.get(13)?;
         let typrelid: u32 = row.get(14)?;
         let returns_table = by_oid.get(&typrelid).cloned();
-        let composite = typtype == "c"
-            || (ret_name == "record" && out_params > 0)
-            || (setof && ret_name == "record");
+        // A single OUT (or TABLE) column makes the return type that column's, yet the result
+        // is still a row with it (PostgREST answers {"num_plus_one": 6}).
+        let composite =
+            typtype == "c" || !out_columns.is_empty() || (setof && ret_name == "record");
         let name = QualifiedName::new(row.get::<&str>(0)?, row.get::<&str>(1)?);
+        let columns = if returns_table.is_some() {
+            None
+        } else if !out_columns.is_empty() {
+            Some(out_columns)
+        } else if typtype == "c" {
+            let field_names: Vec<String> = row.get(16)?;
+            let field_types: Vec<u32> = row.get(17)?;
+            let field_type_names: Vec<String> = row.get(18)?;
+            Some(
+                field_names
+                    .into_iter()
+                    .zip(field_types)
+                    .zip(field_type_names)
+                    .map(|((name, oid), type_name)| result_column(name, oid, type_name))
+                    .collect(),
+            )
+        } else if composite {
+            // SETOF record without OUT parameters: its columns are known only to the call.
+            Some(Vec::new())
+        } else {
+            Some(vec![result_column(
+                name.name.clone(),
+                ret_oid,
+                ret_name.clone(),
+            )])
+        };
+        let result = columns.map(|columns| Table {
+            name: name.clone(),
+            kind: RelationKind::FunctionResult,
+            description: None,
+            columns,
+            primary_key: Vec::new(),
+            insertable: false,
+            updatable: false,
+            deletable: false,
+        });
         cache
             .routines
             .entry(name.clone())
@@ -434,6 +487,7 @@ pub async fn load(
                     }
                 },
                 returns_table,
+                result,
                 returns_composite: composite,
                 volatility: match row.get::<&str>(11)? {
                     "i" => Volatility::Immutable,
@@ -444,4 +498,20 @@ pub async fn load(
             });
     }
     Ok(cache)
+}
+
+/// A column of a function's result: nullable, without default, writable by nobody.
+fn result_column(name: String, type_oid: u32, type_name: String) -> Column {
+    Column {
+        name,
+        type_oid,
+        base_type_name: type_name.clone(),
+        type_name,
+        nullable: true,
+        default: None,
+        generated: false,
+        max_length: None,
+        enum_values: Vec::new(),
+        description: None,
+    }
 }

@@ -1,21 +1,51 @@
 //! The SQL of a function call: the call with its arguments (named, from a JSON body through
 //! `json_to_record` typed from the catalog, from query-string values cast to the parameters'
-//! types, or the raw body), then its result read like a table, as a scalar or as rows.
+//! types, or the raw body) as a FROM item, read like a table's rows by a read plan over the
+//! function's result columns: filtered, ordered, paged and counted.
 
-use super::read::render_over;
+use super::read::{render_count_over, render_explain_over, render_over};
 use super::{Statement, array_literal};
 use crate::plan::ReadPlan;
 use crate::plan::call::{Arguments, CallPlan, ResultShape};
 use crate::schema::RoutineParam;
 use sluice_pg::sql::{push_ident, qualified};
 
-/// The statement of the call; `body` is the JSON object (or the raw body) when there is one.
-/// `read` plans the rows of a function returning a table's rows.
-pub fn render(plan: &CallPlan<'_>, read: Option<&ReadPlan<'_>>, body: Option<String>) -> Statement {
+/// The statement of the call, its result read as `read` plans; `body` is the JSON object (or
+/// the raw body) when there is one.
+pub fn render(plan: &CallPlan<'_>, read: &ReadPlan<'_>, body: Option<String>) -> Statement {
+    let (st, source) = source(plan, body);
+    render_over(st, read, &source)
+}
+
+/// The count of the rows `read`'s top level gives without its page (see
+/// [`super::read::render_count`]). It calls the function again: only for functions that change
+/// nothing.
+pub fn render_count(
+    plan: &CallPlan<'_>,
+    read: &ReadPlan<'_>,
+    body: Option<String>,
+    at_most: Option<u64>,
+) -> Statement {
+    let (st, source) = source(plan, body);
+    render_count_over(st, read, Some(&source), at_most)
+}
+
+/// The planner's estimate of the rows `read`'s top level gives without its page; EXPLAIN does
+/// not run the function.
+pub fn render_explain(plan: &CallPlan<'_>, read: &ReadPlan<'_>, body: Option<String>) -> Statement {
+    let (st, source) = source(plan, body);
+    render_explain_over(st, read, Some(&source))
+}
+
+/// The call as a FROM item (SQL text) and the statement holding the parameters it uses: the
+/// function's rows, or for a scalar (single or SETOF) its value(s) as one column named after
+/// the function, the column the read plan names.
+fn source(plan: &CallPlan<'_>, body: Option<String>) -> (Statement, String) {
     let mut st = Statement::new();
     let routine = plan.routine;
     let function = qualified(&routine.name.schema, &routine.name.name);
-    let scalar = matches!(plan.shape, ResultShape::Scalar | ResultShape::ScalarSet);
+    let scalar = matches!(plan.shape, ResultShape::Scalar | ResultShape::ScalarSet)
+        .then_some(routine.name.name.as_str());
     let mut source = String::new();
     match &plan.arguments {
         Arguments::JsonObject { keys } => {
@@ -27,12 +57,14 @@ pub fn render(plan: &CallPlan<'_>, read: Option<&ReadPlan<'_>>, body: Option<Str
                 .filter(|p| keys.contains(&p.name))
                 .collect();
             source.push_str("(SELECT ");
-            if scalar {
+            if let Some(column) = scalar {
                 call(&mut source, &function, &given, |out, p| {
                     out.push_str("\"pgrst_body\".");
                     push_ident(out, &p.name);
                 });
-                source.push_str(" AS \"pgrst_scalar\" FROM ");
+                source.push_str(" AS ");
+                push_ident(&mut source, column);
+                source.push_str(" FROM ");
                 body_record(&mut source, &param, &given);
             } else {
                 source.push_str("\"pgrst_call\".* FROM ");
@@ -90,33 +122,20 @@ pub fn render(plan: &CallPlan<'_>, read: Option<&ReadPlan<'_>>, body: Option<Str
             wrap(&mut source, &format!("{function}()"), scalar);
         }
     }
-    match (plan.shape, read) {
-        (ResultShape::Rows, Some(read)) => render_over(st, read, &source),
-        (ResultShape::Scalar | ResultShape::ScalarSet, _) => {
-            st.push("SELECT \"pgrst_call\".\"pgrst_scalar\" AS ")
-                .ident(&routine.name.name)
-                .push(" FROM ")
-                .push(&source)
-                .push(" AS \"pgrst_call\"");
-            st
-        }
-        _ => {
-            st.push("SELECT * FROM ")
-                .push(&source)
-                .push(" AS \"pgrst_call\"");
-            st
-        }
-    }
+    (st, source)
 }
 
-/// A call as a FROM item: the function's rows, or its value(s) as the column `pgrst_scalar`.
-fn wrap(source: &mut String, call: &str, scalar: bool) {
-    if scalar {
-        source.push_str("(SELECT ");
-        source.push_str(call);
-        source.push_str(" AS \"pgrst_scalar\")");
-    } else {
-        source.push_str(call);
+/// A call as a FROM item: the function's rows, or its value(s) as the column `scalar` names.
+fn wrap(source: &mut String, call: &str, scalar: Option<&str>) {
+    match scalar {
+        Some(column) => {
+            source.push_str("(SELECT ");
+            source.push_str(call);
+            source.push_str(" AS ");
+            push_ident(source, column);
+            source.push(')');
+        }
+        None => source.push_str(call),
     }
 }
 

@@ -33,7 +33,22 @@ pub fn render_over(st: Statement, plan: &ReadPlan<'_>, source: &str) -> Statemen
 /// `SELECT count(*)` of the rows `plan`'s top level would return without its page; with
 /// `at_most`, counting stops after that many rows.
 pub fn render_count(plan: &ReadPlan<'_>, at_most: Option<u64>) -> Statement {
-    let mut r = Renderer::default();
+    render_count_over(Statement::new(), plan, None, at_most)
+}
+
+/// [`render_count`] appended to `st`, with `source` (see [`render_over`]) in place of the top
+/// level's relation when given.
+pub fn render_count_over(
+    st: Statement,
+    plan: &ReadPlan<'_>,
+    source: Option<&str>,
+    at_most: Option<u64>,
+) -> Statement {
+    let mut r = Renderer {
+        st,
+        next: 0,
+        root_source: source.map(str::to_string),
+    };
     let alias = r.alias("t");
     r.st.push("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ");
     r.relation(plan, &alias, None, true);
@@ -47,7 +62,17 @@ pub fn render_count(plan: &ReadPlan<'_>, at_most: Option<u64>) -> Statement {
 /// `EXPLAIN (FORMAT JSON)` of the rows `plan`'s top level would return without its page: the
 /// planner's estimate of their number ("Plan Rows").
 pub fn render_explain(plan: &ReadPlan<'_>) -> Statement {
-    let mut r = Renderer::default();
+    render_explain_over(Statement::new(), plan, None)
+}
+
+/// [`render_explain`] appended to `st`, with `source` (see [`render_over`]) in place of the top
+/// level's relation when given.
+pub fn render_explain_over(st: Statement, plan: &ReadPlan<'_>, source: Option<&str>) -> Statement {
+    let mut r = Renderer {
+        st,
+        next: 0,
+        root_source: source.map(str::to_string),
+    };
     let alias = r.alias("t");
     r.st.push("EXPLAIN (FORMAT JSON) SELECT 1 FROM ");
     r.relation(plan, &alias, None, true);

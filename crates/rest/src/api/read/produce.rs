@@ -290,20 +290,8 @@ async fn produce_on(
         };
         (before, Source::Stream(rows), shaping)
     };
-    let total = total_of(job, &before);
-    if let Some(total) = total
-        && job.offset > 0
-        && job.offset >= total
-    {
-        let error = ApiError::new(
-            StatusCode::RANGE_NOT_SATISFIABLE,
-            "PGRST103",
-            "Requested range not satisfiable",
-        )
-        .details(format!(
-            "An offset of {} was requested, but there are only {total} rows.",
-            job.offset
-        ));
+    let mut total = total_of(job, &before);
+    if let Some(error) = past_the_end(job, total) {
         let _ = sender.fail(error).await;
         return Attempt::Done;
     }
@@ -317,6 +305,9 @@ async fn produce_on(
         encoder.begin(&mut buf);
     }
     let mut value_rows: u64 = 0;
+    // Every row read; with `count_rows`, those outside the page are skipped.
+    let mut read: u64 = 0;
+    let page_end = job.limit.map(|limit| job.offset.saturating_add(limit));
     loop {
         let block = match rows.next_block().await {
             Ok(Some(block)) => block,
@@ -332,9 +323,14 @@ async fn produce_on(
             }
         };
         for row in block.iter() {
+            let index = read;
+            read += 1;
+            if job.count_rows && (index < job.offset || page_end.is_some_and(|end| index >= end)) {
+                continue;
+            }
             if values {
                 if job.shape == Shape::Scalar && value_rows >= 1 {
-                    break;
+                    continue;
                 }
                 if value_rows > 0 {
                     buf.push(b',');
@@ -373,7 +369,7 @@ async fn produce_on(
             } else {
                 encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
             }
-            if buf.len() >= CHUNK {
+            if buf.len() >= CHUNK && !job.count_rows {
                 if !sender.started() {
                     sender.set_head(ReadHead {
                         shaping: shaping.clone(),
@@ -391,6 +387,13 @@ async fn produce_on(
             }
         }
     }
+    if job.count_rows {
+        total = Some(read);
+        if let Some(error) = past_the_end(job, total) {
+            let _ = sender.fail(error).await;
+            return Attempt::Done;
+        }
+    }
     let rows_sent = if values { value_rows } else { encoder.rows() };
     if values {
         match job.shape {
@@ -398,6 +401,9 @@ async fn produce_on(
             _ if value_rows == 0 => buf.extend_from_slice(b"null"),
             _ => {}
         }
+    } else if job.shape == Shape::OutObject && rows_sent == 0 {
+        // OUT parameters whose row a filter (or the page) left out: PostgREST's null.
+        buf.extend_from_slice(b"null");
     } else if single {
         if rows_sent != 1 {
             let _ = sender.fail(not_single(rows_sent)).await;
@@ -418,4 +424,20 @@ async fn produce_on(
     }
     sender.finish(Bytes::from(buf)).await;
     Attempt::Done
+}
+
+/// 416 PGRST103 for an offset at or past the end of a counted result.
+fn past_the_end(job: &ReadJob, total: Option<u64>) -> Option<ApiError> {
+    let total = total?;
+    (job.offset > 0 && job.offset >= total).then(|| {
+        ApiError::new(
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "PGRST103",
+            "Requested range not satisfiable",
+        )
+        .details(format!(
+            "An offset of {} was requested, but there are only {total} rows.",
+            job.offset
+        ))
+    })
 }
