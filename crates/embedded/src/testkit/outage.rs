@@ -163,7 +163,8 @@ impl OutageCluster {
     }
 
     /// Fails the test when `text`, an answer to a client, shows the password, the role, the
-    /// cluster's port or directory, or anything of [`NEVER_SHOWN`].
+    /// cluster's port or directory, or any of the words every answer is checked for (the host,
+    /// a URL, the OS's error text, the pool's counters, Debug output).
     pub fn assert_no_internals(&self, what: &str, text: &str) {
         let port = self.cluster.port().to_string();
         let data_dir = self.cluster.data_dir().to_string_lossy().into_owned();
