@@ -271,20 +271,26 @@ impl From<crate::config::ConfigError> for Error {
 /// The driver's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A server's error as the driver reads it off the wire, for the tests of this module's files.
+#[cfg(test)]
+pub(crate) fn server_error_for_test(severity: &str, code: &str, message: &str) -> Error {
+    use crate::protocol::backend::{Message, parse};
+    let body = format!("S{severity}\0V{severity}\0C{code}\0M{message}\0\0");
+    let mut bytes = vec![b'E'];
+    bytes.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    bytes.extend_from_slice(body.as_bytes());
+    let Ok(Some((Message::ErrorResponse(fields), _))) = parse(&bytes) else {
+        panic!("not an error")
+    };
+    Error::db(DbError::from_fields(&fields))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::backend::{Message, parse};
 
     fn server_error(code: &str) -> Error {
-        let body = format!("SERROR\0VERROR\0C{code}\0Mm\0\0");
-        let mut bytes = vec![b'E'];
-        bytes.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-        bytes.extend_from_slice(body.as_bytes());
-        let Some((Message::ErrorResponse(fields), _)) = parse(&bytes).unwrap() else {
-            panic!("not an error")
-        };
-        Error::db(DbError::from_fields(&fields))
+        server_error_for_test("ERROR", code, "m")
     }
 
     #[test]

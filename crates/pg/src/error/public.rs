@@ -61,18 +61,9 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::DbError;
-    use crate::protocol::backend::{Message, parse};
 
     fn server_error(code: &str, message: &str) -> Error {
-        let body = format!("SFATAL\0VFATAL\0C{code}\0M{message}\0\0");
-        let mut bytes = vec![b'E'];
-        bytes.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-        bytes.extend_from_slice(body.as_bytes());
-        let Some((Message::ErrorResponse(fields), _)) = parse(&bytes).unwrap() else {
-            panic!("not an error")
-        };
-        Error::db(DbError::from_fields(&fields))
+        super::super::server_error_for_test("FATAL", code, message)
     }
 
     #[test]
