@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::plan::call::{Arguments, CallPlan, ResultShape, plan_call};
 use crate::plan::write::payload_shape;
 use crate::plan::{ReadInput, plan_read};
-use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount, SelectItem};
+use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount};
 use crate::schema::{SchemaCache, Table, Volatility};
 use crate::sql;
 use bytes::Bytes;
@@ -140,17 +140,7 @@ fn prepare(
         raw_type,
         read_only,
     )?;
-    let star = [SelectItem::Star];
-    let query = &request.query;
-    let input = ReadInput {
-        select: query.select.as_deref().unwrap_or(&star),
-        filters: &filters,
-        logic: &query.logic,
-        order: &query.order,
-        limit: &query.limit,
-        offset: &query.offset,
-        aggregates_enabled: api.config.aggregates_enabled,
-    };
+    let input = ReadInput::of_query(&request.query, &filters, api.config.aggregates_enabled);
     let mut read = plan_read(cache, result_relation(cache, &plan)?, &input)?;
     let (offset, limit) = super::read::apply_page(api, request, &mut read);
     let body = match plan.arguments {

@@ -4,7 +4,7 @@
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::{ReadInput, plan_read};
-use crate::request::{ApiRequest, Method, PathFilter, PreferCount, SelectItem};
+use crate::request::{ApiRequest, Method, PathFilter, PreferCount};
 use crate::response::composite::RecordLayout;
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::SchemaCache;
@@ -368,17 +368,7 @@ fn plan_job(
     let table = cache
         .table(&target.schema, &target.name)
         .ok_or_else(|| super::table_not_found(&target.schema, &target.name))?;
-    let star = [SelectItem::Star];
-    let query = &request.query;
-    let input = ReadInput {
-        select: query.select.as_deref().unwrap_or(&star),
-        filters,
-        logic: &query.logic,
-        order: &query.order,
-        limit: &query.limit,
-        offset: &query.offset,
-        aggregates_enabled: api.config.aggregates_enabled,
-    };
+    let input = ReadInput::of_query(&request.query, filters, api.config.aggregates_enabled);
     let mut plan = plan_read(cache, table, &input)?;
     let (offset, limit) = apply_page(api, request, &mut plan);
     let bounded = limit.is_some_and(|l| l <= SMALL_RESULT) || keyed_by_primary_key(&plan);

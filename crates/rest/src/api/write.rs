@@ -11,7 +11,7 @@ use crate::plan::write::{
 use crate::plan::{Condition, ReadInput, plan_read};
 use crate::request::{
     ApiRequest, MediaType, Method, Operation, Operator, PathFilter, PreferHandling, PreferMissing,
-    PreferResolution, PreferReturn, SelectItem,
+    PreferResolution, PreferReturn,
 };
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
@@ -125,17 +125,7 @@ pub(super) fn prepare<'c>(
     let returns = prefer.return_.unwrap_or(PreferReturn::Minimal);
     let query = &request.query;
     // Filters, order and limit as a read plan of the table's level: the write reuses them.
-    let star = [SelectItem::Star];
-    let select = query.select.as_deref().unwrap_or(&star);
-    let read_input = ReadInput {
-        select,
-        filters: &filters,
-        logic: &query.logic,
-        order: &query.order,
-        limit: &query.limit,
-        offset: &query.offset,
-        aggregates_enabled: api.config.aggregates_enabled,
-    };
+    let read_input = ReadInput::of_query(query, &filters, api.config.aggregates_enabled);
     let read = plan_read(cache, table, &read_input)?;
     let needs_body = matches!(request.method, Method::Post | Method::Patch | Method::Put);
     let (payload, payload_is_array, keys) = if needs_body {

@@ -5,7 +5,7 @@ use super::embed;
 use crate::error::ApiError;
 use crate::request::{
     Aggregate, Direction, EmbedPath, Field, JoinType, JsonKey, JsonStep, LogicOperator, LogicTree,
-    Nulls, Operation, OrderTerm, PathFilter, SelectItem,
+    Nulls, Operation, OrderTerm, PathFilter, QueryParams, SelectItem,
 };
 use crate::schema::{Column, Relationship, SchemaCache, Table};
 use http::StatusCode;
@@ -204,7 +204,27 @@ pub struct ReadInput<'r> {
     pub aggregates_enabled: bool,
 }
 
+/// `select=*`, what a request without `select=` reads.
+static SELECT_ALL: [SelectItem; 1] = [SelectItem::Star];
+
 impl<'r> ReadInput<'r> {
+    /// A request's read parameters with the `filters` the planner took from them.
+    pub fn of_query(
+        query: &'r QueryParams,
+        filters: &'r [PathFilter],
+        aggregates_enabled: bool,
+    ) -> ReadInput<'r> {
+        ReadInput {
+            select: query.select.as_deref().unwrap_or(&SELECT_ALL),
+            filters,
+            logic: &query.logic,
+            order: &query.order,
+            limit: &query.limit,
+            offset: &query.offset,
+            aggregates_enabled,
+        }
+    }
+
     /// The rows a write returns, read back: `select` and `order` only, no filters or page.
     pub fn written(
         select: &'r [SelectItem],
