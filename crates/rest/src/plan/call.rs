@@ -39,9 +39,10 @@ pub enum ResultShape {
     Scalar,
     /// `SETOF scalar`: a JSON array of values.
     ScalarSet,
-    /// A table's row type (single or SETOF) or `RETURNS TABLE`: rows, like a table.
+    /// `SETOF` a table's row type or a composite, or `RETURNS TABLE`: rows, like a table.
     Rows,
-    /// `OUT`/`INOUT` parameters (not SETOF): one JSON object.
+    /// One row (not SETOF): a table's row type, a composite or `OUT`/`INOUT` parameters: one
+    /// JSON object.
     Object,
 }
 
@@ -127,7 +128,7 @@ pub fn plan_call<'s>(
     let shape = match (&routine.returns, routine.returns_composite) {
         (ReturnType::SetOf { .. }, true) => ResultShape::Rows,
         (ReturnType::SetOf { .. }, false) => ResultShape::ScalarSet,
-        (ReturnType::Single { .. }, true) if routine.returns_table.is_some() => ResultShape::Rows,
+        // One row, of a table's type or of OUT parameters: one object, as PostgREST answers.
         (ReturnType::Single { .. }, true) => ResultShape::Object,
         (ReturnType::Single { .. }, false) => ResultShape::Scalar,
     };
