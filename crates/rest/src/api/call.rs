@@ -14,6 +14,7 @@ use crate::sql;
 use bytes::Bytes;
 use http::StatusCode;
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use sluice_http::Response;
 
 pub(super) async fn call(
@@ -78,6 +79,9 @@ fn prepare(
             filters.push(request::parse_filter(key, value)?);
         }
     }
+    // An array of objects gives the first one's arguments, as PostgREST takes them; a single
+    // unnamed json parameter still gets the body whole.
+    let mut first_object = None;
     let (arguments, raw_type, body_param) = if read_only {
         let arguments = if text_args.is_empty() {
             Arguments::None
@@ -89,12 +93,14 @@ fn prepare(
         match request.content_type.as_ref().unwrap_or(&MediaType::Json) {
             MediaType::Json | MediaType::Any => {
                 let text = String::from_utf8_lossy(&body).into_owned();
-                let keys = if body.iter().all(u8::is_ascii_whitespace) {
-                    Vec::new()
+                let blank = body.iter().all(u8::is_ascii_whitespace);
+                let (keys, first) = if blank {
+                    (Vec::new(), None)
                 } else {
                     argument_names(&body)?
                 };
-                let arguments = if keys.is_empty() && body.iter().all(u8::is_ascii_whitespace) {
+                first_object = first;
+                let arguments = if keys.is_empty() && blank {
                     Arguments::None
                 } else {
                     Arguments::JsonObject { keys }
@@ -144,7 +150,8 @@ fn prepare(
     let mut read = plan_read(cache, result_relation(cache, &plan)?, &input)?;
     let (offset, limit) = super::read::apply_page(api, request, &mut read);
     let body = match plan.arguments {
-        Arguments::Raw | Arguments::JsonObject { .. } => body_param,
+        Arguments::JsonObject { .. } => first_object.or(body_param),
+        Arguments::Raw => body_param,
         _ => None,
     };
     let count_preference = request.prefer.count;
@@ -214,19 +221,24 @@ fn result_relation<'s>(cache: &'s SchemaCache, plan: &CallPlan<'s>) -> Result<&'
     }
 }
 
-/// The argument names a JSON body gives: an object's keys. Other JSON (an array, a number, a
-/// string) names none and may go whole to a single unnamed json parameter; but an array of
-/// objects whose keys differ, or a body that is not JSON at all, is 400 PGRST102 before any
-/// function is looked for, as PostgREST parses the payload first.
-fn argument_names(body: &[u8]) -> Result<Vec<String>, ApiError> {
+/// The argument names a JSON body gives: an object's keys, or for an array of objects the first
+/// one's, with that object's text (the arguments PostgREST takes). Other JSON (an array of
+/// values, a number, a string) names none and may go whole to a single unnamed json parameter;
+/// but an array of objects whose keys differ, or a body that is not JSON at all, is 400
+/// PGRST102 before any function is looked for, as PostgREST parses the payload first.
+fn argument_names(body: &[u8]) -> Result<(Vec<String>, Option<String>), ApiError> {
     match payload_shape(body) {
         Ok(shape) if shape.is_array => {
             shape.require_matching_keys()?;
-            Ok(Vec::new())
+            let first = serde_json::from_slice::<Vec<&RawValue>>(body)
+                .ok()
+                .and_then(|elements| elements.first().map(|e| e.get().to_owned()))
+                .filter(|first| first.starts_with('{'));
+            Ok((shape.keys, first))
         }
-        Ok(shape) => Ok(shape.keys),
+        Ok(shape) => Ok((shape.keys, None)),
         Err(error) => match serde_json::from_slice::<IgnoredAny>(body) {
-            Ok(_) => Ok(Vec::new()),
+            Ok(_) => Ok((Vec::new(), None)),
             Err(_) => Err(error),
         },
     }
@@ -240,18 +252,16 @@ mod tests {
     fn json_bodies_name_arguments_or_are_refused() {
         assert_eq!(
             argument_names(br#"{"a": 1, "b": [2]}"#).unwrap(),
-            ["a", "b"]
+            (vec!["a".to_string(), "b".to_string()], None)
+        );
+        // An array of objects: the first one's names and text.
+        assert_eq!(
+            argument_names(br#"[ {"a": 1.50}, {"a": 2}]"#).unwrap(),
+            (vec!["a".to_string()], Some(r#"{"a": 1.50}"#.to_string()))
         );
         // Other JSON names no argument: a single unnamed json parameter may take it whole.
-        for whole in [
-            &b"[1, 2]"[..],
-            b"\"x\"",
-            b"1",
-            b"null",
-            b"[]",
-            br#"[{"a": 1}, {"a": 2}]"#,
-        ] {
-            assert!(argument_names(whole).unwrap().is_empty());
+        for whole in [&b"[1, 2]"[..], b"\"x\"", b"1", b"null", b"[]"] {
+            assert_eq!(argument_names(whole).unwrap(), (Vec::new(), None));
         }
         for (bad, message) in [
             (&b"nul"[..], "Empty or invalid json"),
