@@ -1,0 +1,55 @@
+-- Cases ported from PostgREST's own test suite (test/spec/Feature/Query/*Spec.hs), each
+-- answer as PostgREST's spec states it; a small fixture of a few of its tables, written here.
+CREATE TABLE items (id bigserial PRIMARY KEY);
+INSERT INTO items SELECT generate_series(1, 15);
+CREATE FUNCTION always_true(items) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT true';
+CREATE FUNCTION anti_id(items) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT $1.id * -1';
+
+CREATE TABLE simple_pk (k varchar PRIMARY KEY, extra varchar NOT NULL);
+INSERT INTO simple_pk VALUES ('xyyx', 'u'), ('xYYx', 'v');
+
+CREATE TABLE no_pk (a varchar, b varchar);
+INSERT INTO no_pk VALUES (NULL, NULL), ('1', '0'), ('2', '0');
+
+CREATE TABLE nullable_integer (a int);
+INSERT INTO nullable_integer VALUES (NULL);
+
+CREATE TABLE chores (id int PRIMARY KEY, name text, done bool);
+INSERT INTO chores VALUES (1, 'take out the garbage', true), (2, 'do the laundry', false),
+  (3, 'wash the dishes', NULL);
+
+CREATE TABLE tsearch (text_search_vector tsvector);
+INSERT INTO tsearch VALUES (to_tsvector('english', 'It''s kind of fun to do the impossible')),
+  (to_tsvector('english', 'But also fun to do what is possible')),
+  (to_tsvector('english', 'Fat cats ate rats')),
+  (to_tsvector('french', 'C''est un peu amusant de faire l''impossible')),
+  (to_tsvector('german', 'Es ist eine Art Spaß, das Unmögliche zu machen'));
+
+CREATE TABLE complex_items (id bigint NOT NULL, name text, settings json, arr_data int[],
+  "field-with_sep" int NOT NULL DEFAULT 1);
+INSERT INTO complex_items VALUES (1, 'One', '{"foo":{"int":1,"bar":"baz"}}', '{1}', DEFAULT),
+  (2, 'Two', '{"foo":{"int":1,"bar":"baz"}}', '{1,2}', DEFAULT),
+  (3, 'Three', '{"foo":{"int":1,"bar":"baz"}}', '{1,2,3}', 3);
+
+CREATE TABLE clients (id int PRIMARY KEY, name text NOT NULL);
+INSERT INTO clients VALUES (1, 'Microsoft'), (2, 'Apple');
+CREATE TABLE projects (id int PRIMARY KEY, name text NOT NULL,
+  client_id int CONSTRAINT client REFERENCES clients (id));
+INSERT INTO projects VALUES (1, 'Windows 7', 1), (2, 'Windows 10', 1), (3, 'IOS', 2),
+  (4, 'OSX', 2), (5, 'Orphan', NULL);
+CREATE TABLE tasks (id int PRIMARY KEY, name text NOT NULL,
+  project_id int CONSTRAINT project REFERENCES projects (id));
+INSERT INTO tasks VALUES (1, 'Design w7', 1), (2, 'Code w7', 1), (3, 'Design w10', 2),
+  (4, 'Code w10', 2), (5, 'Design IOS', 3), (6, 'Code IOS', 3), (7, 'Design OSX', 4),
+  (8, 'Code OSX', 4);
+CREATE TABLE users (id int PRIMARY KEY, name text NOT NULL);
+INSERT INTO users VALUES (1, 'Angela Martin'), (2, 'Michael Scott'), (3, 'Dwight Schrute');
+CREATE TABLE users_tasks (user_id int NOT NULL REFERENCES users (id),
+  task_id int NOT NULL REFERENCES tasks (id), PRIMARY KEY (task_id, user_id));
+INSERT INTO users_tasks VALUES (1, 1), (1, 2), (1, 3), (1, 4), (2, 5), (2, 6), (2, 7), (3, 1),
+  (3, 5);
+
+CREATE TABLE w_or_wo_comma_names (name text);
+INSERT INTO w_or_wo_comma_names VALUES ('Hebdon, John'), ('Williams, Mary'), ('Smith, Joseph'),
+  ('David White'), ('Larry Thompson'), ('Double O Seven(007)'), ('"'),
+  ('Double"Quote"McGraw"'), ('\');
