@@ -250,35 +250,49 @@ fn quoted(cur: &mut Cursor<'_>) -> Result<String, ApiError> {
     Err(filter_error(cur, "the closing '\"'"))
 }
 
-/// `(a,"b,c",d)`.
+/// `(a,"b,c",d)`, as PostgREST reads it: spaces after `(` are skipped, a quoted value not closed
+/// or not followed by `,` or `)` is taken as written (`in.(")`), and `( )` is the empty list.
 fn list(cur: &mut Cursor<'_>) -> Result<Vec<String>, ApiError> {
     if !cur.eat('(') {
         return Err(filter_error(cur, "\"(\" starting the list"));
     }
+    while cur.eat(' ') || cur.eat('\t') {}
     let mut items = Vec::new();
     if cur.eat(')') {
         return Ok(items);
     }
     loop {
-        let item = if cur.peek() == Some('"') {
-            quoted(cur)?
-        } else {
-            let item: String = cur
-                .rest()
-                .chars()
-                .take_while(|c| *c != ',' && *c != ')')
-                .collect();
-            cur.pos += item.len();
-            item
-        };
-        items.push(item);
+        items.push(list_item(cur));
         if cur.eat(')') {
+            if items.len() == 1 && items.first().is_some_and(String::is_empty) {
+                items.clear();
+            }
             return Ok(items);
         }
         if !cur.eat(',') {
             return Err(filter_error(cur, "\",\" or \")\""));
         }
     }
+}
+
+/// One value of a list: quoted when it is a whole quoted value, else up to `,` or `)`.
+fn list_item(cur: &mut Cursor<'_>) -> String {
+    let start = cur.pos;
+    if cur.peek() == Some('"') {
+        if let Ok(item) = quoted(cur)
+            && matches!(cur.peek(), Some(',' | ')'))
+        {
+            return item;
+        }
+        cur.pos = start;
+    }
+    let item: String = cur
+        .rest()
+        .chars()
+        .take_while(|c| *c != ',' && *c != ')')
+        .collect();
+    cur.pos += item.len();
+    item
 }
 
 /// Parses a logic tree parameter: the key (`[path.][not.]or`, `and`) and `(conditions)`.
