@@ -53,3 +53,31 @@ CREATE TABLE w_or_wo_comma_names (name text);
 INSERT INTO w_or_wo_comma_names VALUES ('Hebdon, John'), ('Williams, Mary'), ('Smith, Joseph'),
   ('David White'), ('Larry Thompson'), ('Double O Seven(007)'), ('"'),
   ('Double"Quote"McGraw"'), ('\');
+
+-- AndOrParamsSpec's tables.
+CREATE TABLE entities (id int PRIMARY KEY, name text, arr int[], text_search_vector tsvector);
+INSERT INTO entities VALUES (1, 'entity 1', '{1}', '''bar'':2 ''foo'':1'),
+  (2, 'entity 2', '{1,2}', '''baz'':1 ''qux'':2'), (3, 'entity 3', '{1,2,3}', NULL),
+  (4, NULL, NULL, NULL);
+CREATE TABLE child_entities (id int PRIMARY KEY, name text, parent_id int REFERENCES entities (id));
+INSERT INTO child_entities VALUES (1, 'child entity 1', 1), (2, 'child entity 2', 1),
+  (3, 'child entity 3', 2), (4, 'child entity 4', 1), (5, 'child entity 5', 1),
+  (6, 'child entity 6', 2);
+CREATE TABLE grandchild_entities (id int PRIMARY KEY, name text,
+  parent_id int REFERENCES child_entities (id), jsonb_col jsonb);
+INSERT INTO grandchild_entities VALUES (1, 'grandchild entity 1', 1, NULL),
+  (2, 'grandchild entity 2', 1, NULL), (3, 'grandchild entity 3', 2, NULL),
+  (4, '(grandchild,entity,4)', 2, '{"a": {"b":"foo"}}'), (5, '(grandchild,entity,5)', 2, '{"b":"bar"}');
+CREATE TABLE ranges (id int PRIMARY KEY, range numrange);
+INSERT INTO ranges VALUES (1, '[1,3]'), (2, '[3,6]'), (3, '[6,9]'), (4, '[9,12]'), (5, NULL);
+
+-- Full-text search on text and jsonb columns (to_tsvector applied), and on a tsvector domain.
+CREATE DOMAIN tsvector_not_null AS tsvector NOT NULL;
+CREATE TABLE tsearch_to_tsvector (text_search text, jsonb_search jsonb,
+  text_search_domain tsvector_not_null DEFAULT '');
+INSERT INTO tsearch_to_tsvector (text_search) VALUES ('It''s kind of fun to do the impossible'),
+  ('But also fun to do what is possible'), ('Fat cats ate rats'),
+  ('C''est un peu amusant de faire l''impossible'),
+  ('Es ist eine Art Spaß, das Unmögliche zu machen');
+UPDATE tsearch_to_tsvector SET jsonb_search = jsonb_build_object('text_search', text_search),
+  text_search_domain = to_tsvector('simple', text_search);
