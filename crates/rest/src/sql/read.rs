@@ -427,7 +427,19 @@ impl Renderer {
     }
 
     fn filter(&mut self, field: &ColumnRef<'_>, operation: &Operation, alias: &str) {
-        self.field(field, alias);
+        match operation {
+            // Full-text search on a column not of type tsvector (text, jsonb, ...) searches
+            // `to_tsvector([language,] column)`, as PostgREST does.
+            Operation::Fts { language, .. } if field.column.base_type_name != "tsvector" => {
+                self.st.push("pg_catalog.to_tsvector(");
+                if let Some(language) = language {
+                    self.st.param(language.clone()).push("::regconfig, ");
+                }
+                self.field(field, alias);
+                self.st.push(")");
+            }
+            _ => self.field(field, alias),
+        }
         match operation {
             Operation::Compare {
                 op,
