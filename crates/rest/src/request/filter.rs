@@ -343,9 +343,9 @@ fn group(cur: &mut Cursor<'_>, depth: usize) -> Result<Vec<LogicTree>, ApiError>
     }
     let mut children = Vec::new();
     loop {
-        while cur.eat(' ') {}
+        while cur.eat(' ') || cur.eat('\t') {}
         children.push(condition(cur, depth)?);
-        while cur.eat(' ') {}
+        while cur.eat(' ') || cur.eat('\t') {}
         if cur.eat(')') {
             return Ok(children);
         }
@@ -358,9 +358,14 @@ fn group(cur: &mut Cursor<'_>, depth: usize) -> Result<Vec<LogicTree>, ApiError>
 fn condition(cur: &mut Cursor<'_>, depth: usize) -> Result<LogicTree, ApiError> {
     let save = cur.pos;
     let negated = cur.eat_str("not.");
-    for (word, op) in [("and(", LogicOperator::And), ("or(", LogicOperator::Or)] {
-        if cur.rest().starts_with(word) {
-            cur.pos += word.len() - 1;
+    for (word, op) in [("and", LogicOperator::And), ("or", LogicOperator::Or)] {
+        // `and(`, or `and (` with spaces between, as PostgREST allows.
+        let spaced = cur.rest().strip_prefix(word).map(|rest| {
+            let trimmed = rest.trim_start_matches([' ', '\t']);
+            (trimmed.starts_with('('), rest.len() - trimmed.len())
+        });
+        if let Some((true, spaces)) = spaced {
+            cur.pos += word.len() + spaces;
             let children = group(cur, depth + 1)?;
             return Ok(LogicTree::Node {
                 negated,
