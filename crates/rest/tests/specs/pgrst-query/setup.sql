@@ -81,3 +81,22 @@ INSERT INTO tsearch_to_tsvector (text_search) VALUES ('It''s kind of fun to do t
   ('Es ist eine Art Spaß, das Unmögliche zu machen');
 UPDATE tsearch_to_tsvector SET jsonb_search = jsonb_build_object('text_search', text_search),
   text_search_domain = to_tsvector('simple', text_search);
+
+-- JsonOperatorSpec's tables.
+CREATE TABLE json_arr (id int PRIMARY KEY, data json);
+INSERT INTO json_arr VALUES (1, '[1, 2, 3]'), (2, '[4, 5, 6]'), (3, '[[9, 8, 7], [11, 12, 13]]'),
+  (4, '[[[5, 6], 7, 8]]'), (5, '[{"a": "A"}, {"b": "B"}]'), (6, '[{"a": [1,2,3]}, {"b": [4,5]}]'),
+  (7, '{"c": [1,2,3], "d": [4,5]}'), (8, '{"c": [{"d": [4,5,6,7,8]}]}'),
+  (9, '[{"0xy1": [1,{"23-xy-45": [2, {"xy-6": [3]}]}]}]'),
+  (10, '{"!@#$%^&*_a": [{"!@#$%^&*_b": 1}, {"!@#$%^&*_c": [2]}], "!@#$%^&*_d": {"!@#$%^&*_e": 3}}');
+CREATE TABLE json_table (data json);
+INSERT INTO json_table VALUES ('{"foo":{"bar":"baz"},"id":1}'), ('{"id":3}'), ('{"id":0}');
+CREATE TABLE jsonb_test (id int PRIMARY KEY, data jsonb);
+INSERT INTO jsonb_test VALUES (1, '{ "a": {"b": 2} }'), (2, '{ "c": [1,2,3] }'),
+  (3, '[{ "d": "test" }]'), (4, '{ "e": 1 }');
+CREATE TYPE complex AS (r double precision, i double precision);
+CREATE TABLE fav_numbers (num complex, person text);
+INSERT INTO fav_numbers VALUES (ROW(0.5, 0.5), 'A'), (ROW(0.6, 0.6), 'B');
+CREATE TABLE arrays (id int PRIMARY KEY, numbers int[], numbers_mult int[][]);
+INSERT INTO arrays VALUES (0, '{1,2,3}', '{{1,2,3},{4,5,6},{7,8,9}}'),
+  (1, '{11,12,13}', '{{11,12,13},{14,15,16},{17,18,19}}');
