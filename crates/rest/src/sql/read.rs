@@ -370,7 +370,17 @@ impl Renderer {
 
     /// `"alias"."column"` with its JSON path, keys and indexes as parameters.
     fn field(&mut self, field: &ColumnRef<'_>, alias: &str) {
+        // Arrows on a column that is not json (an array, a composite type) apply to
+        // `to_jsonb(column)`, as PostgREST does; json and jsonb keep their own operators.
+        let to_jsonb = !field.json_path.is_empty()
+            && !matches!(field.column.base_type_name.as_str(), "json" | "jsonb");
+        if to_jsonb {
+            self.st.push("pg_catalog.to_jsonb(");
+        }
         self.st.column(alias, &field.column.name);
+        if to_jsonb {
+            self.st.push(")");
+        }
         for step in &field.json_path {
             self.st.push(if step.as_text { "->>" } else { "->" });
             match &step.key {
