@@ -497,15 +497,18 @@ fn aggregate_name(function: Aggregate) -> &'static str {
     }
 }
 
-/// The output key of a field without an alias: the last key of its JSON path, else the column.
+/// The output key of a field without an alias: the last key (not index) of its JSON path, else
+/// the column, as PostgREST names it (`data->0->a->>2` is `a`, `data->>0` is `data`).
 fn output_name(field: &Field) -> String {
-    match field.json_path.last() {
-        Some(JsonStep {
-            key: JsonKey::Key(key),
-            ..
-        }) => key.clone(),
-        _ => field.name.clone(),
-    }
+    field
+        .json_path
+        .iter()
+        .rev()
+        .find_map(|step| match &step.key {
+            JsonKey::Key(key) => Some(key.clone()),
+            JsonKey::Index(_) => None,
+        })
+        .unwrap_or_else(|| field.name.clone())
 }
 
 /// `field` checked against `table`'s columns.
