@@ -6,6 +6,9 @@ use crate::error::ApiError;
 /// Characters that end an unquoted name in select, order and filter keys.
 const NAME_END: &[char] = &[',', '(', ')', ':', '.', '!', '-', '>'];
 
+/// Characters that end an unquoted JSON key (`!` may be part of one, as in PostgREST).
+const KEY_END: &[char] = &[',', '(', ')', ':', '.', '-', '>'];
+
 #[derive(Debug, Clone)]
 pub(crate) struct Cursor<'a> {
     pub text: &'a str,
@@ -67,6 +70,15 @@ impl<'a> Cursor<'a> {
     /// A name: a double-quoted identifier (`""` for a quote, `\` escaping) or a run of
     /// characters up to one that has a meaning here (and whitespace trimmed around it).
     pub fn name(&mut self) -> Option<String> {
+        self.name_until(NAME_END)
+    }
+
+    /// A JSON key after an arrow: a name that may also hold `!`.
+    pub fn json_key(&mut self) -> Option<String> {
+        self.name_until(KEY_END)
+    }
+
+    fn name_until(&mut self, ends: &[char]) -> Option<String> {
         while self.eat(' ') {}
         if self.eat('"') {
             let mut out = String::new();
@@ -94,7 +106,7 @@ impl<'a> Cursor<'a> {
             if c == '-' && !rest.get(i + 1..).is_some_and(|r| r.starts_with('>')) {
                 continue;
             }
-            if NAME_END.contains(&c) {
+            if ends.contains(&c) {
                 end = i;
                 break;
             }

@@ -28,7 +28,7 @@ pub(crate) fn json_path(cur: &mut Cursor<'_>) -> Option<Vec<JsonStep>> {
         } else {
             return Some(path);
         };
-        let key = cur.name()?;
+        let key = cur.json_key()?;
         let key = match key.parse::<i64>() {
             Ok(index) => JsonKey::Index(index),
             Err(_) => JsonKey::Key(key),
