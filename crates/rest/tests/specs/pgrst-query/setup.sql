@@ -100,3 +100,8 @@ INSERT INTO fav_numbers VALUES (ROW(0.5, 0.5), 'A'), (ROW(0.6, 0.6), 'B');
 CREATE TABLE arrays (id int PRIMARY KEY, numbers int[], numbers_mult int[][]);
 INSERT INTO arrays VALUES (0, '{1,2,3}', '{{1,2,3},{4,5,6},{7,8,9}}'),
   (1, '{11,12,13}', '{{11,12,13},{14,15,16},{17,18,19}}');
+
+-- RangeSpec: an empty table and a set-returning function over items.
+CREATE TABLE menagerie (id int PRIMARY KEY);
+CREATE FUNCTION getitemrange(min bigint, max bigint) RETURNS SETOF items LANGUAGE sql STABLE
+  AS 'SELECT * FROM items WHERE id > $1 AND id <= $2';
