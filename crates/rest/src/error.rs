@@ -19,6 +19,8 @@ pub struct ApiError {
     pub hint: Option<String>,
     /// `WWW-Authenticate` of a 401 (not part of the body; boxed: errors stay small).
     pub www_authenticate: Option<Box<String>>,
+    /// `Content-Range` of a 416 for an offset past a counted result (`*/15`).
+    pub content_range: Option<Box<String>>,
 }
 
 impl ApiError {
@@ -31,12 +33,19 @@ impl ApiError {
             details: None,
             hint: None,
             www_authenticate: None,
+            content_range: None,
         }
     }
 
     /// The `WWW-Authenticate` challenge sent with this error.
     pub fn authenticate(mut self, challenge: String) -> ApiError {
         self.www_authenticate = Some(Box::new(challenge));
+        self
+    }
+
+    /// The `Content-Range` sent with this error.
+    pub fn content_range(mut self, range: String) -> ApiError {
+        self.content_range = Some(Box::new(range));
         self
     }
 
@@ -69,6 +78,7 @@ impl ApiError {
                 .map(|d| serde_json::Value::String(d.to_string())),
             hint: error.hint().map(str::to_string),
             www_authenticate: None,
+            content_range: None,
         }
     }
 

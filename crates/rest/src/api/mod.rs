@@ -511,5 +511,12 @@ pub(crate) fn error_response(error: &ApiError) -> Response {
     {
         headers.insert(header::WWW_AUTHENTICATE, challenge);
     }
+    if let Some(range) = error
+        .content_range
+        .as_deref()
+        .and_then(|r| HeaderValue::from_str(r).ok())
+    {
+        headers.insert(header::CONTENT_RANGE, range);
+    }
     response
 }

@@ -439,5 +439,6 @@ fn past_the_end(job: &ReadJob, total: Option<u64>) -> Option<ApiError> {
             "An offset of {} was requested, but there are only {total} rows.",
             job.offset
         ))
+        .content_range(format!("*/{total}"))
     })
 }
