@@ -113,7 +113,9 @@ pub fn range(headers: &HeaderMap) -> Result<Option<RowRange>, ApiError> {
             "PGRST103",
             "Requested range not satisfiable",
         )
-        .details(format!("The range {value} ends before it starts")));
+        .details(
+            "The lower boundary must be lower than or equal to the upper boundary in the Range header.",
+        ));
     }
     Ok(Some(RowRange { offset, last }))
 }
