@@ -147,13 +147,23 @@ fn query_params(query: &str) -> Result<QueryParams, ApiError> {
             params.params.push((key, value));
             continue;
         };
+        // A negative offset counts as none and a negative limit is 416, as in PostgREST.
         let number = |value: &str| {
-            value.trim().parse::<u64>().map_err(|_| {
+            let number = value.trim().parse::<i64>().map_err(|_| {
                 ApiError::parse(
                     format!("failed to parse {word} parameter ({value})"),
                     format!("{value:?} is not a whole number of rows"),
                 )
-            })
+            })?;
+            if number < 0 && word == "limit" {
+                return Err(ApiError::new(
+                    StatusCode::RANGE_NOT_SATISFIABLE,
+                    "PGRST103",
+                    "Requested range not satisfiable",
+                )
+                .details("Limit should be greater than or equal to zero."));
+            }
+            Ok(number.max(0).unsigned_abs())
         };
         match word {
             "select" if path.is_empty() => params.select = Some(parse_select(&value)?),
