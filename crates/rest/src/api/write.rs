@@ -736,13 +736,8 @@ pub(super) fn answer_parts(
     if let Ok(range) = HeaderValue::from_str(&range) {
         headers.insert(header::CONTENT_RANGE, range);
     }
+    // In PostgREST's order: resolution, missing, return.
     let mut applied = Vec::new();
-    match returns {
-        PreferReturn::Representation => applied.push("return=representation"),
-        PreferReturn::HeadersOnly => applied.push("return=headers-only"),
-        PreferReturn::Minimal if request.prefer.return_.is_some() => applied.push("return=minimal"),
-        PreferReturn::Minimal => {}
-    }
     match request.prefer.resolution {
         Some(PreferResolution::MergeDuplicates) => applied.push("resolution=merge-duplicates"),
         Some(PreferResolution::IgnoreDuplicates) => applied.push("resolution=ignore-duplicates"),
@@ -750,6 +745,12 @@ pub(super) fn answer_parts(
     }
     if request.prefer.missing == Some(PreferMissing::Default) {
         applied.push("missing=default");
+    }
+    match returns {
+        PreferReturn::Representation => applied.push("return=representation"),
+        PreferReturn::HeadersOnly => applied.push("return=headers-only"),
+        PreferReturn::Minimal if request.prefer.return_.is_some() => applied.push("return=minimal"),
+        PreferReturn::Minimal => {}
     }
     if !applied.is_empty()
         && let Ok(value) = HeaderValue::from_str(&applied.join(", "))
