@@ -67,7 +67,13 @@ pub async fn load(
             "SELECT a.attrelid, a.attname::text, a.atttypid, \
                     pg_catalog.format_type(a.atttypid, a.atttypmod), \
                     pg_catalog.format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), a.atttypmod), \
-                    NOT a.attnotnull, pg_catalog.pg_get_expr(d.adbin, d.adrelid), \
+                    NOT a.attnotnull, \
+                    CASE WHEN a.attidentity = 'd' THEN pg_catalog.format('nextval(%L)', \
+                           pg_catalog.pg_get_serial_sequence(c.oid::regclass::text, a.attname)) \
+                         WHEN a.attgenerated <> '' THEN NULL \
+                         WHEN t.typbasetype <> 0 AND d.adbin IS NULL \
+                           THEN pg_catalog.pg_get_expr(t.typdefaultbin, 0) \
+                         ELSE pg_catalog.pg_get_expr(d.adbin, d.adrelid) END, \
                     a.attgenerated <> '' OR a.attidentity = 'a', \
                     CASE WHEN a.atttypmod > 4 AND t.typname IN ('varchar', 'bpchar') THEN a.atttypmod - 4 END, \
                     coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) \
