@@ -10,8 +10,8 @@ use crate::plan::write::{
 };
 use crate::plan::{Condition, ReadInput, plan_read};
 use crate::request::{
-    ApiRequest, MediaType, Method, Operation, Operator, PathFilter, PreferHandling, PreferMissing,
-    PreferResolution, PreferReturn,
+    ApiRequest, MediaType, Method, Operation, Operator, PathFilter, PreferCount, PreferHandling,
+    PreferMissing, PreferResolution, PreferReturn,
 };
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
@@ -729,14 +729,16 @@ pub(super) fn answer_parts(
     {
         headers.insert(header::LOCATION, location);
     }
+    // `Prefer: count=exact` counts the rows written, as PostgREST does.
+    let counted = (request.prefer.count == Some(PreferCount::Exact)).then_some(written.rows);
     let range = match request.method {
-        Method::Post => "*/*".to_string(),
-        _ => content_range(0, written.rows, None),
+        Method::Post => content_range(0, 0, counted),
+        _ => content_range(0, written.rows, counted),
     };
     if let Ok(range) = HeaderValue::from_str(&range) {
         headers.insert(header::CONTENT_RANGE, range);
     }
-    // In PostgREST's order: resolution, missing, return.
+    // In PostgREST's order: resolution, missing, return, count.
     let mut applied = Vec::new();
     match request.prefer.resolution {
         Some(PreferResolution::MergeDuplicates) => applied.push("resolution=merge-duplicates"),
@@ -751,6 +753,9 @@ pub(super) fn answer_parts(
         PreferReturn::HeadersOnly => applied.push("return=headers-only"),
         PreferReturn::Minimal if request.prefer.return_.is_some() => applied.push("return=minimal"),
         PreferReturn::Minimal => {}
+    }
+    if counted.is_some() {
+        applied.push("count=exact");
     }
     if !applied.is_empty()
         && let Ok(value) = HeaderValue::from_str(&applied.join(", "))
