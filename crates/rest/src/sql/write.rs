@@ -274,6 +274,13 @@ fn conflict(st: &mut Statement, on_conflict: &OnConflict<'_>, columns: &[&Column
         .copied()
         .filter(|c| !on_conflict.columns.iter().any(|k| k.name == c.name))
         .collect();
+    // Merging rows whose every written column is in the conflict target still updates them
+    // (with their own values), so that they are returned, as PostgREST does.
+    let updated = if updated.is_empty() {
+        columns.to_vec()
+    } else {
+        updated
+    };
     match on_conflict.resolution {
         PreferResolution::MergeDuplicates if !updated.is_empty() => {
             st.push(" DO UPDATE SET ");
