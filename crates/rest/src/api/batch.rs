@@ -267,7 +267,7 @@ fn plan<'c>(
         Some((path, query)) => (path, Some(query)),
         None => (operation.path.as_str(), None),
     };
-    let parsed = request::parse_request(&method, path, query, &headers)?;
+    let mut parsed = request::parse_request(&method, path, query, &headers)?;
     let Resource::Relation(name) = &parsed.resource else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -285,6 +285,7 @@ fn plan<'c>(
         context: None,
         named: None,
     };
+    super::write::ignore_keyless_resolution(&mut parsed, cache, &target.schema);
     let filters = filters(&parsed)?;
     let prepared = super::write::prepare(api, &parsed, &target, cache, filters, &body)?;
     if let Prepared::Nested(_) = prepared {

@@ -243,7 +243,7 @@ impl RestApi {
         let (parts, body) = request.into_parts();
         let path = http.rest(parts.uri.path());
         let path = if path.is_empty() { "/" } else { path };
-        let parsed =
+        let mut parsed =
             match request::parse_request(&parts.method, path, parts.uri.query(), &parts.headers) {
                 Ok(parsed) => parsed,
                 Err(error) => return error_response(&error),
@@ -257,6 +257,7 @@ impl RestApi {
             Err(error) => return error_response(&error),
         };
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
+        write::ignore_keyless_resolution(&mut parsed, &cache, &schema);
         // Only a request that runs as another role or in another schema pays for the settings.
         let pre_request = self.config.pre_request.as_deref();
         let timezone = match self.requested_timezone(&parsed).await {

@@ -11,7 +11,7 @@ use crate::plan::write::{
 use crate::plan::{Condition, ReadInput, plan_read};
 use crate::request::{
     ApiRequest, MediaType, Method, Operation, Operator, PathFilter, PreferCount, PreferHandling,
-    PreferMissing, PreferResolution, PreferReturn,
+    PreferMissing, PreferResolution, PreferReturn, Resource,
 };
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
@@ -77,6 +77,25 @@ async fn run(
     let mut response = answer(request, prepared.returns, written, prepared.representation);
     super::stamp_lsn(api, &mut response, lsn, target.named);
     Ok(response)
+}
+
+/// `Prefer: resolution=` on a POST to a table without a primary key, and without
+/// `on_conflict=`, is ignored (a plain insert, not listed as applied), as PostgREST does.
+pub(super) fn ignore_keyless_resolution(
+    request: &mut ApiRequest,
+    cache: &SchemaCache,
+    schema: &str,
+) {
+    if let Resource::Relation(name) = &request.resource
+        && request.method == Method::Post
+        && request.prefer.resolution.is_some()
+        && request.query.on_conflict.is_none()
+        && cache
+            .table(schema, name)
+            .is_some_and(|table| table.primary_key.is_empty())
+    {
+        request.prefer.resolution = None;
+    }
 }
 
 /// A write ready to run: its statement and how to read and answer its result.
