@@ -6,7 +6,9 @@ use crate::error::ApiError;
 use crate::request::PreferResolution;
 use crate::schema::{Column, Table};
 use http::StatusCode;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -96,6 +98,8 @@ impl<'de> Visitor<'de> for ShapeVisitor {
         let mut rows = 0;
         let mut keys_match = true;
         while let Some(object) = seq.next_element_seed(ObjectKeys)? {
+            // An element that is not an object: PostgREST's "All object keys must match".
+            let object = object.ok_or_else(|| A::Error::custom("All object keys must match"))?;
             rows += 1;
             match &keys {
                 None => {
@@ -119,20 +123,43 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 
 struct ObjectKeys;
 
+/// An array element's keys; `None` for an element that is not an object.
 impl<'de> DeserializeSeed<'de> for ObjectKeys {
-    type Value = Vec<String>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+    type Value = Option<Vec<String>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         struct KeysVisitor;
         impl<'de> Visitor<'de> for KeysVisitor {
-            type Value = Vec<String>;
+            type Value = Option<Vec<String>>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("a JSON value")
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Vec<String>, A::Error> {
-                object_keys(map)
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                object_keys(map).map(Some)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
             }
         }
-        d.deserialize_map(KeysVisitor)
+        d.deserialize_any(KeysVisitor)
     }
 }
 
