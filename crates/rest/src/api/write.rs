@@ -750,8 +750,9 @@ pub(super) fn answer_parts(
     }
     // `Prefer: count=exact` counts the rows written, as PostgREST does.
     let counted = (request.prefer.count == Some(PreferCount::Exact)).then_some(written.rows);
+    // PostgREST's Content-Range for POST and DELETE names no rows (`*/*`, `*/<n>`).
     let range = match request.method {
-        Method::Post => content_range(0, 0, counted),
+        Method::Post | Method::Delete => content_range(0, 0, counted),
         _ => content_range(0, written.rows, counted),
     };
     if let Ok(range) = HeaderValue::from_str(&range) {
