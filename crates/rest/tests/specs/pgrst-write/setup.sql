@@ -53,3 +53,11 @@ CREATE TABLE tasks (id int PRIMARY KEY, name text NOT NULL,
 INSERT INTO tasks VALUES (1, 'Design w7', 1), (2, 'Code w7', 1), (3, 'Design w10', 2),
   (4, 'Code w10', 2), (5, 'Design IOS', 3), (6, 'Code IOS', 3), (7, 'Design OSX', 4),
   (8, 'Code OSX', 4);
+
+-- UpsertSpec's PUT cases.
+CREATE TABLE employees (first_name text, last_name text, salary money, company text,
+  occupation text, PRIMARY KEY (first_name, last_name));
+INSERT INTO employees VALUES ('Frances M.', 'Roe', '24000', 'One-Up Realty', 'Author'),
+  ('Daniel B.', 'Lyon', '36000', 'Dubrow''s Cafeteria', 'Packer'),
+  ('Edwin S.', 'Smith', '48000', 'Pro Garden Management', 'Marine biologist');
+CREATE TABLE "UnitTest" ("idUnitTest" int PRIMARY KEY, "nameUnitTest" text);
