@@ -162,7 +162,11 @@ pub(super) fn prepare<'c>(
         if query.columns.is_none() {
             shape.require_matching_keys()?;
         }
-        (Some(json), shape.is_array, shape.keys)
+        // A PUT of an array puts its first object, as PostgREST does.
+        match first_object(request.method, shape.is_array, &json) {
+            Some(first) => (Some(first), false, shape.keys),
+            None => (Some(json), shape.is_array, shape.keys),
+        }
     } else {
         (None, false, Vec::new())
     };
@@ -182,6 +186,13 @@ pub(super) fn prepare<'c>(
                 on_conflict,
                 missing_default: prefer.missing == Some(PreferMissing::Default),
             }
+        }
+        Method::Put if !query.limit.is_empty() || !query.offset.is_empty() => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "PGRST114",
+                "limit/offset querystring parameters are not allowed for PUT",
+            ));
         }
         Method::Put => put_mutation(table, &filters, &keys, payload.as_deref(), payload_is_array)?,
         Method::Patch => {
@@ -293,6 +304,16 @@ pub(super) fn prepare<'c>(
 
 /// The JSON payload: a JSON body as it is, a form body as one object of strings, CSV as an
 /// array of objects of strings (their text goes to the columns' input functions).
+/// A PUT's array body: the text of its first element, when that is an object.
+fn first_object(method: Method, is_array: bool, json: &[u8]) -> Option<Vec<u8>> {
+    if method != Method::Put || !is_array {
+        return None;
+    }
+    let elements = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(json).ok()?;
+    let first = elements.first()?.get();
+    first.starts_with('{').then(|| first.as_bytes().to_vec())
+}
+
 fn body_as_json(request: &ApiRequest, body: &Bytes) -> Result<Vec<u8>, ApiError> {
     match request.content_type.as_ref().unwrap_or(&MediaType::Json) {
         MediaType::Json | MediaType::Any | MediaType::SingleObject { .. } => Ok(body.to_vec()),
