@@ -17,10 +17,17 @@ pub struct ApiError {
     pub details: Option<serde_json::Value>,
     /// What to do about it, when there is something to say.
     pub hint: Option<String>,
-    /// `WWW-Authenticate` of a 401 (not part of the body; boxed: errors stay small).
-    pub www_authenticate: Option<Box<String>>,
+    /// A header sent with the error, not part of the body (boxed: errors stay small).
+    pub header: Option<Box<ErrorHeader>>,
+}
+
+/// The one header an error may carry besides `Content-Type`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorHeader {
+    /// `WWW-Authenticate` of a 401.
+    WwwAuthenticate(String),
     /// `Content-Range` of a 416 for an offset past a counted result (`*/15`).
-    pub content_range: Option<Box<String>>,
+    ContentRange(String),
 }
 
 impl ApiError {
@@ -32,20 +39,27 @@ impl ApiError {
             message: message.into(),
             details: None,
             hint: None,
-            www_authenticate: None,
-            content_range: None,
+            header: None,
         }
     }
 
     /// The `WWW-Authenticate` challenge sent with this error.
     pub fn authenticate(mut self, challenge: String) -> ApiError {
-        self.www_authenticate = Some(Box::new(challenge));
+        self.header = Some(Box::new(ErrorHeader::WwwAuthenticate(challenge)));
         self
+    }
+
+    /// The `WWW-Authenticate` challenge of this error, if any.
+    pub fn www_authenticate(&self) -> Option<&str> {
+        match self.header.as_deref() {
+            Some(ErrorHeader::WwwAuthenticate(challenge)) => Some(challenge),
+            _ => None,
+        }
     }
 
     /// The `Content-Range` sent with this error.
     pub fn content_range(mut self, range: String) -> ApiError {
-        self.content_range = Some(Box::new(range));
+        self.header = Some(Box::new(ErrorHeader::ContentRange(range)));
         self
     }
 
@@ -77,8 +91,7 @@ impl ApiError {
                 .detail()
                 .map(|d| serde_json::Value::String(d.to_string())),
             hint: error.hint().map(str::to_string),
-            www_authenticate: None,
-            content_range: None,
+            header: None,
         }
     }
 

@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     for config in configs() {
         if let Err(error) = authenticate(Some(config), Some("anon"), Some(&header)) {
             assert_eq!(error.status, http::StatusCode::UNAUTHORIZED, "{error:?}");
-            assert!(error.www_authenticate.is_some(), "{error:?}");
+            assert!(error.www_authenticate().is_some(), "{error:?}");
         } else {
             // The fuzzer cannot forge a signature: only a request without a Bearer token could
             // pass, and a header is always given here.

@@ -285,7 +285,7 @@ fn plan<'c>(
         context: None,
         named: None,
     };
-    super::write::ignore_keyless_resolution(&mut parsed, cache, &target.schema);
+    crate::plan::write::ignore_keyless_resolution(&mut parsed, cache, &target.schema);
     let filters = filters(&parsed)?;
     let prepared = super::write::prepare(api, &parsed, &target, cache, filters, &body)?;
     if let Prepared::Nested(_) = prepared {

@@ -14,7 +14,7 @@ pub use bulk::STREAM_THRESHOLD;
 pub use context::RequestContext;
 
 use crate::config::RestConfig;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorHeader};
 use crate::request::{self, ApiRequest, Method, PathFilter, Resource};
 use crate::schema::SchemaCache;
 use http::{HeaderValue, StatusCode, header};
@@ -257,7 +257,7 @@ impl RestApi {
             Err(error) => return error_response(&error),
         };
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
-        write::ignore_keyless_resolution(&mut parsed, &cache, &schema);
+        crate::plan::write::ignore_keyless_resolution(&mut parsed, &cache, &schema);
         // Only a request that runs as another role or in another schema pays for the settings.
         let pre_request = self.config.pre_request.as_deref();
         let timezone = match self.requested_timezone(&parsed).await {
@@ -505,19 +505,15 @@ pub(crate) fn error_response(error: &ApiError) -> Response {
     ) {
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     }
-    if let Some(challenge) = error
-        .www_authenticate
-        .as_deref()
-        .and_then(|c| HeaderValue::from_str(c).ok())
+    let extra = match error.header.as_deref() {
+        Some(ErrorHeader::WwwAuthenticate(value)) => Some((header::WWW_AUTHENTICATE, value)),
+        Some(ErrorHeader::ContentRange(value)) => Some((header::CONTENT_RANGE, value)),
+        None => None,
+    };
+    if let Some((name, value)) = extra
+        && let Ok(value) = HeaderValue::from_str(value)
     {
-        headers.insert(header::WWW_AUTHENTICATE, challenge);
-    }
-    if let Some(range) = error
-        .content_range
-        .as_deref()
-        .and_then(|r| HeaderValue::from_str(r).ok())
-    {
-        headers.insert(header::CONTENT_RANGE, range);
+        headers.insert(name, value);
     }
     response
 }

@@ -6,12 +6,12 @@
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::write::{
-    Mutation, OnConflict, WritePlan, conflict_columns, payload_columns, payload_shape,
+    Mutation, OnConflict, WritePlan, conflict_columns, first_object, payload_columns, payload_shape,
 };
 use crate::plan::{Condition, ReadInput, plan_read};
 use crate::request::{
     ApiRequest, MediaType, Method, Operation, Operator, PathFilter, PreferCount, PreferHandling,
-    PreferMissing, PreferResolution, PreferReturn, Resource,
+    PreferMissing, PreferResolution, PreferReturn,
 };
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
@@ -79,25 +79,6 @@ async fn run(
     Ok(response)
 }
 
-/// `Prefer: resolution=` on a POST to a table without a primary key, and without
-/// `on_conflict=`, is ignored (a plain insert, not listed as applied), as PostgREST does.
-pub(super) fn ignore_keyless_resolution(
-    request: &mut ApiRequest,
-    cache: &SchemaCache,
-    schema: &str,
-) {
-    if let Resource::Relation(name) = &request.resource
-        && request.method == Method::Post
-        && request.prefer.resolution.is_some()
-        && request.query.on_conflict.is_none()
-        && cache
-            .table(schema, name)
-            .is_some_and(|table| table.primary_key.is_empty())
-    {
-        request.prefer.resolution = None;
-    }
-}
-
 /// A write ready to run: its statement and how to read and answer its result.
 pub(super) struct PreparedWrite<'c> {
     pub statement: crate::sql::Statement,
@@ -163,7 +144,10 @@ pub(super) fn prepare<'c>(
             shape.require_matching_keys()?;
         }
         // A PUT of an array puts its first object, as PostgREST does.
-        match first_object(request.method, shape.is_array, &json) {
+        match (request.method == Method::Put && shape.is_array)
+            .then(|| first_object(&json))
+            .flatten()
+        {
             Some(first) => (Some(first), false, shape.keys),
             None => (Some(json), shape.is_array, shape.keys),
         }
@@ -304,16 +288,6 @@ pub(super) fn prepare<'c>(
 
 /// The JSON payload: a JSON body as it is, a form body as one object of strings, CSV as an
 /// array of objects of strings (their text goes to the columns' input functions).
-/// A PUT's array body: the text of its first element, when that is an object.
-fn first_object(method: Method, is_array: bool, json: &[u8]) -> Option<Vec<u8>> {
-    if method != Method::Put || !is_array {
-        return None;
-    }
-    let elements = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(json).ok()?;
-    let first = elements.first()?.get();
-    first.starts_with('{').then(|| first.as_bytes().to_vec())
-}
-
 fn body_as_json(request: &ApiRequest, body: &Bytes) -> Result<Vec<u8>, ApiError> {
     match request.content_type.as_ref().unwrap_or(&MediaType::Json) {
         MediaType::Json | MediaType::Any | MediaType::SingleObject { .. } => Ok(body.to_vec()),

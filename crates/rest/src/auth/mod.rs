@@ -232,7 +232,7 @@ mod tests {
             prop_assert!(result.is_err(), "{result:?}");
             let error = result.unwrap_err();
             prop_assert_eq!(error.status, StatusCode::UNAUTHORIZED);
-            prop_assert!(error.www_authenticate.is_some());
+            prop_assert!(error.www_authenticate().is_some());
         }
     }
 

@@ -3,8 +3,8 @@
 
 use super::read::{Condition, Order};
 use crate::error::ApiError;
-use crate::request::PreferResolution;
-use crate::schema::{Column, Table};
+use crate::request::{ApiRequest, Method, PreferResolution, Resource};
+use crate::schema::{Column, SchemaCache, Table};
 use http::StatusCode;
 use serde::de::{
     DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
@@ -172,6 +172,28 @@ fn object_keys<'de, A: MapAccess<'de>>(mut map: A) -> Result<Vec<String>, A::Err
         }
     }
     Ok(keys)
+}
+
+/// An array body's first element, when that is an object (a PUT of an array puts it).
+pub fn first_object(json: &[u8]) -> Option<Vec<u8>> {
+    let elements = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(json).ok()?;
+    let first = elements.first()?.get();
+    first.starts_with('{').then(|| first.as_bytes().to_vec())
+}
+
+/// `Prefer: resolution=` on a POST to a table without a primary key, and without
+/// `on_conflict=`, is ignored (a plain insert, not listed as applied), as PostgREST does.
+pub fn ignore_keyless_resolution(request: &mut ApiRequest, cache: &SchemaCache, schema: &str) {
+    if let Resource::Relation(name) = &request.resource
+        && request.method == Method::Post
+        && request.prefer.resolution.is_some()
+        && request.query.on_conflict.is_none()
+        && cache
+            .table(schema, name)
+            .is_some_and(|table| table.primary_key.is_empty())
+    {
+        request.prefer.resolution = None;
+    }
 }
 
 /// The columns a write sets: `columns=` when given (the payload's other keys ignored), else the
