@@ -251,7 +251,8 @@ fn quoted(cur: &mut Cursor<'_>) -> Result<String, ApiError> {
 }
 
 /// `(a,"b,c",d)`, as PostgREST reads it: spaces after `(` are skipped, a quoted value not closed
-/// or not followed by `,` or `)` is taken as written (`in.(")`), and `( )` is the empty list.
+/// or not followed by `,` or `)` is taken as written (`in.(")`), and `( )` is the empty list
+/// (`("")` stays a list of one empty string).
 fn list(cur: &mut Cursor<'_>) -> Result<Vec<String>, ApiError> {
     if !cur.eat('(') {
         return Err(filter_error(cur, "\"(\" starting the list"));
@@ -262,9 +263,10 @@ fn list(cur: &mut Cursor<'_>) -> Result<Vec<String>, ApiError> {
         return Ok(items);
     }
     loop {
-        items.push(list_item(cur));
+        let (item, quoted) = list_item(cur);
+        items.push(item);
         if cur.eat(')') {
-            if items.len() == 1 && items.first().is_some_and(String::is_empty) {
+            if items.len() == 1 && !quoted && items.first().is_some_and(String::is_empty) {
                 items.clear();
             }
             return Ok(items);
@@ -275,14 +277,15 @@ fn list(cur: &mut Cursor<'_>) -> Result<Vec<String>, ApiError> {
     }
 }
 
-/// One value of a list: quoted when it is a whole quoted value, else up to `,` or `)`.
-fn list_item(cur: &mut Cursor<'_>) -> String {
+/// One value of a list, and whether it was quoted: quoted when it is a whole quoted value, else
+/// up to `,` or `)`.
+fn list_item(cur: &mut Cursor<'_>) -> (String, bool) {
     let start = cur.pos;
     if cur.peek() == Some('"') {
         if let Ok(item) = quoted(cur)
             && matches!(cur.peek(), Some(',' | ')'))
         {
-            return item;
+            return (item, true);
         }
         cur.pos = start;
     }
@@ -292,7 +295,7 @@ fn list_item(cur: &mut Cursor<'_>) -> String {
         .take_while(|c| *c != ',' && *c != ')')
         .collect();
     cur.pos += item.len();
-    item
+    (item, false)
 }
 
 /// Parses a logic tree parameter: the key (`[path.][not.]or`, `and`) and `(conditions)`.
