@@ -105,3 +105,32 @@ INSERT INTO arrays VALUES (0, '{1,2,3}', '{{1,2,3},{4,5,6},{7,8,9}}'),
 CREATE TABLE menagerie (id int PRIMARY KEY);
 CREATE FUNCTION getitemrange(min bigint, max bigint) RETURNS SETOF items LANGUAGE sql STABLE
   AS 'SELECT * FROM items WHERE id > $1 AND id <= $2';
+
+-- EmbedDisambiguationSpec's tables: two keys to one table, self references, one-to-one.
+CREATE TABLE person (id int PRIMARY KEY, name varchar NOT NULL);
+INSERT INTO person VALUES (1, 'John'), (2, 'Jane'), (3, 'Jake'), (4, 'Julie');
+CREATE TABLE message (id int PRIMARY KEY, body text NOT NULL DEFAULT '',
+  sender bigint NOT NULL REFERENCES person (id), recipient bigint NOT NULL REFERENCES person (id));
+INSERT INTO message VALUES (1, 'Hello Jane', 1, 2), (2, 'Hi John', 2, 1),
+  (3, 'How are you doing?', 1, 2), (4, 'Hey Julie', 3, 4), (5, 'What''s up Jake', 4, 3);
+CREATE TABLE addresses (id int NOT NULL UNIQUE, address text NOT NULL);
+INSERT INTO addresses VALUES (1, 'address 1'), (2, 'address 2'), (3, 'address 3'), (4, 'address 4');
+CREATE TABLE orders (id int NOT NULL UNIQUE, name text NOT NULL,
+  billing_address_id int CONSTRAINT billing REFERENCES addresses (id),
+  shipping_address_id int CONSTRAINT shipping REFERENCES addresses (id));
+INSERT INTO orders VALUES (1, 'order 1', 1, 2), (2, 'order 2', 3, 4);
+CREATE TABLE family_tree (id text PRIMARY KEY, name text NOT NULL,
+  parent text CONSTRAINT pptr REFERENCES family_tree (id));
+INSERT INTO family_tree VALUES ('1', 'Parental Unit', NULL), ('2', 'Kid One', '1'),
+  ('3', 'Kid Two', '1'), ('4', 'Grandkid One', '2'), ('5', 'Grandkid Two', '3');
+CREATE TABLE managers (id int PRIMARY KEY, name text);
+INSERT INTO managers VALUES (1, 'Referee Manager'), (2, 'Auditor Manager'), (3, 'Acme Manager'),
+  (4, 'Umbrella Manager'), (5, 'Cyberdyne Manager'), (6, 'Oscorp Manager');
+CREATE TABLE organizations (id int PRIMARY KEY, name text,
+  referee int REFERENCES organizations (id), auditor int REFERENCES organizations (id),
+  manager_id int CONSTRAINT manager REFERENCES managers (id));
+INSERT INTO organizations VALUES (1, 'Referee Org', NULL, NULL, 1), (2, 'Auditor Org', NULL, NULL, 2),
+  (3, 'Acme', 1, 2, 3), (4, 'Umbrella', 1, 2, 4), (5, 'Cyberdyne', 3, 4, 5), (6, 'Oscorp', 3, 4, 6);
+CREATE TABLE second (id int PRIMARY KEY, name text);
+CREATE TABLE first (id int PRIMARY KEY, name text, second_id_1 int REFERENCES second UNIQUE,
+  second_id_2 int REFERENCES second UNIQUE);
