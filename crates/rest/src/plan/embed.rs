@@ -117,16 +117,31 @@ fn no_relationship(from: &Table, target: &str, hint: Option<&str>) -> ApiError {
     .details(details)
 }
 
+/// A relationship's cardinality and PostgREST's description of it (`fk using t(a) and u(b)`).
 fn describe(r: &Relationship) -> (String, String) {
+    let using = |key: &crate::schema::ForeignKey| {
+        let (from, to): (Vec<&str>, Vec<&str>) = key
+            .columns
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .unzip();
+        format!(
+            "{} using {}({}) and {}({})",
+            key.constraint,
+            r.table.name,
+            from.join(", "),
+            r.foreign_table.name,
+            to.join(", ")
+        )
+    };
     match &r.cardinality {
-        Cardinality::ManyToOne(key) => ("many-to-one".into(), key.constraint.clone()),
-        Cardinality::OneToMany(key) => ("one-to-many".into(), key.constraint.clone()),
-        Cardinality::OneToOne { key, .. } => ("one-to-one".into(), key.constraint.clone()),
+        Cardinality::ManyToOne(key) => ("many-to-one".into(), using(key)),
+        Cardinality::OneToMany(key) => ("one-to-many".into(), using(key)),
+        Cardinality::OneToOne { key, .. } => ("one-to-one".into(), using(key)),
         Cardinality::ManyToMany(junction) => (
             "many-to-many".into(),
             format!(
-                "{}.{} using {}({}) and {}({})",
-                junction.table.schema,
+                "{} using {}({}) and {}({})",
                 junction.table.name,
                 junction.source.constraint,
                 junction
