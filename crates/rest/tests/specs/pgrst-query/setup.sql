@@ -134,3 +134,14 @@ INSERT INTO organizations VALUES (1, 'Referee Org', NULL, NULL, 1), (2, 'Auditor
 CREATE TABLE second (id int PRIMARY KEY, name text);
 CREATE TABLE first (id int PRIMARY KEY, name text, second_id_1 int REFERENCES second UNIQUE,
   second_id_2 int REFERENCES second UNIQUE);
+CREATE TABLE big_projects (big_project_id serial PRIMARY KEY, name text);
+INSERT INTO big_projects VALUES (1, 'big project 1'), (2, 'big project 2');
+CREATE TABLE sites (site_id serial PRIMARY KEY, name text,
+  main_project_id int CONSTRAINT main_project REFERENCES big_projects (big_project_id));
+INSERT INTO sites VALUES (1, 'site 1', 1), (2, 'site 2', NULL), (3, 'site 3', 2), (4, 'site 4', NULL);
+CREATE TABLE jobs (job_id uuid, name text, site_id int NOT NULL REFERENCES sites (site_id),
+  big_project_id int NOT NULL REFERENCES big_projects (big_project_id),
+  PRIMARY KEY (job_id, site_id, big_project_id));
+INSERT INTO jobs VALUES ('bc5d5362-b881-438f-b9f5-7417e08704ed', 'job 1-1', 1, 1),
+  ('3bd52697-033b-4edd-8a28-46a9c04b7c1e', 'job 2-1', 2, 1),
+  ('e6e67e4e-19b1-11e9-ab14-d663bd873d93', 'job 2-2', 2, 2);
