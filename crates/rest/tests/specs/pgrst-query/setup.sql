@@ -145,3 +145,13 @@ CREATE TABLE jobs (job_id uuid, name text, site_id int NOT NULL REFERENCES sites
 INSERT INTO jobs VALUES ('bc5d5362-b881-438f-b9f5-7417e08704ed', 'job 1-1', 1, 1),
   ('3bd52697-033b-4edd-8a28-46a9c04b7c1e', 'job 2-1', 2, 1),
   ('e6e67e4e-19b1-11e9-ab14-d663bd873d93', 'job 2-2', 2, 2);
+
+-- QuerySpec's odd names.
+CREATE TABLE has_count_column (id int, count int);
+CREATE TABLE clashing_column (t text);
+CREATE TABLE "Escap3e;" ("so6meIdColumn" int PRIMARY KEY);
+INSERT INTO "Escap3e;" VALUES (1), (2), (3), (4), (5);
+CREATE TABLE "ghostBusters" ("escapeId" int NOT NULL REFERENCES "Escap3e;" ("so6meIdColumn"));
+INSERT INTO "ghostBusters" VALUES (1), (3), (5);
+CREATE TABLE "do$llar$s" ("a$num$" numeric);
+INSERT INTO "do$llar$s" VALUES (100), (200);
