@@ -61,3 +61,6 @@ INSERT INTO employees VALUES ('Frances M.', 'Roe', '24000', 'One-Up Realty', 'Au
   ('Daniel B.', 'Lyon', '36000', 'Dubrow''s Cafeteria', 'Packer'),
   ('Edwin S.', 'Smith', '48000', 'Pro Garden Management', 'Marine biologist');
 CREATE TABLE "UnitTest" ("idUnitTest" int PRIMARY KEY, "nameUnitTest" text);
+
+-- UpdateSpec's tables.
+CREATE TABLE empty_table (k varchar PRIMARY KEY, extra varchar NOT NULL);
