@@ -181,7 +181,8 @@ pub(super) fn prepare<'c>(
         Method::Put => put_mutation(table, &filters, &keys, payload.as_deref(), payload_is_array)?,
         Method::Patch => {
             let columns = payload_columns(table, &keys, query.columns.as_deref())?;
-            let keyed_by = if payload_is_array {
+            // An array without keys (`[]`, `[{}]`) sets nothing, as PostgREST answers it.
+            let keyed_by = if payload_is_array && !keys.is_empty() {
                 if table.primary_key.is_empty() {
                     return Err(ApiError::new(
                         StatusCode::BAD_REQUEST,
