@@ -64,3 +64,6 @@ CREATE TABLE "UnitTest" ("idUnitTest" int PRIMARY KEY, "nameUnitTest" text);
 
 -- UpdateSpec's tables.
 CREATE TABLE empty_table (k varchar PRIMARY KEY, extra varchar NOT NULL);
+CREATE TABLE web_content (id int PRIMARY KEY, name text, p_web_id int REFERENCES web_content (id));
+INSERT INTO web_content VALUES (5, 'wat', NULL), (0, 'tardis', 5), (1, 'fezz', 0), (2, 'foo', 0),
+  (3, 'bar', 0), (4, 'wut', 1);
