@@ -253,9 +253,9 @@ pub(super) fn prepare<'c>(
     };
     // The rows to read back: the whole read plan (select, embeds) for a representation; the
     // primary key for `Location`.
+    // `order=` orders it, as PostgREST orders a write's representation.
     let mut represented = read;
     represented.conditions.clear();
-    represented.order.clear();
     represented.limit = None;
     represented.offset = None;
     let representation = match returns {
