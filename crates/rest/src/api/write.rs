@@ -220,6 +220,7 @@ pub(super) fn prepare<'c>(
                 order: read.order.clone(),
                 limit: read.limit,
                 keyed_by,
+                missing_default: prefer.missing == Some(PreferMissing::Default),
             }
         }
         Method::Delete => Mutation::Delete {

@@ -255,6 +255,8 @@ pub enum Mutation<'s> {
         limit: Option<u64>,
         /// Bulk update: an array payload, each object matched by these key columns.
         keyed_by: Option<Vec<&'s Column>>,
+        /// `Prefer: missing=default`: absent keys set the column default, not NULL.
+        missing_default: bool,
     },
     /// DELETE of the rows matching `conditions`.
     Delete {

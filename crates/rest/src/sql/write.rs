@@ -102,6 +102,7 @@ pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '
             order,
             limit,
             keyed_by,
+            missing_default,
         } => {
             st.push("UPDATE ")
                 .ident(&table.schema)
@@ -127,7 +128,7 @@ pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '
                 payload_param.as_deref().unwrap_or("NULL"),
                 &body_columns,
                 plan.payload_is_array,
-                false,
+                *missing_default,
             );
             let mut first = true;
             if let Some(keys) = keyed_by {
