@@ -151,7 +151,13 @@ async fn run(
     for (index, (plan, rows)) in planned.into_iter().zip(rows_of).enumerate() {
         let returns = plan.request.prefer.return_.unwrap_or(PreferReturn::Minimal);
         let (written, representation) = match (plan.prepared, rows) {
-            (Prepared::Done(written), _) => (written, None),
+            (Prepared::Done(written), _) => {
+                let representation = written
+                    .body
+                    .is_some()
+                    .then_some(crate::response::Representation::Array);
+                (written, representation)
+            }
             (Prepared::Nested(_), _) => {
                 conn.batch_execute("ROLLBACK").await.map_err(pg)?;
                 return Err(unreachable_error());

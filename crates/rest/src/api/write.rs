@@ -56,7 +56,8 @@ async fn run(
     let prepared = match prepare(api, request, target, cache, filters, &body)? {
         Prepared::Done(written) => {
             let returns = request.prefer.return_.unwrap_or(PreferReturn::Minimal);
-            return Ok(answer(request, returns, written, None));
+            let representation = written.body.is_some().then_some(Representation::Array);
+            return Ok(answer(request, returns, written, representation));
         }
         Prepared::Statement(prepared) => prepared,
         Prepared::Nested(json) => {
@@ -239,10 +240,12 @@ pub(super) fn prepare<'c>(
     if let Mutation::Update { columns, .. } = &mutation
         && columns.is_empty()
     {
-        // Nothing to set: PostgREST answers as if no row matched.
+        // Nothing to set: PostgREST answers as if no row matched (`[]` for a JSON array).
+        let empty = returns == PreferReturn::Representation
+            && response::negotiate(&request.accept)? == Representation::Array;
         return Ok(Prepared::Done(Written {
             rows: 0,
-            body: None,
+            body: empty.then(|| Bytes::from_static(b"[]")),
             location: None,
             shaping: super::context::Shaping::default(),
         }));
