@@ -67,3 +67,7 @@ CREATE TABLE empty_table (k varchar PRIMARY KEY, extra varchar NOT NULL);
 CREATE TABLE web_content (id int PRIMARY KEY, name text, p_web_id int REFERENCES web_content (id));
 INSERT INTO web_content VALUES (5, 'wat', NULL), (0, 'tardis', 5), (1, 'fezz', 0), (2, 'foo', 0),
   (3, 'bar', 0), (4, 'wut', 1);
+
+-- SingularSpec's table.
+CREATE TABLE addresses (id int NOT NULL UNIQUE, address text NOT NULL);
+INSERT INTO addresses VALUES (1, 'address 1'), (2, 'address 2'), (3, 'address 3'), (4, 'address 4');
