@@ -75,6 +75,16 @@ impl ApiError {
         self
     }
 
+    /// 406 PGRST116: the single-object media type for a result of other than one row.
+    pub fn not_single(details: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "PGRST116",
+            "Cannot coerce the result to a single JSON object",
+        )
+        .details(details)
+    }
+
     /// PGRST100: a query parameter that does not parse.
     pub fn parse(message: impl Into<String>, details: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "PGRST100", message).details(details)

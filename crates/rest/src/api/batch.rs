@@ -177,7 +177,17 @@ async fn run(
                         return Err(in_operation(index + 1, &names[index], error));
                     }
                 };
-                if let Some(max) = prepared.max_affected.filter(|max| written.rows > *max) {
+                if prepared.checks.singular && written.rows != 1 {
+                    conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+                    let error =
+                        ApiError::not_single(format!("The result contains {} rows", written.rows));
+                    return Err(in_operation(index + 1, &names[index], error));
+                }
+                if let Some(max) = prepared
+                    .checks
+                    .max_affected
+                    .filter(|max| written.rows > *max)
+                {
                     conn.batch_execute("ROLLBACK").await.map_err(pg)?;
                     let error = ApiError::new(
                         StatusCode::BAD_REQUEST,

@@ -538,12 +538,7 @@ fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
 }
 
 fn not_single(rows: u64) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_ACCEPTABLE,
-        "PGRST116",
-        "JSON object requested, multiple (or no) rows returned",
-    )
-    .details(if rows > 1 {
+    ApiError::not_single(if rows > 1 {
         "The result contains more than one row".to_string()
     } else {
         format!("The result contains {rows} rows")

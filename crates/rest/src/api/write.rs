@@ -6,7 +6,8 @@
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::write::{
-    Mutation, OnConflict, WritePlan, conflict_columns, first_object, payload_columns, payload_shape,
+    Mutation, OnConflict, RowChecks, WritePlan, conflict_columns, first_object, payload_columns,
+    payload_shape,
 };
 use crate::plan::{Condition, ReadInput, plan_read};
 use crate::request::{
@@ -72,7 +73,7 @@ async fn run(
         commits,
         prepared.representation,
         prepared.location_of,
-        prepared.max_affected,
+        prepared.checks,
     )
     .await?;
     let mut response = answer(request, prepared.returns, written, prepared.representation);
@@ -87,8 +88,8 @@ pub(super) struct PreparedWrite<'c> {
     pub representation: Option<Representation>,
     /// The table whose primary key makes the `Location` header.
     pub location_of: Option<&'c Table>,
-    /// `Prefer: max-affected` with `handling=strict`.
-    pub max_affected: Option<u64>,
+    /// What the number of rows written must satisfy before the write commits.
+    pub checks: RowChecks,
 }
 
 /// A write's plan: a statement to run, or (nothing to set) its answer already.
@@ -285,9 +286,12 @@ pub(super) fn prepare<'c>(
         returns,
         representation,
         location_of: matches!(returning, Returning::Columns(_)).then_some(table),
-        max_affected: prefer
-            .max_affected
-            .filter(|_| prefer.handling == Some(PreferHandling::Strict)),
+        checks: RowChecks {
+            max_affected: prefer
+                .max_affected
+                .filter(|_| prefer.handling == Some(PreferHandling::Strict)),
+            singular: response::negotiate(&request.accept).ok() == Some(Representation::Object),
+        },
     }))
 }
 
@@ -512,8 +516,9 @@ pub(super) async fn execute(
     commits: bool,
     representation: Option<Representation>,
     location_of: Option<&Table>,
-    max_affected: Option<u64>,
+    checks: RowChecks,
 ) -> Result<(Written, Option<sluice_pg::Lsn>), ApiError> {
+    let max_affected = checks.max_affected;
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let context = target.context_statements();
     let params = statement.driver_params();
@@ -521,7 +526,7 @@ pub(super) async fn execute(
     // One implicit transaction commits at the Sync; one that may have to roll back (tx=rollback,
     // max-affected, response settings a pre-request function may have set wrong) is explicit
     // and ended once the result is read.
-    let explicit = !commits || max_affected.is_some() || context.len() > 1;
+    let explicit = !commits || max_affected.is_some() || checks.singular || context.len() > 1;
     let report = api.lsn.report && commits;
     let mode = if report && !explicit {
         SyncMode::Groups
@@ -603,6 +608,13 @@ pub(super) async fn execute(
             )
             .details(format!("The query affects {} rows", w.rows)));
         }
+        (Ok(w), _) if checks.singular && w.rows != 1 => {
+            conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+            return Err(ApiError::not_single(format!(
+                "The result contains {} rows",
+                w.rows
+            )));
+        }
         _ => commits,
     };
     let lsn = match (explicit, keep && report) {
@@ -669,12 +681,10 @@ pub(super) async fn written_from(
             let mut out = Vec::new();
             if representation == Representation::Object {
                 if rows.len() != 1 {
-                    return Err(ApiError::new(
-                        StatusCode::NOT_ACCEPTABLE,
-                        "PGRST116",
-                        "JSON object requested, multiple (or no) rows returned",
-                    )
-                    .details(format!("The result contains {} rows", rows.len())));
+                    return Err(ApiError::not_single(format!(
+                        "The result contains {} rows",
+                        rows.len()
+                    )));
                 }
             } else {
                 encoder.begin(&mut out);

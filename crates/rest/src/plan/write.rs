@@ -174,6 +174,15 @@ fn object_keys<'de, A: MapAccess<'de>>(mut map: A) -> Result<Vec<String>, A::Err
     Ok(keys)
 }
 
+/// What the number of rows a write touches must satisfy; a write failing a check is rolled back.
+#[derive(Debug, Clone, Copy)]
+pub struct RowChecks {
+    /// `Prefer: max-affected` with `handling=strict`.
+    pub max_affected: Option<u64>,
+    /// The single-object media type: exactly one row, else 406 PGRST116 (with any `return=`).
+    pub singular: bool,
+}
+
 /// An array body's first element, when that is an object (a PUT of an array puts it).
 pub fn first_object(json: &[u8]) -> Option<Vec<u8>> {
     let elements = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(json).ok()?;
