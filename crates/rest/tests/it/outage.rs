@@ -7,8 +7,6 @@
 use sluice_embedded::testkit::TestServer;
 use sluice_embedded::testkit::outage::OutageCluster;
 use sluice_http::{Router, ServerOptions};
-use sluice_pg::Connection;
-use sluice_rest::RestConfig;
 use sluice_rest::api::{RestApi, SchemaSource};
 use std::sync::Arc;
 
@@ -26,15 +24,7 @@ async fn outage_answers_name_the_failure_without_internals() {
         return;
     };
     let primary_url = outage.own_url();
-    let mut conn = Connection::connect(&primary_url).await.unwrap();
-    conn.batch_execute(SETUP).await.unwrap();
-    let config = RestConfig::default();
-    let cache = Arc::new(
-        sluice_rest::schema::load(&mut conn, &config.schemas)
-            .await
-            .unwrap(),
-    );
-    drop(conn);
+    let (config, cache) = crate::common::set_up_schema(&primary_url, SETUP).await;
     let mut router = Router::new();
     router.mount(
         "/missing",

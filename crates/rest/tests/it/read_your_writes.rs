@@ -13,7 +13,6 @@ use sluice_http::{Router, ServerOptions};
 use sluice_pg::config::Config;
 use sluice_pg::pool::{LsnOutcome, PRIMARY_APPLICATION_NAME, ReadPools, ReplicaState};
 use sluice_pg::{Connection, Lsn, Pool, PoolSettings};
-use sluice_rest::RestConfig;
 use sluice_rest::api::{RestApi, SchemaSource};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -110,15 +109,7 @@ async fn writes_answer_with_their_commit_and_reads_naming_it_are_never_stale() {
     ) else {
         return;
     };
-    let mut conn = Connection::connect(&cluster.url()).await.unwrap();
-    conn.batch_execute(SETUP).await.unwrap();
-    let config = RestConfig::default();
-    let cache = Arc::new(
-        sluice_rest::schema::load(&mut conn, &config.schemas)
-            .await
-            .unwrap(),
-    );
-    drop(conn);
+    let (config, cache) = crate::common::set_up_schema(&cluster.url(), SETUP).await;
     cluster.start_replicas(1).unwrap();
     let mut primary_config = Config::parse(&cluster.url()).unwrap();
     primary_config.set_application_name(PRIMARY_APPLICATION_NAME);

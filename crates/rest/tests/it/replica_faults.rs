@@ -10,7 +10,6 @@ use sluice_embedded::{ClusterOptions, private_cluster};
 use sluice_http::{Router, ServerOptions};
 use sluice_pg::pool::{ReadPools, ReplicaState};
 use sluice_pg::{Connection, Pool, PoolSettings};
-use sluice_rest::RestConfig;
 use sluice_rest::api::{RestApi, SchemaSource};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -172,17 +171,11 @@ async fn restarts_under_load_lose_no_acknowledged_write_and_never_hang() {
     ) else {
         return;
     };
-    let mut conn = Connection::connect(&cluster.url()).await.unwrap();
-    conn.batch_execute("CREATE TABLE items (id int PRIMARY KEY, name text)")
-        .await
-        .unwrap();
-    let config = RestConfig::default();
-    let cache = Arc::new(
-        sluice_rest::schema::load(&mut conn, &config.schemas)
-            .await
-            .unwrap(),
-    );
-    drop(conn);
+    let (config, cache) = crate::common::set_up_schema(
+        &cluster.url(),
+        "CREATE TABLE items (id int PRIMARY KEY, name text)",
+    )
+    .await;
     cluster.start_replicas(1).unwrap();
     let primary = Pool::connect(&cluster.url(), PoolSettings::new()).unwrap();
     let pools = ReadPools::connect(

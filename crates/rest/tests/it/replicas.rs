@@ -9,7 +9,6 @@ use sluice_http::{Router, ServerOptions};
 use sluice_pg::config::Config;
 use sluice_pg::pool::{PRIMARY_APPLICATION_NAME, ReadPools, ReplicaState};
 use sluice_pg::{Connection, Pool, PoolSettings};
-use sluice_rest::RestConfig;
 use sluice_rest::api::{RestApi, SchemaSource};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -106,15 +105,7 @@ async fn reads_go_to_the_replica_writes_and_calls_to_the_primary() {
     ) else {
         return;
     };
-    let mut conn = Connection::connect(&cluster.url()).await.unwrap();
-    conn.batch_execute(SETUP).await.unwrap();
-    let config = RestConfig::default();
-    let cache = Arc::new(
-        sluice_rest::schema::load(&mut conn, &config.schemas)
-            .await
-            .unwrap(),
-    );
-    drop(conn);
+    let (config, cache) = crate::common::set_up_schema(&cluster.url(), SETUP).await;
     cluster.start_replicas(1).unwrap();
     let mut primary_config = Config::parse(&cluster.url()).unwrap();
     primary_config.set_application_name(PRIMARY_APPLICATION_NAME);

@@ -10,6 +10,23 @@ use sluice_rest::{RestConfig, TxEnd};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Runs `setup` on the database at `url` and loads the schema cache of the default settings'
+/// schemas from it: what a test serving its own cluster builds its API on.
+pub async fn set_up_schema(
+    url: &str,
+    setup: &str,
+) -> (RestConfig, Arc<sluice_rest::schema::SchemaCache>) {
+    let mut conn = Connection::connect(url)
+        .await
+        .expect("connecting for the setup");
+    conn.batch_execute(setup).await.expect("the setup");
+    let config = RestConfig::default();
+    let cache = sluice_rest::schema::load(&mut conn, &config.schemas)
+        .await
+        .expect("loading the schema cache");
+    (config, Arc::new(cache))
+}
+
 /// The suite's `config`: `key = value` lines named like `[rest]`'s settings.
 pub fn read_config(suite: &Path) -> Result<RestConfig, String> {
     let text = std::fs::read_to_string(suite.join("config")).map_err(|e| e.to_string())?;
