@@ -12,6 +12,8 @@ pub enum DecodeErrorKind {
     BadHeader,
     /// The text is not valid JSON where a value was expected.
     InvalidJson,
+    /// The input holds nothing (but blanks) where a JSON array was expected.
+    Empty,
     /// A line is not valid UTF-8.
     InvalidUtf8,
     /// JSON nests deeper than the decoder follows.
@@ -47,6 +49,7 @@ impl DecodeErrorKind {
             DecodeErrorKind::NoHeader => "no header: the input is empty",
             DecodeErrorKind::BadHeader => "the header line must list the column names",
             DecodeErrorKind::InvalidJson => "invalid JSON",
+            DecodeErrorKind::Empty => "the input is empty",
             DecodeErrorKind::InvalidUtf8 => "invalid UTF-8",
             DecodeErrorKind::TooDeep => "JSON nested too deeply",
             DecodeErrorKind::NotAnObject => "expected a JSON object",

@@ -219,10 +219,7 @@ impl FirstElementKeys {
             skip(&mut pos);
             self.skipped = pos;
             match input.get(pos) {
-                None if eof => {
-                    return Err(DecodeError::new(DecodeErrorKind::InvalidJson, 1)
-                        .detail("expected a JSON array '['"));
-                }
+                None if eof => return Err(DecodeError::new(DecodeErrorKind::Empty, 1)),
                 None => return Ok(None),
                 Some(b'[') => {
                     pos += 1;

@@ -16,7 +16,8 @@ use crate::sql::write::{Payload, Returning, render};
 use bytes::BytesMut;
 use http::StatusCode;
 use sluice_formats::decode::{
-    DecodeError, FirstElementKeys, JsonArrayDecoder, JsonlDecoder, KeyRules, first_object_keys,
+    DecodeError, DecodeErrorKind, FirstElementKeys, JsonArrayDecoder, JsonlDecoder, KeyRules,
+    first_object_keys,
 };
 use sluice_http::Response;
 use sluice_http::body::{BodyError, BodyReader};
@@ -137,6 +138,10 @@ fn body_error(error: BodyError) -> ApiError {
 }
 
 fn decode_error(error: DecodeError, media: &MediaType) -> ApiError {
+    if error.kind() == DecodeErrorKind::Empty {
+        return ApiError::new(StatusCode::BAD_REQUEST, "PGRST102", "Empty or invalid json")
+            .details("the body is empty");
+    }
     let place = match media {
         MediaType::JsonLines => format!("line {}", error.line()),
         _ => format!("element {} of the array", error.line()),
