@@ -138,15 +138,9 @@ fn hyperloglog_strings_match_redis() {
         return;
     };
     let (mut theirs, mut ours) = pair.clients();
-    let mut seed = 7u64;
-    let mut next = || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        seed >> 11
-    };
+    let mut rng = Lcg(7);
     for n in [1usize, 7, 60, 400, 1500, 5000, 30000] {
-        let elements: Vec<String> = (0..n).map(|_| format!("e{}", next())).collect();
+        let elements: Vec<String> = (0..n).map(|_| format!("e{}", rng.next())).collect();
         for c in [&mut theirs, &mut ours] {
             c.call(&["DEL", "h", "h2", "m"]);
             for chunk in elements.chunks(200) {
