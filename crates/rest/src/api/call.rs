@@ -6,7 +6,7 @@
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::call::{Arguments, CallPlan, ResultShape, plan_call};
-use crate::plan::write::payload_shape;
+use crate::plan::write::{first_object, payload_shape};
 use crate::plan::{ReadInput, plan_read};
 use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount};
 use crate::schema::{SchemaCache, Table, Volatility};
@@ -14,7 +14,6 @@ use crate::sql;
 use bytes::Bytes;
 use http::StatusCode;
 use serde::de::IgnoredAny;
-use serde_json::value::RawValue;
 use sluice_http::Response;
 
 pub(super) async fn call(
@@ -230,10 +229,7 @@ fn argument_names(body: &[u8]) -> Result<(Vec<String>, Option<String>), ApiError
     match payload_shape(body) {
         Ok(shape) if shape.is_array => {
             shape.require_matching_keys()?;
-            let first = serde_json::from_slice::<Vec<&RawValue>>(body)
-                .ok()
-                .and_then(|elements| elements.first().map(|e| e.get().to_owned()))
-                .filter(|first| first.starts_with('{'));
+            let first = first_object(body).and_then(|first| String::from_utf8(first).ok());
             Ok((shape.keys, first))
         }
         Ok(shape) => Ok((shape.keys, None)),
