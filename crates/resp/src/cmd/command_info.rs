@@ -255,21 +255,13 @@ fn keys_by_specs(info: &Info, argv: &[&[u8]]) -> Option<Vec<KeyRef>> {
         let has = |flag: &str| spec.flags.contains(&flag);
         (!has("not_key")).then_some((spec.begin, spec.find, has("incomplete")))
     };
-    let found = key_specs::spec_positions(&info.specs, of, argv_of(argv))?;
+    let found = key_specs::spec_positions(&info.specs, of, key_specs::slice_argv(argv))?;
     Some(
         found
             .into_iter()
             .map(|(pos, spec)| (pos, info.specs[spec].flags.clone()))
             .collect(),
     )
-}
-
-/// `argv` for the key finders of [`key_specs`].
-fn argv_of<'x>(argv: &'x [&'x [u8]]) -> key_specs::Argv<'x, impl Fn(usize) -> &'x [u8]> {
-    key_specs::Argv {
-        count: argv.len(),
-        arg: move |i| argv.get(i).copied().unwrap_or(&[]),
-    }
 }
 
 /// SORT and SORT_RO: the sorted key, and (SORT) the last STORE's destination.
@@ -294,7 +286,7 @@ fn sort_keys(argv: &[&[u8]], store_allowed: bool) -> Vec<KeyRef> {
 
 /// MIGRATE's keys (see [`key_specs::migrate_positions`]).
 fn migrate_keys(argv: &[&[u8]]) -> Vec<KeyRef> {
-    key_specs::migrate_positions(argv_of(argv))
+    key_specs::migrate_positions(key_specs::slice_argv(argv))
         .map(|k| (k, vec!["RW", "access", "delete"]))
         .collect()
 }
@@ -344,7 +336,7 @@ pub(crate) fn key_refs(argv: &[&[u8]]) -> Result<Vec<KeyRef>, &'static str> {
 
 /// BITFIELD's key flags: it only reads when every operation is a GET.
 fn bitfield_flags(argv: &[&[u8]]) -> Vec<&'static str> {
-    if key_specs::bitfield_writes(argv_of(argv)) {
+    if key_specs::bitfield_writes(key_specs::slice_argv(argv)) {
         vec!["RW", "access", "update"]
     } else {
         vec!["RO", "access"]

@@ -19,6 +19,14 @@ impl<'x, F: Fn(usize) -> &'x [u8]> Argv<'x, F> {
     }
 }
 
+/// The arguments of a call held as a slice of slices (an argument past the end reads empty).
+pub(crate) fn slice_argv<'x>(line: &'x [&'x [u8]]) -> Argv<'x, impl Fn(usize) -> &'x [u8]> {
+    Argv {
+        count: line.len(),
+        arg: move |i| line.get(i).copied().unwrap_or(&[]),
+    }
+}
+
 /// The keys a call's key specs give, as Redis's getKeysUsingKeySpecs finds them: each key's
 /// position and the index of the spec that found it. `of` gives a spec's search and whether it
 /// is incomplete, or None to pass it by (a spec of non-key arguments). None when a spec cannot
@@ -141,16 +149,9 @@ pub(crate) fn bitfield_writes<'x>(argv: Argv<'x, impl Fn(usize) -> &'x [u8]>) ->
 mod tests {
     use super::*;
 
-    fn argv<'x>(line: &'x [&'x [u8]]) -> Argv<'x, impl Fn(usize) -> &'x [u8]> {
-        Argv {
-            count: line.len(),
-            arg: move |i| line.get(i).copied().unwrap_or(&[]),
-        }
-    }
-
     fn positions(specs: &[(Begin, Find, bool)], line: &str) -> Option<Vec<(usize, usize)>> {
         let line: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
-        spec_positions(specs, |s| Some(*s), argv(&line))
+        spec_positions(specs, |s| Some(*s), slice_argv(&line))
     }
 
     const ONE: Find = Find::Range {
@@ -229,7 +230,7 @@ mod tests {
     fn migrate_and_bitfield_as_their_key_finders_read_them() {
         let keys = |line: &str| {
             let line: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
-            migrate_positions(argv(&line))
+            migrate_positions(slice_argv(&line))
         };
         assert_eq!(keys("migrate h 1 k 0 10"), 3..4);
         assert_eq!(keys("migrate h 1  0 10 auth keys keys a b"), 9..11);
@@ -237,7 +238,7 @@ mod tests {
         assert_eq!(keys("migrate h 1 k 0 10 keys a b"), 0..0, "both is none");
         let writes = |line: &str| {
             let line: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
-            bitfield_writes(argv(&line))
+            bitfield_writes(slice_argv(&line))
         };
         assert!(!writes("bitfield k get u8 0 overflow sat get i4 8"));
         assert!(writes("bitfield k get u8 0 incrby u8 0 1"));
