@@ -212,7 +212,7 @@ pub fn no_content() -> Response {
 pub fn from_db(error: sluice_pg::Error) -> ApiError {
     if error.is_unavailable() {
         ApiError::Unavailable {
-            message: format!("the database is unavailable: {}", error.public_message()),
+            message: error.unavailable_message(),
             cause: Some(error.to_string()),
         }
     } else if error.is_class(sluice_pg::sqlstate::CLASS_DATA_EXCEPTION) {

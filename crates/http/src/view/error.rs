@@ -69,16 +69,16 @@ impl ApiError {
             api.hint = db.hint().map(str::to_owned);
             return api;
         }
-        let public = error.public_message();
         if error.is_unavailable() {
             tracing::warn!(%error, "view request: the database is unavailable");
             return ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "database_unavailable",
-                format!("the database is unavailable: {public}"),
+                error.unavailable_message(),
             )
             .with_hint("retry later");
         }
+        let public = error.public_message();
         match error.kind() {
             ErrorKind::Conversion | ErrorKind::ParameterCount => {
                 tracing::info!(%error, "view request: a value or parameter was refused");

@@ -56,6 +56,13 @@ impl Error {
         };
         what.to_owned()
     }
+
+    /// [`Error::public_message`] for an error that left the database unreachable
+    /// ([`Error::is_unavailable`]), worded as [`crate::PoolError::public_message`] words an
+    /// unavailable pool, so every gate says it alike.
+    pub fn unavailable_message(&self) -> String {
+        format!("the database is unavailable: {}", self.public_message())
+    }
 }
 
 #[cfg(test)]
@@ -64,6 +71,18 @@ mod tests {
 
     fn server_error(code: &str, message: &str) -> Error {
         super::super::server_error_for_test("FATAL", code, message)
+    }
+
+    #[test]
+    fn an_unreachable_database_is_worded_as_the_pools() {
+        let error = Error::new(
+            ErrorKind::Connect,
+            "connecting to 10.1.2.3:5432: Connection refused (os error 111)",
+        );
+        assert_eq!(
+            error.unavailable_message(),
+            "the database is unavailable: PostgreSQL could not be reached"
+        );
     }
 
     #[test]
