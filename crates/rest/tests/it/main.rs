@@ -4,6 +4,7 @@
 mod bulk;
 mod clients;
 mod common;
+mod computed;
 mod grammar_props;
 mod jwt_claims;
 mod jwt_keys;

@@ -44,6 +44,7 @@ async fn the_ddl_trigger_notifies_for_tables_and_not_for_temporary_ones() {
         "ALTER TABLE real_table ADD COLUMN m int",
         "DROP TABLE real_table",
         "CREATE SCHEMA other",
+        "CREATE FUNCTION f(n int) RETURNS int LANGUAGE sql AS $$ SELECT n $$",
     ] {
         admin.batch_execute(ddl).await.unwrap();
         assert_eq!(next_payload(&mut listener).await, "reload schema", "{ddl}");
