@@ -77,6 +77,7 @@ fn accounts() -> SchemaCache {
         insertable: true,
         updatable: true,
         deletable: true,
+        computed: Vec::new(),
     };
     let mut cache = SchemaCache {
         schemas: vec!["public".into()],

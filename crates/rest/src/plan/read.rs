@@ -7,14 +7,16 @@ use crate::request::{
     Aggregate, Direction, EmbedPath, Field, JoinType, JsonKey, JsonStep, LogicOperator, LogicTree,
     Nulls, Operation, OrderTerm, PathFilter, QueryParams, SelectItem,
 };
-use crate::schema::{Column, Relationship, SchemaCache, Table};
+use crate::schema::{Column, ComputedField, Relationship, SchemaCache, Table};
 use http::StatusCode;
 
-/// A column of the level's relation, with an optional JSON path into it.
+/// A column (or computed field) of the level's relation, with an optional JSON path into it.
 #[derive(Debug, Clone)]
 pub struct ColumnRef<'s> {
-    /// The column, as the schema cache describes it.
+    /// The column, as the schema cache describes it (for a computed field, its name and type).
     pub column: &'s Column,
+    /// Set for a computed field: the function whose value of the row the "column" is.
+    pub computed: Option<&'s ComputedField>,
     /// The JSON path into it (`->a->>b`); empty for the column itself.
     pub json_path: Vec<JsonStep>,
 }
@@ -330,6 +332,7 @@ fn level<'s>(
                     plan.outputs.push(Output::Column {
                         field: ColumnRef {
                             column,
+                            computed: None,
                             json_path: Vec::new(),
                         },
                         cast: None,
@@ -511,17 +514,24 @@ fn output_name(field: &Field) -> String {
         .unwrap_or_else(|| field.name.clone())
 }
 
-/// `field` checked against `table`'s columns.
+/// `field` checked against `table`'s columns, then its computed fields.
 fn resolve<'s>(table: &'s Table, field: &Field) -> Result<ColumnRef<'s>, ApiError> {
-    let column = table.column(&field.name).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "42703",
-            format!("column {}.{} does not exist", table.name.name, field.name),
-        )
-    })?;
+    let (column, computed) = match table.column(&field.name) {
+        Some(column) => (column, None),
+        None => match table.computed(&field.name) {
+            Some(computed) => (&computed.column, Some(computed)),
+            None => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "42703",
+                    format!("column {}.{} does not exist", table.name.name, field.name),
+                ));
+            }
+        },
+    };
     Ok(ColumnRef {
         column,
+        computed,
         json_path: field.json_path.clone(),
     })
 }

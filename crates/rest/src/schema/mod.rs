@@ -1,6 +1,7 @@
 //! The schema cache: what the exposed schemas hold, loaded from the catalog in a handful of
 //! queries, kept as an immutable snapshot and swapped whole on reload.
 
+mod computed;
 pub mod handle;
 pub mod model;
 mod quick;

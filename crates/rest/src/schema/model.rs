@@ -109,12 +109,24 @@ pub struct Table {
     pub updatable: bool,
     /// Whether DELETE is possible at all (see `insertable`).
     pub deletable: bool,
+    /// The computed fields: functions over the relation's row type that requests may name like
+    /// columns, but that `select=*` leaves out.
+    pub computed: Vec<ComputedField>,
 }
 
 impl Table {
     /// The column called `name`, if the relation has one.
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The computed field called `name`; a column of that name hides it, as in PostgreSQL's
+    /// `row.name` notation.
+    pub fn computed(&self, name: &str) -> Option<&ComputedField> {
+        match self.column(name) {
+            Some(_) => None,
+            None => self.computed.iter().find(|c| c.column.name == name),
+        }
     }
 
     /// True for views and materialized views.
@@ -150,6 +162,19 @@ pub struct Column {
     pub enum_values: Vec<String>,
     /// `COMMENT ON COLUMN`.
     pub description: Option<String>,
+}
+
+/// A computed field (PostgREST's computed column): a function of the relation's schema whose
+/// only required parameter is the relation's row type, so that `f(row)` is a value of each row.
+#[derive(Debug, Clone)]
+pub struct ComputedField {
+    /// The function (an overload of this name over another row type may exist).
+    pub function: QualifiedName,
+    /// The relation whose row type the function takes: a row of another relation (a write's
+    /// returned rows, a call's result) is cast to it in the call.
+    pub row_type: QualifiedName,
+    /// The field as a column: the function's name and return type.
+    pub column: Column,
 }
 
 /// How the rows of two relations relate through a foreign key.

@@ -59,6 +59,7 @@ pub async fn load(
                 insertable: updatable & 8 != 0,
                 updatable: updatable & 4 != 0,
                 deletable: updatable & 16 != 0,
+                computed: Vec::new(),
             },
         );
     }
@@ -472,6 +473,7 @@ pub async fn load(
             insertable: false,
             updatable: false,
             deletable: false,
+            computed: Vec::new(),
         });
         cache
             .routines
@@ -503,11 +505,12 @@ pub async fn load(
                 is_procedure: row.get::<&str>(12)? == "p",
             });
     }
+    super::computed::load(conn, &list, &by_oid, &mut cache).await?;
     Ok(cache)
 }
 
 /// A column of a function's result: nullable, without default, writable by nobody.
-fn result_column(name: String, type_oid: u32, type_name: String) -> Column {
+pub(super) fn result_column(name: String, type_oid: u32, type_name: String) -> Column {
     Column {
         name,
         type_oid,

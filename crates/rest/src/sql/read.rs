@@ -368,7 +368,8 @@ impl Renderer {
         }
     }
 
-    /// `"alias"."column"` with its JSON path, keys and indexes as parameters.
+    /// `"alias"."column"` (or a computed field's call on the row) with its JSON path, keys and
+    /// indexes as parameters.
     fn field(&mut self, field: &ColumnRef<'_>, alias: &str) {
         // Arrows on a column that is not json (an array, a composite type) apply to
         // `to_jsonb(column)`, as PostgREST does; json and jsonb keep their own operators.
@@ -377,7 +378,28 @@ impl Renderer {
         if to_jsonb {
             self.st.push("pg_catalog.to_jsonb(");
         }
-        self.st.column(alias, &field.column.name);
+        match field.computed {
+            None => {
+                self.st.column(alias, &field.column.name);
+            }
+            Some(computed) => {
+                // `f(row)`: the whole row by `alias.*` (a bare `alias` would be a column of that
+                // name if the relation had one), cast to the function's row type since a write's
+                // returned rows come as anonymous records (a no-op on the relation itself).
+                let (function, row_type) = (&computed.function, &computed.row_type);
+                self.st
+                    .ident(&function.schema)
+                    .push(".")
+                    .ident(&function.name)
+                    .push("(CAST(")
+                    .ident(alias)
+                    .push(".* AS ")
+                    .ident(&row_type.schema)
+                    .push(".")
+                    .ident(&row_type.name)
+                    .push("))");
+            }
+        }
         if to_jsonb {
             self.st.push(")");
         }
