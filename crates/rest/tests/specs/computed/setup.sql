@@ -52,4 +52,27 @@ CREATE FUNCTION public.leaked(api.people) RETURNS text LANGUAGE sql IMMUTABLE
 CREATE FUNCTION all_people() RETURNS SETOF people LANGUAGE sql STABLE
   AS $$ SELECT * FROM people $$;
 
+-- Computed relationships: functions from a row to rows of a relation.
+CREATE TABLE projects (id int PRIMARY KEY, name text NOT NULL, lead_id int REFERENCES people (id));
+INSERT INTO projects VALUES
+  (1, 'Analytical Engine', 2), (2, 'Notes', 1), (3, 'COBOL', 3), (4, 'Bombe', 4),
+  (5, 'Difference Engine', 2);
+-- To one: SETOF with ROWS 1, or a single row.
+CREATE FUNCTION lead(projects) RETURNS SETOF people ROWS 1 LANGUAGE sql STABLE
+  AS $$ SELECT * FROM people WHERE id = $1.lead_id $$;
+CREATE FUNCTION lead_noset(projects) RETURNS people LANGUAGE sql STABLE
+  AS $$ SELECT * FROM people WHERE id = $1.lead_id $$;
+-- To many.
+CREATE FUNCTION led(people) RETURNS SETOF projects LANGUAGE sql STABLE
+  AS $$ SELECT * FROM projects WHERE lead_id = $1.id $$;
+-- Named as the relation: it replaces the foreign key's relationship (project 2 has none here).
+CREATE FUNCTION people(projects) RETURNS SETOF people ROWS 1 LANGUAGE sql STABLE
+  AS $$ SELECT * FROM people WHERE id = $1.lead_id AND $1.id <> 2 $$;
+-- Self.
+CREATE FUNCTION predecessor(people) RETURNS SETOF people ROWS 1 LANGUAGE sql STABLE
+  AS $$ SELECT * FROM people WHERE id = $1.id - 1 $$;
+-- Two parameters: no relationship.
+CREATE FUNCTION led_since(people, int) RETURNS SETOF projects LANGUAGE sql STABLE
+  AS $$ SELECT * FROM projects WHERE lead_id = $1.id AND id >= $2 $$;
+
 RESET search_path;
