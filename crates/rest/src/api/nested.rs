@@ -81,6 +81,12 @@ fn split_parent<'c>(
                 key: fk,
                 parent: true,
             } => fk,
+            Cardinality::Computed { function, .. } => {
+                return Err(invalid(format!(
+                    "A nested insert follows foreign keys: '{key}' is the computed \
+                     relationship {function}, whose rows a function chooses"
+                )));
+            }
             _ => {
                 return Err(invalid(format!(
                     "A nested insert writes the rows that point to the parent: '{key}' is \

@@ -46,7 +46,7 @@ fn single_columns(c: &Cardinality) -> Option<(&str, &str)> {
             [(local, foreign)] => Some((local.as_str(), foreign.as_str())),
             _ => None,
         },
-        Cardinality::ManyToMany(_) => None,
+        Cardinality::ManyToMany(_) | Cardinality::Computed { .. } => None,
     }
 }
 
@@ -55,7 +55,7 @@ fn constraint(c: &Cardinality) -> Option<&str> {
         Cardinality::ManyToOne(key)
         | Cardinality::OneToMany(key)
         | Cardinality::OneToOne { key, .. } => Some(&key.constraint),
-        Cardinality::ManyToMany(_) => None,
+        Cardinality::ManyToMany(_) | Cardinality::Computed { .. } => None,
     }
 }
 
@@ -66,6 +66,11 @@ fn matches(
     to_view: bool,
     schema: &str,
 ) -> bool {
+    // A computed relationship answers to its function's name only, hint or not (PostgREST's
+    // rule); it replaced any foreign-key relationship to a relation of that name.
+    if let Cardinality::Computed { function, .. } = &r.cardinality {
+        return function.name == target && function.schema == schema;
+    }
     let names_table = r.foreign_table.name == target && r.foreign_table.schema == schema;
     let one_to_many = matches!(r.cardinality, Cardinality::OneToMany(_));
     let many_to_one = matches!(r.cardinality, Cardinality::ManyToOne(_));
@@ -138,6 +143,15 @@ fn describe(r: &Relationship) -> (String, String) {
         Cardinality::ManyToOne(key) => ("many-to-one".into(), using(key)),
         Cardinality::OneToMany(key) => ("one-to-many".into(), using(key)),
         Cardinality::OneToOne { key, .. } => ("one-to-one".into(), using(key)),
+        Cardinality::Computed { function, to_one } => (
+            if *to_one {
+                "many-to-one"
+            } else {
+                "one-to-many"
+            }
+            .into(),
+            format!("computed by {function}"),
+        ),
         Cardinality::ManyToMany(junction) => (
             "many-to-many".into(),
             format!(
@@ -170,6 +184,7 @@ fn hint_word(r: &Relationship) -> String {
         | Cardinality::OneToMany(key)
         | Cardinality::OneToOne { key, .. } => key.constraint.clone(),
         Cardinality::ManyToMany(junction) => junction.table.name.clone(),
+        Cardinality::Computed { function, .. } => function.name.clone(),
     }
 }
 

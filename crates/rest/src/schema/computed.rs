@@ -1,7 +1,8 @@
-//! The computed fields of the exposed relations: functions over a relation's row type that
-//! requests name like its columns (PostgREST's computed, or virtual, columns).
+//! The computed fields of the exposed relations (functions over a relation's row type that
+//! requests name like its columns) and their computed relationships (functions from a row to
+//! rows of a relation, embedded like foreign keys), as PostgREST has them.
 
-use super::model::{ComputedField, QualifiedName, SchemaCache};
+use super::model::{Cardinality, ComputedField, QualifiedName, Relationship, SchemaCache};
 use sluice_pg::Connection;
 use std::collections::HashMap;
 
@@ -61,6 +62,55 @@ pub(super) async fn load(
             function,
             row_type: table.name.clone(),
             column,
+        });
+    }
+    Ok(())
+}
+
+/// Functions of exactly one parameter, a relation's row type, returning rows of a relation (one,
+/// or `SETOF`): computed relationships, embedded under the function's name. Same schema as the
+/// relation taken, for the reason computed fields are.
+const COMPUTED_RELATIONSHIPS: &str = "\
+    SELECT c.oid, n.nspname::text, p.proname::text, f.oid, NOT p.proretset OR p.prorows = 1 \
+    FROM pg_catalog.pg_proc p \
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+    JOIN pg_catalog.pg_class c ON c.reltype = p.proargtypes[0] AND c.relnamespace = n.oid \
+    JOIN pg_catalog.pg_class f ON f.reltype = p.prorettype \
+    WHERE n.nspname = ANY($1::text[]) AND p.prokind = 'f' AND p.pronargs = 1 \
+      AND p.proallargtypes IS NULL \
+      AND c.relkind IN ('r', 'v', 'm', 'f', 'p') AND f.relkind IN ('r', 'v', 'm', 'f', 'p') \
+    ORDER BY n.nspname, p.proname, p.oid";
+
+/// Adds the computed relationships to `cache`'s relationships; each replaces the foreign-key
+/// relationships from its relation to a relation named as the function (PostgREST's override,
+/// which also settles what would be ambiguous embeds).
+pub(super) async fn load_relationships(
+    conn: &mut Connection,
+    list: &str,
+    by_oid: &HashMap<u32, QualifiedName>,
+    cache: &mut SchemaCache,
+) -> Result<(), sluice_pg::Error> {
+    let rows = conn.query(COMPUTED_RELATIONSHIPS, &[&list]).await?;
+    for row in rows.iter() {
+        let (Some(table), Some(foreign_table)) = (
+            by_oid.get(&row.get::<u32>(0)?),
+            by_oid.get(&row.get::<u32>(3)?),
+        ) else {
+            continue;
+        };
+        let function = QualifiedName::new(row.get::<&str>(1)?, row.get::<&str>(2)?);
+        let relationships = cache.relationships.entry(table.clone()).or_default();
+        relationships.retain(|r| {
+            matches!(r.cardinality, Cardinality::Computed { .. }) || r.foreign_table != function
+        });
+        relationships.push(Relationship {
+            table: table.clone(),
+            foreign_table: foreign_table.clone(),
+            is_self: table == foreign_table,
+            cardinality: Cardinality::Computed {
+                function,
+                to_one: row.get(4)?,
+            },
         });
     }
     Ok(())

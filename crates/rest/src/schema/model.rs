@@ -194,6 +194,14 @@ pub enum Cardinality {
     },
     /// Through a junction table with foreign keys to both.
     ManyToMany(Junction),
+    /// A computed relationship: a function of the schema taking one row of `table` and
+    /// returning rows of `foreign_table`, embedded under the function's name.
+    Computed {
+        /// The function.
+        function: QualifiedName,
+        /// Not `SETOF`, or `SETOF` with `ROWS 1`: at most one row (an object, not an array).
+        to_one: bool,
+    },
 }
 
 /// A foreign-key constraint as a relationship uses it.
@@ -218,7 +226,7 @@ pub struct Junction {
 }
 
 /// A relationship from `table` to `foreign_table`, one for each direction of each foreign key
-/// (and for views over tables with foreign keys).
+/// (and for views over tables with foreign keys), and one for each computed relationship.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Relationship {
     /// The relation the relationship leaves from.
@@ -236,7 +244,9 @@ impl Relationship {
     pub fn is_to_one(&self) -> bool {
         matches!(
             self.cardinality,
-            Cardinality::ManyToOne(_) | Cardinality::OneToOne { .. }
+            Cardinality::ManyToOne(_)
+                | Cardinality::OneToOne { .. }
+                | Cardinality::Computed { to_one: true, .. }
         )
     }
 }

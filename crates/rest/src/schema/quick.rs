@@ -321,6 +321,8 @@ pub async fn load(
                     .columns
                     .iter()
                     .all(|(c, _)| view_columns.contains(c)),
+                // Loaded after the views' keys; a view has its own functions.
+                Cardinality::Computed { .. } => false,
             })
             .map(|r| Relationship {
                 table: view.clone(),
@@ -506,6 +508,7 @@ pub async fn load(
             });
     }
     super::computed::load(conn, &list, &by_oid, &mut cache).await?;
+    super::computed::load_relationships(conn, &list, &by_oid, &mut cache).await?;
     Ok(cache)
 }
 

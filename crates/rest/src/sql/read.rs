@@ -233,9 +233,29 @@ impl Renderer {
         laterals: &[String],
     ) {
         let name = &plan.table.name;
-        match (link, self.root_source.take()) {
-            (None, Some(source)) => {
+        let computed = link.and_then(|l| match &l.embed.relationship.cardinality {
+            Cardinality::Computed { function, .. } => Some((function, l)),
+            _ => None,
+        });
+        match (link, self.root_source.take(), computed) {
+            (None, Some(source), _) => {
                 self.st.push(&source);
+            }
+            // A computed relationship's rows: its function called on the parent's row (cast as
+            // a computed field's argument is, for the same reason); no join condition.
+            (_, _, Some((function, link))) => {
+                let parent = &link.embed.relationship.table;
+                self.st
+                    .ident(&function.schema)
+                    .push(".")
+                    .ident(&function.name)
+                    .push("(CAST(")
+                    .ident(link.parent_alias)
+                    .push(".* AS ")
+                    .ident(&parent.schema)
+                    .push(".")
+                    .ident(&parent.name)
+                    .push("))");
             }
             _ => {
                 self.st.ident(&name.schema).push(".").ident(&name.name);
@@ -319,6 +339,7 @@ impl Renderer {
                             .column(link.parent_alias, local);
                     }
                 }
+                Cardinality::Computed { .. } => {}
                 Cardinality::ManyToMany(junction) => {
                     let j = junction_alias.as_deref().unwrap_or_default();
                     for (local, junction_column) in &junction.source.columns {
