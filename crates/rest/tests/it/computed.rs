@@ -40,17 +40,10 @@ async fn a_function_made_after_start_becomes_a_computed_field_after_the_reload()
     let api = RestApi::new(pool.clone(), config, SchemaSource::Handle(handle));
     let mut router = Router::new();
     router.mount("", Arc::new(api));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(sluice_http::run(
-        listener,
-        router,
-        ServerOptions::default(),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let server = crate::common::Listening::serve(router, ServerOptions::default())
+        .await
+        .unwrap();
+    let address = server.address;
 
     let path = "/people?select=id,full_name";
     let before = send(address, "GET", path, &[], Vec::new(), false).await;
@@ -60,8 +53,26 @@ async fn a_function_made_after_start_becomes_a_computed_field_after_the_reload()
         "{}",
         String::from_utf8_lossy(&before.body)
     );
-    // Give the listener time to LISTEN before the DDL that notifies.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The DDL's notification reaches only a session already listening: wait for the
+    // listener's (a fixed sleep was too short when the suite loads the machine).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let listening: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_catalog.pg_stat_activity \
+                 WHERE datname = current_database() AND query = 'LISTEN pgrst'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+            .unwrap();
+        if listening > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the schema cache never listened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     admin
         .batch_execute(
             "CREATE FUNCTION full_name(people) RETURNS text LANGUAGE sql STABLE \
@@ -88,8 +99,7 @@ async fn a_function_made_after_start_becomes_a_computed_field_after_the_reload()
         serde_json::json!([{"id": 1, "full_name": "Ada Lovelace"}])
     );
 
-    let _ = stop.send(());
-    let _ = server.await;
+    server.stop().await;
     pool.close().await;
     drop(admin);
     drop_database(&base, &dbname).await;

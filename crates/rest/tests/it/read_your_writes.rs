@@ -140,17 +140,10 @@ async fn writes_answer_with_their_commit_and_reads_naming_it_are_never_stale() {
     let mut router = Router::new();
     router.mount("", Arc::new(api));
     router.mount("/c", Arc::new(with_cookie));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(sluice_http::run(
-        listener,
-        router,
-        ServerOptions::default(),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let server = crate::common::Listening::serve(router, ServerOptions::default())
+        .await
+        .unwrap();
+    let address = server.address;
     let on_replica = "true:sluice-replica-0".to_owned();
     let on_primary = format!("false:{PRIMARY_APPLICATION_NAME}");
 
@@ -352,8 +345,7 @@ async fn writes_answer_with_their_commit_and_reads_naming_it_are_never_stale() {
     assert_eq!(who(address, &naming).await.1, on_replica);
     assert!(outcome(&pools, LsnOutcome::Waited) > waited);
 
-    let _ = stop.send(());
-    let _ = server.await;
+    server.stop().await;
     pools.close().await;
     primary.close().await;
 }

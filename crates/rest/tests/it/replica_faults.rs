@@ -190,17 +190,10 @@ async fn restarts_under_load_lose_no_acknowledged_write_and_never_hang() {
         .with_replicas(pools.clone());
     let mut router = Router::new();
     router.mount("", Arc::new(api));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(sluice_http::run(
-        listener,
-        router,
-        ServerOptions::default(),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let server = crate::common::Listening::serve(router, ServerOptions::default())
+        .await
+        .unwrap();
+    let address = server.address;
     let next = Arc::new(AtomicU32::new(1));
     let replica = pools.replicas()[0].clone();
     let mut acknowledged = BTreeSet::new();
@@ -286,8 +279,7 @@ async fn restarts_under_load_lose_no_acknowledged_write_and_never_hang() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let _ = stop.send(());
-    let _ = server.await;
+    server.stop().await;
     pools.close().await;
     primary.close().await;
 }

@@ -123,17 +123,10 @@ async fn reads_go_to_the_replica_writes_and_calls_to_the_primary() {
         .with_replicas(pools.clone());
     let mut router = Router::new();
     router.mount("", Arc::new(api));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(sluice_http::run(
-        listener,
-        router,
-        ServerOptions::default(),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let server = crate::common::Listening::serve(router, ServerOptions::default())
+        .await
+        .unwrap();
+    let address = server.address;
 
     // Reads: the replica, by both paths.
     let on_replica = "true:sluice-replica-0".to_owned();
@@ -251,8 +244,7 @@ async fn reads_go_to_the_replica_writes_and_calls_to_the_primary() {
     )
     .await;
 
-    let _ = stop.send(());
-    let _ = server.await;
+    server.stop().await;
     pools.close().await;
     primary.close().await;
 }

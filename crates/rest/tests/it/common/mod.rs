@@ -77,9 +77,39 @@ pub struct Served {
     pub address: std::net::SocketAddr,
     pub url: String,
     dbname: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    listening: Listening,
     pub pool: Pool,
+}
+
+/// A router served by `sluice_http::run` on 127.0.0.1:0 until [`Listening::stop`].
+pub struct Listening {
+    pub address: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Listening {
+    pub async fn serve(router: Router, options: ServerOptions) -> Result<Listening, String> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| e.to_string())?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(sluice_http::run(listener, router, options, async move {
+            let _ = stopped.await;
+        }));
+        Ok(Listening {
+            address,
+            stop,
+            server,
+        })
+    }
+
+    /// Stops the server and waits for it to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.server.await;
+    }
 }
 
 impl Served {
@@ -121,32 +151,19 @@ impl Served {
         let api = RestApi::new(pool.clone(), config, SchemaSource::Fixed(cache));
         let mut router = Router::new();
         router.mount("", Arc::new(api));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| e.to_string())?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(sluice_http::run(listener, router, options, async move {
-            let _ = stopped.await;
-        }));
+        let listening = Listening::serve(router, options).await?;
         Ok(Served {
-            address,
+            address: listening.address,
             url,
             dbname,
-            stop: Some(stop),
-            server: Some(server),
+            listening,
             pool,
         })
     }
 
     /// Stops the server and drops the database.
-    pub async fn finish(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(server) = self.server.take() {
-            let _ = server.await;
-        }
+    pub async fn finish(self) {
+        self.listening.stop().await;
         self.pool.close().await;
         let base = sluice_embedded::test_database().url().to_owned();
         drop_database(&base, &self.dbname).await;
