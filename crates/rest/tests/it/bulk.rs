@@ -200,6 +200,26 @@ fn a_streamed_upsert_returns_its_rows() {
         );
         assert_eq!(answer.json().as_array().map(Vec::len), Some(20_000));
         assert_eq!(count(&served).await, 30_000);
+        // The same rows again: every one updated, none inserted, so 200 as PostgREST answers.
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[
+                ("content-type", "application/json"),
+                ("prefer", "resolution=merge-duplicates"),
+            ],
+            json_rows(20_000, 10_001),
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(count(&served).await, 30_000);
         served.finish().await;
     });
 }
