@@ -2,11 +2,12 @@
 //! each operation checked and planned as if it came alone, all of them run on one connection in
 //! one transaction (one round trip for the statements), committed together or not at all.
 
-use super::write::{Prepared, PreparedWrite, Written, answer_parts, written_from};
+use super::write::{Prepared, PreparedWrite, Written, answer_parts, inserted_from, written_from};
 use super::{RequestContext, RestApi, Target, error_response, filters};
 use crate::error::ApiError;
 use crate::request::{self, Method, PreferReturn, Resource};
 use crate::schema::SchemaCache;
+use crate::sql::write::READ_INSERTED;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize;
@@ -120,12 +121,19 @@ async fn run(
             .map_err(pg)?;
     }
     let mut slots = Vec::with_capacity(statements.len());
+    // Where each statement's count of inserted rows comes back, read (and cleared) right after
+    // it so that each operation counts its own.
+    let mut counted_at = Vec::with_capacity(statements.len());
     for ((_, prepared), params) in statements.iter().zip(&params) {
         slots.push(
             pipeline
                 .query(&prepared.statement.sql, params)
                 .map_err(pg)?,
         );
+        counted_at.push(match prepared.counts_inserted {
+            true => Some(pipeline.query(READ_INSERTED, &[]).map_err(pg)?),
+            false => None,
+        });
     }
     let results = pipeline.run().await.map_err(pg)?;
     if let Some(position) = super::write::failed_statement(&results) {
@@ -141,6 +149,10 @@ async fn run(
             }
             None => error,
         });
+    }
+    let mut inserted_of: Vec<Option<u64>> = vec![None; planned.len()];
+    for ((index, _), at) in statements.iter().zip(&counted_at) {
+        inserted_of[*index] = at.and_then(|at| results.get(at)).map(inserted_from);
     }
     let mut results: Vec<Option<sluice_pg::Rows>> = results.into_iter().map(Result::ok).collect();
     let mut rows_of: Vec<Option<sluice_pg::Rows>> = (0..planned.len()).map(|_| None).collect();
@@ -171,7 +183,10 @@ async fn run(
                 )
                 .await;
                 let written = match written {
-                    Ok(written) => written,
+                    Ok(written) => Written {
+                        inserted: inserted_of[index],
+                        ..written
+                    },
                     Err(error) => {
                         conn.batch_execute("ROLLBACK").await.map_err(pg)?;
                         return Err(in_operation(index + 1, &names[index], error));

@@ -4,7 +4,7 @@
 //! upserts and returns rows. Memory is a frame, an unfinished element and one COPY chunk,
 //! whatever the body's size; a bad element stops the COPY and nothing is written.
 
-use super::write::{Written, answer, written_from};
+use super::write::{Written, answer, failed_statement, inserted_from, written_from};
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::write::{Mutation, OnConflict, WritePlan, conflict_columns, payload_columns};
@@ -12,7 +12,7 @@ use crate::plan::{ReadInput, plan_read};
 use crate::request::{ApiRequest, MediaType, PreferMissing, PreferReturn, SelectItem};
 use crate::response;
 use crate::schema::SchemaCache;
-use crate::sql::write::{Payload, Returning, render};
+use crate::sql::write::{Payload, READ_INSERTED, Returning, counts_inserted, render};
 use bytes::BytesMut;
 use http::StatusCode;
 use sluice_formats::decode::{
@@ -21,6 +21,7 @@ use sluice_formats::decode::{
 };
 use sluice_http::Response;
 use sluice_http::body::{BodyError, BodyReader};
+use sluice_pg::SyncMode;
 
 /// Bodies above this size (or of unknown size) are streamed; smaller ones are read whole.
 pub const STREAM_THRESHOLD: u64 = 1 << 20;
@@ -318,16 +319,34 @@ async fn run(
             _ => Returning::Nothing,
         };
         let statement = render(&plan, Payload::Staged(STAGE.to_string()), returning);
-        let rows = tx
+        // The count of inserted rows is read in the same round trip as the upsert.
+        let counts = counts_inserted(&plan);
+        let mut pipeline = tx.pipeline(SyncMode::Once).await.map_err(pg)?;
+        let main = pipeline
             .query(&statement.sql, &statement.driver_params())
-            .await
             .map_err(pg)?;
-        written_from(&mut tx, &rows, representation, location.then_some(table)).await?
+        let counted = match counts {
+            true => Some(pipeline.query(READ_INSERTED, &[]).map_err(pg)?),
+            false => None,
+        };
+        let mut results = pipeline.run().await.map_err(pg)?;
+        if let Some(Err(error)) = failed_statement(&results).and_then(|at| results.get(at)) {
+            return Err(ApiError::from_pg(error, false));
+        }
+        let inserted = counted.and_then(|at| results.get(at)).map(inserted_from);
+        let rows = results.swap_remove(main).map_err(pg)?;
+        let written =
+            written_from(&mut tx, &rows, representation, location.then_some(table)).await?;
+        Written {
+            inserted,
+            ..written
+        }
     } else {
         Written {
             rows: copied,
             body: None,
             location: None,
+            inserted: None,
             shaping: super::context::Shaping::default(),
         }
     };

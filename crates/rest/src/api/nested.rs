@@ -296,6 +296,7 @@ async fn answer_rows(
                     rows: 0,
                     body: None,
                     location: None,
+                    inserted: None,
                     shaping: super::context::Shaping::default(),
                 },
             };
@@ -306,6 +307,7 @@ async fn answer_rows(
             rows: parents,
             body: None,
             location: None,
+            inserted: None,
             shaping: super::context::Shaping::default(),
         }),
     }

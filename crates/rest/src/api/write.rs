@@ -16,7 +16,7 @@ use crate::request::{
 };
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
-use crate::sql::write::{Payload, Returning, render};
+use crate::sql::write::{Payload, READ_INSERTED, Returning, counts_inserted, render};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use sluice_formats::ColumnSpec;
@@ -28,6 +28,9 @@ pub(super) struct Written {
     pub rows: u64,
     pub body: Option<Bytes>,
     pub location: Option<String>,
+    /// How many of the rows were inserted, for an upsert that counts them (a merge, a PUT):
+    /// its status says whether it inserted.
+    pub inserted: Option<u64>,
     /// What the pre-request function set for the answer.
     pub shaping: super::context::Shaping,
 }
@@ -66,16 +69,7 @@ async fn run(
         }
     };
     let commits = api.config.tx_end.commits(request.prefer.tx);
-    let (written, lsn) = execute(
-        api,
-        target,
-        &prepared.statement,
-        commits,
-        prepared.representation,
-        prepared.location_of,
-        prepared.checks,
-    )
-    .await?;
+    let (written, lsn) = execute(api, target, &prepared, commits).await?;
     let mut response = answer(request, prepared.returns, written, prepared.representation);
     super::stamp_lsn(api, &mut response, lsn, target.named);
     Ok(response)
@@ -90,6 +84,8 @@ pub(super) struct PreparedWrite<'c> {
     pub location_of: Option<&'c Table>,
     /// What the number of rows written must satisfy before the write commits.
     pub checks: RowChecks,
+    /// Whether the statement counts its inserted rows ([`READ_INSERTED`] reads them).
+    pub counts_inserted: bool,
 }
 
 /// A write's plan: a statement to run, or (nothing to set) its answer already.
@@ -248,6 +244,7 @@ pub(super) fn prepare<'c>(
             rows: 0,
             body: empty.then(|| Bytes::from_static(b"[]")),
             location: None,
+            inserted: None,
             shaping: super::context::Shaping::default(),
         }));
     }
@@ -283,6 +280,7 @@ pub(super) fn prepare<'c>(
     let statement = render(&plan, payload, returning);
     Ok(Prepared::Statement(PreparedWrite {
         statement,
+        counts_inserted: counts_inserted(&plan),
         returns,
         representation,
         location_of: matches!(returning, Returning::Columns(_)).then_some(table),
@@ -512,12 +510,11 @@ fn put_mutation<'s>(
 pub(super) async fn execute(
     api: &RestApi,
     target: &Target,
-    statement: &crate::sql::Statement,
+    prepared: &PreparedWrite<'_>,
     commits: bool,
-    representation: Option<Representation>,
-    location_of: Option<&Table>,
-    checks: RowChecks,
 ) -> Result<(Written, Option<sluice_pg::Lsn>), ApiError> {
+    let statement = &prepared.statement;
+    let checks = prepared.checks;
     let max_affected = checks.max_affected;
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let context = target.context_statements();
@@ -547,6 +544,10 @@ pub(super) async fn execute(
         }
     }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
+    let counted = match prepared.counts_inserted {
+        true => Some(batch.query(READ_INSERTED, &[]).map_err(pg)?),
+        false => None,
+    };
     let position = match mode {
         SyncMode::Groups => Some(batch.commit_position().map_err(pg)?),
         _ => None,
@@ -581,6 +582,7 @@ pub(super) async fn execute(
             return Err(error);
         }
     };
+    let inserted = counted.and_then(|at| results.get(at)).map(inserted_from);
     let rows = results
         .into_iter()
         .nth(main)
@@ -592,9 +594,18 @@ pub(super) async fn execute(
                 "The write gave no result",
             )
         })?;
-    let written = written_from(&mut conn, &rows, representation, location_of)
-        .await
-        .map(|w| Written { shaping, ..w });
+    let written = written_from(
+        &mut conn,
+        &rows,
+        prepared.representation,
+        prepared.location_of,
+    )
+    .await
+    .map(|w| Written {
+        shaping,
+        inserted,
+        ..w
+    });
     let keep = match (&written, max_affected) {
         (Err(_), _) => false,
         (Ok(w), Some(max)) if w.rows > max => {
@@ -630,6 +641,16 @@ pub(super) async fn execute(
     written.map(|written| (written, lsn))
 }
 
+/// The count [`READ_INSERTED`] read: no count (no row offered) is none inserted.
+pub(super) fn inserted_from(result: &sluice_pg::Result<sluice_pg::Rows>) -> u64 {
+    result
+        .as_ref()
+        .ok()
+        .and_then(|rows| rows.get(0)?.raw(0).map(<[u8]>::to_vec))
+        .and_then(|text| String::from_utf8(text).ok()?.parse::<i64>().ok())
+        .map_or(0, |n| n.max(0).unsigned_abs())
+}
+
 /// The statement at fault in the results of a pipeline with one Sync, where every statement
 /// fails when one does: the first the server refused, else the first that failed.
 pub(super) fn failed_statement(results: &[sluice_pg::Result<sluice_pg::Rows>]) -> Option<usize> {
@@ -649,7 +670,8 @@ pub(super) async fn written_from(
 ) -> Result<Written, ApiError> {
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
     let affected = rows.command_tag().rows_affected().max(rows.len() as u64);
-    let location = location_of.and_then(|table| {
+    // A Location names the one row written, as PostgREST's does: none for several.
+    let location = location_of.filter(|_| rows.len() == 1).and_then(|table| {
         let row = rows.get(0)?;
         let pairs: Vec<String> = table
             .primary_key
@@ -706,6 +728,7 @@ pub(super) async fn written_from(
         rows: affected,
         body,
         location,
+        inserted: None,
         shaping: super::context::Shaping::default(),
     })
 }
@@ -714,7 +737,8 @@ fn pg_ref(error: &sluice_pg::Error) -> ApiError {
     ApiError::from_pg(error, false)
 }
 
-/// The answer: 201 for POST, 200 with a representation, else 204; the headers clients read.
+/// The answer: 201 for POST (200 for a merge that inserted nothing), 200 with a representation
+/// (201 for a PUT that inserted), else 204; the headers clients read.
 pub(super) fn answer(
     request: &ApiRequest,
     returns: PreferReturn,
@@ -740,9 +764,18 @@ pub(super) fn answer_parts(
     written: Written,
     representation: Option<Representation>,
 ) -> (StatusCode, http::HeaderMap, Option<Bytes>) {
-    let status = match (request.method, &written.body) {
-        (Method::Post, _) => StatusCode::CREATED,
-        (_, Some(_)) => StatusCode::OK,
+    let prefer = &request.prefer;
+    let merges = prefer.resolution == Some(PreferResolution::MergeDuplicates)
+        || prefer.ignored_resolution == Some(PreferResolution::MergeDuplicates);
+    let status = match request.method {
+        // A merge that inserted no row (only updated, or had none) created nothing: 200, as
+        // PostgREST answers, whatever it returns. Ignoring duplicates always answers 201.
+        Method::Post if merges && written.inserted.unwrap_or(written.rows) == 0 => StatusCode::OK,
+        Method::Post => StatusCode::CREATED,
+        Method::Put if written.body.is_some() && written.inserted.is_some_and(|n| n > 0) => {
+            StatusCode::CREATED
+        }
+        _ if written.body.is_some() => StatusCode::OK,
         _ => StatusCode::NO_CONTENT,
     };
     let mut headers = http::HeaderMap::new();
@@ -761,21 +794,25 @@ pub(super) fn answer_parts(
     // `Prefer: count=exact` counts the rows written, as PostgREST does.
     let counted = (request.prefer.count == Some(PreferCount::Exact)).then_some(written.rows);
     // PostgREST's Content-Range for POST and DELETE names no rows (`*/*`, `*/<n>`).
+    // A PUT answers no Content-Range (PostgREST's single upsert sends none).
     let range = match request.method {
-        Method::Post | Method::Delete => content_range(0, 0, counted),
-        _ => content_range(0, written.rows, counted),
+        Method::Post | Method::Delete => Some(content_range(0, 0, counted)),
+        Method::Put => None,
+        _ => Some(content_range(0, written.rows, counted)),
     };
-    if let Ok(range) = HeaderValue::from_str(&range) {
+    if let Some(Ok(range)) = range.map(|r| HeaderValue::from_str(&r)) {
         headers.insert(header::CONTENT_RANGE, range);
     }
-    // In PostgREST's order: resolution, missing, return, count.
+    // In PostgREST's order: resolution, missing, return, count. A PUT applies neither of the
+    // first two (it always merges, with every column given).
     let mut applied = Vec::new();
-    match request.prefer.resolution {
+    let put = request.method == Method::Put;
+    match prefer.resolution.filter(|_| !put) {
         Some(PreferResolution::MergeDuplicates) => applied.push("resolution=merge-duplicates"),
         Some(PreferResolution::IgnoreDuplicates) => applied.push("resolution=ignore-duplicates"),
         None => {}
     }
-    if request.prefer.missing == Some(PreferMissing::Default) {
+    if prefer.missing == Some(PreferMissing::Default) && !put {
         applied.push("missing=default");
     }
     match returns {

@@ -201,7 +201,7 @@ pub fn ignore_keyless_resolution(request: &mut ApiRequest, cache: &SchemaCache, 
             .table(schema, name)
             .is_some_and(|table| table.primary_key.is_empty())
     {
-        request.prefer.resolution = None;
+        request.prefer.ignored_resolution = request.prefer.resolution.take();
     }
 }
 

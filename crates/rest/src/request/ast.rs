@@ -395,6 +395,9 @@ pub struct Preferences {
     pub count: Option<PreferCount>,
     /// `resolution=`: how an upsert treats an existing row.
     pub resolution: Option<PreferResolution>,
+    /// A `resolution=` not applied (a POST to a table without a key nor `on_conflict=`): a
+    /// merge still answers 200 when it inserts nothing, as PostgREST does.
+    pub ignored_resolution: Option<PreferResolution>,
     /// `missing=`: what columns absent from the body get.
     pub missing: Option<PreferMissing>,
     /// `handling=`: whether unknown preferences are errors.

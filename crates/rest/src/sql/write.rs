@@ -13,6 +13,43 @@ use sluice_pg::sql::quote_literal;
 /// The name of the CTE holding the written rows.
 pub const SOURCE: &str = "pgrst_source";
 
+/// The transaction-local setting that counts the rows a merging upsert inserts: one up for each
+/// row offered, one down for each row the conflict updates instead (PostgREST's way of telling
+/// 201 from 200 within the write's own statement).
+const INSERTED: &str = "sluice.inserted";
+
+/// Reads the count of inserted rows, then clears it: a batch runs several upserts in one
+/// transaction. The subquery (kept apart by `OFFSET 0`) reads before the outer filter clears.
+pub const READ_INSERTED: &str = "SELECT \"pgrst_counted\".n FROM (SELECT nullif(\
+    pg_catalog.current_setting('sluice.inserted', true), '')::int8 AS n OFFSET 0) AS \
+    \"pgrst_counted\" WHERE pg_catalog.set_config('sluice.inserted', '', true) IS NOT NULL";
+
+/// Whether the write counts its inserted rows (into [`READ_INSERTED`]): an upsert that merges,
+/// whose status says whether it inserted.
+pub fn counts_inserted(plan: &WritePlan<'_>) -> bool {
+    matches!(
+        &plan.mutation,
+        Mutation::Insert {
+            on_conflict: Some(OnConflict {
+                resolution: PreferResolution::MergeDuplicates,
+                ..
+            }),
+            ..
+        }
+    )
+}
+
+/// `set_config` moving the inserted count by `step`; never NULL, so usable as a condition.
+fn count_inserted(st: &mut Statement, step: &str) {
+    st.push("pg_catalog.set_config('")
+        .push(INSERTED)
+        .push("', (coalesce(nullif(pg_catalog.current_setting('")
+        .push(INSERTED)
+        .push("', true), '')::int8, 0) ")
+        .push(step)
+        .push(")::text, true) IS NOT NULL");
+}
+
 /// What the statement returns.
 #[derive(Debug, Clone, Copy)]
 pub enum Returning<'p, 's> {
@@ -92,8 +129,13 @@ pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '
                     *missing_default,
                 ),
             }
+            let counts = counts_inserted(plan);
+            if counts {
+                st.push(" WHERE ");
+                count_inserted(&mut st, "+ 1");
+            }
             if let Some(on_conflict) = on_conflict {
-                conflict(&mut st, on_conflict, columns);
+                conflict(&mut st, on_conflict, columns, counts);
             }
         }
         Mutation::Update {
@@ -264,7 +306,7 @@ pub(crate) fn payload_source(
     typed(st);
 }
 
-fn conflict(st: &mut Statement, on_conflict: &OnConflict<'_>, columns: &[&Column]) {
+fn conflict(st: &mut Statement, on_conflict: &OnConflict<'_>, columns: &[&Column], counts: bool) {
     st.push(" ON CONFLICT (");
     comma_list(st, &on_conflict.columns, |st, c| {
         st.ident(&c.name);
@@ -288,6 +330,10 @@ fn conflict(st: &mut Statement, on_conflict: &OnConflict<'_>, columns: &[&Column
             comma_list(st, &updated, |st, c| {
                 st.ident(&c.name).push(" = EXCLUDED.").ident(&c.name);
             });
+            if counts {
+                st.push(" WHERE ");
+                count_inserted(st, "- 1");
+            }
         }
         _ => {
             st.push(" DO NOTHING");
