@@ -5,6 +5,8 @@ mod computed;
 pub mod handle;
 pub mod model;
 mod quick;
+mod through_views;
+mod views;
 pub use quick::load;
 
 pub use handle::{SchemaHandle, install_ddl_trigger};

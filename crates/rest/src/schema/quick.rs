@@ -2,11 +2,13 @@
 //! junctions, functions), used until the full loader lands. TEMPORARY.
 
 use super::model::*;
+use super::through_views::{Catalog, ForeignKeyRow};
+use super::views::{ViewRule, column_origins, trace};
 use sluice_pg::Connection;
 use std::collections::HashMap;
 
-/// A foreign key as read: table, constraint, referenced table, columns, referenced columns.
-type ForeignKeyRow = (u32, String, u32, Vec<String>, Vec<String>);
+/// The schemas whose relations views may show: every one but the system's.
+const USER_SCHEMAS: &str = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
 
 /// Loads what `schemas` hold.
 pub async fn load(
@@ -109,21 +111,28 @@ pub async fn load(
             description: row.get::<Option<String>>(10)?,
         });
     }
-    // Keys: primary (p), unique (u) for one-to-one detection, foreign (f).
+    // Keys: primary (p), unique (u) for one-to-one detection, foreign (f); of every schema, as
+    // an exposed view may show a table of one that is not. In the order they were made, which
+    // is the order relationships are listed in (PGRST201's details).
     let rows = conn
         .query(
-            "SELECT c.conrelid, c.contype::text, c.conname::text, c.confrelid, \
+            &format!(
+                "SELECT c.conrelid, c.contype::text, c.conname::text, c.confrelid, \
                     (SELECT array_agg(a.attname::text ORDER BY k.i) FROM unnest(c.conkey) WITH ORDINALITY k(n, i) \
                        JOIN pg_catalog.pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n), \
                     coalesce((SELECT array_agg(a.attname::text ORDER BY k.i) FROM unnest(c.confkey) WITH ORDINALITY k(n, i) \
-                       JOIN pg_catalog.pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n), '{}') \
+                       JOIN pg_catalog.pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n), '{{}}'), \
+                    c.conkey, coalesce(c.confkey, '{{}}') \
              FROM pg_catalog.pg_constraint c \
              JOIN pg_catalog.pg_class r ON r.oid = c.conrelid \
              JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace \
-             WHERE n.nspname = ANY($1::text[]) AND c.contype IN ('p', 'u', 'f')",
-            &[&list],
+             WHERE {USER_SCHEMAS} AND c.contype IN ('p', 'u', 'f') \
+             ORDER BY c.oid"
+            ),
+            &[],
         )
         .await?;
+    let mut primary_keys: HashMap<u32, Vec<i16>> = HashMap::new();
     let mut uniques: HashMap<u32, Vec<Vec<String>>> = HashMap::new();
     let mut fks: Vec<ForeignKeyRow> = Vec::new();
     for row in rows.iter() {
@@ -135,16 +144,19 @@ pub async fn load(
                 if let Some(table) = by_oid.get(&oid).and_then(|n| cache.tables.get_mut(n)) {
                     table.primary_key = columns.clone();
                 }
+                primary_keys.insert(oid, row.get(6)?);
                 uniques.entry(oid).or_default().push(columns);
             }
             "u" => uniques.entry(oid).or_default().push(columns),
-            _ => fks.push((
-                oid,
-                row.get::<&str>(2)?.to_string(),
-                row.get(3)?,
+            _ => fks.push(ForeignKeyRow {
+                table: oid,
+                constraint: row.get::<&str>(2)?.to_string(),
+                foreign: row.get(3)?,
                 columns,
-                row.get(5)?,
-            )),
+                foreign_columns: row.get(5)?,
+                attnums: row.get(6)?,
+                foreign_attnums: row.get(7)?,
+            }),
         }
     }
     let unique = |oid: u32, cols: &[String]| {
@@ -158,7 +170,15 @@ pub async fn load(
             })
         })
     };
-    for (table_oid, constraint, foreign_oid, columns, foreign_columns) in &fks {
+    for ForeignKeyRow {
+        table: table_oid,
+        constraint,
+        foreign: foreign_oid,
+        columns,
+        foreign_columns,
+        ..
+    } in &fks
+    {
         let (Some(table), Some(foreign)) = (by_oid.get(table_oid), by_oid.get(foreign_oid)) else {
             continue;
         };
@@ -211,8 +231,12 @@ pub async fn load(
     }
     // Many-to-many: a junction with foreign keys to two tables, whose key columns are part of
     // its primary key (PostgREST's rule, simplified).
-    for (junction_oid, _, _, _, _) in &fks {
-        let keys: Vec<&ForeignKeyRow> = fks.iter().filter(|f| f.0 == *junction_oid).collect();
+    for ForeignKeyRow {
+        table: junction_oid,
+        ..
+    } in &fks
+    {
+        let keys: Vec<&ForeignKeyRow> = fks.iter().filter(|f| f.table == *junction_oid).collect();
         let Some(junction) = by_oid.get(junction_oid) else {
             continue;
         };
@@ -223,16 +247,19 @@ pub async fn load(
             .unwrap_or_default();
         for a in &keys {
             for b in &keys {
-                if a.1 == b.1 || !a.3.iter().chain(&b.3).all(|c| pk.contains(c)) {
+                if a.constraint == b.constraint
+                    || !a.columns.iter().chain(&b.columns).all(|c| pk.contains(c))
+                {
                     continue;
                 }
-                let (Some(source), Some(target)) = (by_oid.get(&a.2), by_oid.get(&b.2)) else {
+                let (Some(source), Some(target)) = (by_oid.get(&a.foreign), by_oid.get(&b.foreign))
+                else {
                     continue;
                 };
                 let exists = cache.relationships.get(source).is_some_and(|rels| {
                     rels.iter().any(|r| {
                         matches!(&r.cardinality, Cardinality::ManyToMany(j)
-                        if j.source.constraint == a.1 && j.target.constraint == b.1)
+                        if j.source.constraint == a.constraint && j.target.constraint == b.constraint)
                     })
                 });
                 if exists {
@@ -241,12 +268,22 @@ pub async fn load(
                 let junction_info = Junction {
                     table: junction.clone(),
                     source: ForeignKey {
-                        constraint: a.1.clone(),
-                        columns: a.4.iter().cloned().zip(a.3.iter().cloned()).collect(),
+                        constraint: a.constraint.clone(),
+                        columns: a
+                            .foreign_columns
+                            .iter()
+                            .cloned()
+                            .zip(a.columns.iter().cloned())
+                            .collect(),
                     },
                     target: ForeignKey {
-                        constraint: b.1.clone(),
-                        columns: b.4.iter().cloned().zip(b.3.iter().cloned()).collect(),
+                        constraint: b.constraint.clone(),
+                        columns: b
+                            .foreign_columns
+                            .iter()
+                            .cloned()
+                            .zip(b.columns.iter().cloned())
+                            .collect(),
                     },
                 };
                 cache
@@ -262,110 +299,52 @@ pub async fn load(
             }
         }
     }
-    // Simple views over one table keep its keys and foreign keys (views selecting the key
-    // columns under their names).
-    let view_bases = conn
+    // Views: where their columns come from, and the relationships and keys that gives them.
+    let rows = conn
         .query(
-            "SELECT DISTINCT v.oid, d.refobjid FROM pg_catalog.pg_class v \
+            &format!(
+                "SELECT v.oid, r.ev_action::text, \
+                    array_agg(a.attnum ORDER BY a.attnum), \
+                    array_agg(a.attname::text ORDER BY a.attnum) \
+             FROM pg_catalog.pg_class v \
              JOIN pg_catalog.pg_namespace n ON n.oid = v.relnamespace \
-             JOIN pg_catalog.pg_rewrite r ON r.ev_class = v.oid \
-             JOIN pg_catalog.pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass \
-               AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid \
-             WHERE v.relkind = 'v' AND n.nspname = ANY($1::text[])",
-            &[&list],
+             JOIN pg_catalog.pg_rewrite r ON r.ev_class = v.oid AND r.rulename = '_RETURN' \
+             JOIN pg_catalog.pg_attribute a ON a.attrelid = v.oid AND a.attnum > 0 \
+               AND NOT a.attisdropped \
+             WHERE v.relkind IN ('v', 'm') AND {USER_SCHEMAS} \
+             GROUP BY v.oid, r.ev_action::text"
+            ),
+            &[],
         )
         .await?;
-    let mut bases: HashMap<u32, Vec<u32>> = HashMap::new();
-    for row in view_bases.iter() {
-        bases.entry(row.get(0)?).or_default().push(row.get(1)?);
+    let mut rules: HashMap<u32, ViewRule> = HashMap::new();
+    for row in rows.iter() {
+        let attnums: Vec<i16> = row.get(2)?;
+        let names: Vec<String> = row.get(3)?;
+        rules.insert(
+            row.get(0)?,
+            ViewRule {
+                columns: attnums.into_iter().zip(names).collect(),
+                origins: column_origins(row.get(1)?),
+            },
+        );
     }
-    for (view_oid, base_oids) in bases {
-        let [base_oid] = base_oids.as_slice() else {
-            continue;
-        };
-        let (Some(view), Some(base)) = (
-            by_oid.get(&view_oid).cloned(),
-            by_oid.get(base_oid).cloned(),
-        ) else {
-            continue;
-        };
-        let view_columns: Vec<String> = cache
-            .tables
-            .get(&view)
-            .map(|t| t.columns.iter().map(|c| c.name.clone()).collect())
-            .unwrap_or_default();
-        let base_pk = cache
-            .tables
-            .get(&base)
-            .map(|t| t.primary_key.clone())
-            .unwrap_or_default();
-        if !base_pk.is_empty()
-            && base_pk.iter().all(|c| view_columns.contains(c))
-            && let Some(t) = cache.tables.get_mut(&view)
-        {
-            t.primary_key = base_pk;
+    let traced = trace(&rules);
+    let (view_keys, view_relationships) = {
+        let catalog = Catalog::new(&by_oid, &fks, &primary_keys, &unique, &traced);
+        (catalog.view_primary_keys(), catalog.relationships())
+    };
+    for (view, key) in view_keys {
+        if let Some(table) = cache.tables.get_mut(&view) {
+            table.primary_key = key;
         }
-        let inherited: Vec<Relationship> = cache
-            .relationships
-            .get(&base)
-            .into_iter()
-            .flatten()
-            .filter(|r| match &r.cardinality {
-                Cardinality::ManyToOne(k)
-                | Cardinality::OneToMany(k)
-                | Cardinality::OneToOne { key: k, .. } => {
-                    k.columns.iter().all(|(c, _)| view_columns.contains(c))
-                }
-                Cardinality::ManyToMany(j) => j
-                    .source
-                    .columns
-                    .iter()
-                    .all(|(c, _)| view_columns.contains(c)),
-                // Loaded after the views' keys; a view has its own functions.
-                Cardinality::Computed { .. } => false,
-            })
-            .map(|r| Relationship {
-                table: view.clone(),
-                ..r.clone()
-            })
-            .collect();
-        for r in &inherited {
-            // The other side sees the view too.
-            let back = cache
-                .relationships
-                .get(&r.foreign_table)
-                .into_iter()
-                .flatten()
-                .filter(|b| {
-                    b.foreign_table == base
-                        && match (&b.cardinality, &r.cardinality) {
-                            (Cardinality::OneToMany(x), Cardinality::ManyToOne(y))
-                            | (Cardinality::ManyToOne(x), Cardinality::OneToMany(y)) => {
-                                x.constraint == y.constraint
-                            }
-                            (
-                                Cardinality::OneToOne { key: x, .. },
-                                Cardinality::OneToOne { key: y, .. },
-                            ) => x.constraint == y.constraint,
-                            _ => false,
-                        }
-                })
-                .map(|b| Relationship {
-                    foreign_table: view.clone(),
-                    ..b.clone()
-                })
-                .collect::<Vec<_>>();
-            cache
-                .relationships
-                .entry(r.foreign_table.clone())
-                .or_default()
-                .extend(back);
-        }
+    }
+    for relationship in view_relationships {
         cache
             .relationships
-            .entry(view)
+            .entry(relationship.table.clone())
             .or_default()
-            .extend(inherited);
+            .push(relationship);
     }
     // Functions.
     let rows = conn
