@@ -85,7 +85,23 @@ pub(super) async fn read(
         Ok(job) => job,
         Err(error) => return error_response(&error),
     };
-    respond(api, request, job, Route::Replica).await
+    let mut response = respond(api, request, job, Route::Replica).await;
+    if response.status().is_success() {
+        // PostgREST names what was read: the relation and the canonical query string. A
+        // pre-request function's own Content-Location stays.
+        let mut location = format!("/{}", target.name);
+        if !request.canonical_query.is_empty() {
+            location.push('?');
+            location.push_str(&request.canonical_query);
+        }
+        if let Ok(value) = HeaderValue::from_bytes(location.as_bytes()) {
+            response
+                .headers_mut()
+                .entry(header::CONTENT_LOCATION)
+                .or_insert(value);
+        }
+    }
+    response
 }
 
 /// Where a read may run.

@@ -3,6 +3,7 @@
 //! schema.
 
 pub mod ast;
+mod canonical;
 mod cursor;
 mod filter;
 mod headers;
@@ -10,6 +11,7 @@ mod parse;
 mod select;
 
 pub use ast::*;
+pub use canonical::canonical_query;
 pub use filter::{parse_filter, parse_logic};
 pub use headers::{accept, media_type, preferences, range};
 pub use parse::parse_request;
@@ -34,4 +36,7 @@ pub struct ApiRequest {
     pub content_type: Option<MediaType>,
     /// `Accept-Profile` (GET, HEAD) or `Content-Profile` (other methods): the schema asked for.
     pub profile: Option<String>,
+    /// The query string in canonical form ([`canonical_query`]) for a read of a relation (its
+    /// `Content-Location`); empty otherwise.
+    pub canonical_query: String,
 }

@@ -32,6 +32,12 @@ pub fn parse_request(
         }
     };
     let resource = resource(path)?;
+    let canonical = match (&resource, method) {
+        (Resource::Relation(_), Method::Get | Method::Head) => {
+            super::canonical_query(query.unwrap_or(""))
+        }
+        _ => String::new(),
+    };
     let query = query_params(query.unwrap_or(""))?;
     let profile_header = match method {
         Method::Get | Method::Head => "accept-profile",
@@ -57,6 +63,7 @@ pub fn parse_request(
         accept: accept(headers),
         content_type,
         profile,
+        canonical_query: canonical,
     })
 }
 
