@@ -66,6 +66,9 @@ pub struct RestConfig {
     /// Seconds a verified token's identity is kept (PostgREST's `jwt-cache-max-lifetime`); 0:
     /// every token is verified each time.
     pub jwt_cache_max_lifetime: u64,
+    /// Schemas searched after the request's own (PostgREST's `db-extra-search-path`): where
+    /// extensions' types, operators and functions live. Empty: the request's schema alone.
+    pub extra_search_path: Vec<String>,
 }
 
 impl Default for RestConfig {
@@ -81,6 +84,7 @@ impl Default for RestConfig {
             cors_allowed_origins: Vec::new(),
             pre_request: None,
             jwt_cache_max_lifetime: 0,
+            extra_search_path: vec!["public".to_string()],
         }
     }
 }

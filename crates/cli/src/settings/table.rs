@@ -544,6 +544,7 @@ impl Settings {
             cors_allowed_origins: r.cors_allowed_origins.clone(),
             pre_request: r.pre_request.clone().filter(|f| !f.is_empty()),
             jwt_cache_max_lifetime: r.jwt_cache_max_lifetime,
+            extra_search_path: rest_defaults().extra_search_path,
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,

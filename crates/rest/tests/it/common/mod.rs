@@ -48,6 +48,14 @@ pub fn read_config(suite: &Path) -> Result<RestConfig, String> {
                 config.cors_allowed_origins =
                     value.split(',').map(|s| s.trim().to_string()).collect()
             }
+            "extra_search_path" => {
+                config.extra_search_path = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            }
             "max_rows" => config.max_rows = value.parse().ok(),
             "aggregates_enabled" => config.aggregates_enabled = value == "true",
             "jwt_secret" => {

@@ -1,0 +1,1 @@
+\i ../search-path/setup.sql
