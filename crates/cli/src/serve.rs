@@ -284,10 +284,13 @@ async fn serve(
                     );
                 }
             }
-            let handle =
-                sluice_rest::schema::SchemaHandle::load(pool.clone(), config.schemas.clone())
-                    .await
-                    .context("loading the REST API's schema cache")?;
+            let handle = sluice_rest::schema::SchemaHandle::load(
+                pool.clone(),
+                config.schemas.clone(),
+                config.extra_search_path.clone(),
+            )
+            .await
+            .context("loading the REST API's schema cache")?;
             handle.spawn_listeners();
             let source = sluice_rest::api::SchemaSource::Handle(handle);
             let mut api = sluice_rest::api::RestApi::new(pool.clone(), config, source);

@@ -183,6 +183,11 @@ settings! {
         /// signature check (PostgREST's jwt-cache-max-lifetime); never past the token's exp.
         /// 0: every request verifies its token.
         jwt_cache_max_lifetime: u64 = 0;
+        /// Schemas each request searches after its own (PostgREST's db-extra-search-path): where
+        /// extensions' types, operators and functions live (citext's case-insensitive =, ltree,
+        /// PostGIS). Their functions over an exposed table's row type are its computed fields
+        /// too. Empty: the request's schema alone.
+        extra_search_path: Vec<String> = rest_defaults().extra_search_path;
     }
 
     [resp] RespSection {
@@ -544,7 +549,7 @@ impl Settings {
             cors_allowed_origins: r.cors_allowed_origins.clone(),
             pre_request: r.pre_request.clone().filter(|f| !f.is_empty()),
             jwt_cache_max_lifetime: r.jwt_cache_max_lifetime,
-            extra_search_path: rest_defaults().extra_search_path,
+            extra_search_path: r.extra_search_path.clone(),
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,

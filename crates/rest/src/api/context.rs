@@ -10,7 +10,7 @@ use crate::sql::Statement;
 pub struct RequestContext {
     /// `SET LOCAL ROLE` to this role (`anon_role`, later the JWT's role).
     pub role: Option<String>,
-    /// `search_path`: the request's schema.
+    /// `search_path`: the request's schema, then the extra search path, each quoted.
     pub search_path: String,
     /// `request.method`: the HTTP method.
     pub method: String,
@@ -34,6 +34,7 @@ impl RequestContext {
     pub fn new(
         identity: crate::auth::Identity,
         schema: &str,
+        extra_search_path: &[String],
         method: &http::Method,
         path: &str,
         headers: &http::HeaderMap,
@@ -72,10 +73,15 @@ impl RequestContext {
         headers_json.push(b'}');
         cookies_json.push(b'}');
         let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap_or_else(|_| "{}".to_string());
+        let mut search_path = sluice_pg::sql::quote_ident(schema);
+        for extra in extra_search_path {
+            search_path.push_str(", ");
+            search_path.push_str(&sluice_pg::sql::quote_ident(extra));
+        }
         RequestContext {
             role: identity.role,
             claims_json: identity.claims_json,
-            search_path: sluice_pg::sql::quote_ident(schema),
+            search_path,
             method: method.as_str().to_string(),
             path: path.to_string(),
             headers_json: text(headers_json),
@@ -202,6 +208,29 @@ impl SettingsShape {
     }
 }
 
+/// Whether a connection whose own `search_path` resolves to `connection` (its
+/// `current_schemas(false)`) already searches what a request on `schema` with
+/// `extra_search_path` would set, repeated schemas counting once: then the request need not set
+/// it. A named schema that does not exist makes them differ, which only costs the statement.
+pub fn search_path_matches(
+    connection: &[String],
+    schema: &str,
+    extra_search_path: &[String],
+) -> bool {
+    let wanted = std::iter::once(schema).chain(extra_search_path.iter().map(String::as_str));
+    let mut seen = 0;
+    for (i, name) in wanted.clone().enumerate() {
+        if wanted.clone().take(i).any(|earlier| earlier == name) {
+            continue;
+        }
+        if connection.get(seen).map(String::as_str) != Some(name) {
+            return false;
+        }
+        seen += 1;
+    }
+    seen == connection.len()
+}
+
 /// The pre-request function as configured (`name` or `schema.name`), quoted for SQL.
 pub fn quote_function(name: &str) -> String {
     match name.split_once('.') {
@@ -300,7 +329,7 @@ impl Shaping {
 
 #[cfg(test)]
 mod tests {
-    use super::{RequestContext, Shaping};
+    use super::{RequestContext, Shaping, search_path_matches};
 
     #[test]
     fn headers_and_cookies_become_json_objects() {
@@ -316,7 +345,8 @@ mod tests {
             role: None,
             claims_json: None,
         };
-        let context = RequestContext::new(identity, "public", &http::Method::GET, "/x", &headers);
+        let context =
+            RequestContext::new(identity, "public", &[], &http::Method::GET, "/x", &headers);
         let parsed: serde_json::Value = serde_json::from_str(&context.headers_json).unwrap();
         assert_eq!(parsed["x-quote"], r#"say "hi" \ there"#);
         assert_eq!(
@@ -332,6 +362,7 @@ mod tests {
                 claims_json: None,
             },
             "public",
+            &[],
             &http::Method::GET,
             "/x",
             &http::HeaderMap::new(),
@@ -350,6 +381,7 @@ mod tests {
                 claims_json: Some(r#"{"role":"web"}"#.into()),
             },
             "api",
+            &["public".to_string(), "Ext \"x\"".to_string()],
             &http::Method::POST,
             "/items",
             &http::HeaderMap::new(),
@@ -381,7 +413,10 @@ mod tests {
                         let i = names.iter().position(|n| *n == name)?;
                         statement.params[i].as_deref()
                     };
-                    assert_eq!(value("search_path"), Some("\"api\""));
+                    assert_eq!(
+                        value("search_path"),
+                        Some(r#""api", "public", "Ext ""x""""#)
+                    );
                     assert_eq!(value("request.method"), Some("POST"));
                     assert_eq!(value("timezone"), timezone.as_deref());
                     assert_eq!(value("role"), role.as_deref());
@@ -398,6 +433,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_connection_search_path_serves_a_request_resolving_alike() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let public = names(&["public"]);
+        assert!(search_path_matches(&public, "public", &public));
+        assert!(search_path_matches(&public, "public", &[]));
+        assert!(search_path_matches(
+            &public,
+            "public",
+            &names(&["public", "public"])
+        ));
+        assert!(!search_path_matches(&public, "api", &public));
+        assert!(!search_path_matches(&public, "public", &names(&["ext"])));
+        // "$user", public with a schema named as the user: not public alone.
+        assert!(!search_path_matches(
+            &names(&["sluice", "public"]),
+            "public",
+            &public
+        ));
+        assert!(search_path_matches(
+            &names(&["api", "public"]),
+            "api",
+            &public
+        ));
+        assert!(!search_path_matches(
+            &names(&["public", "api"]),
+            "api",
+            &public
+        ));
+        assert!(!search_path_matches(&[], "public", &public));
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub(crate) struct Target {
     pub schema: String,
     pub name: String,
     /// The settings the request's transaction starts with, when it needs any: a role to run
-    /// as, or a schema other than `public` for the search path.
+    /// as, or a search path other than the connection's.
     pub context: Option<RequestContext>,
     /// The commit position the request named (`Sluice-Lsn`): a read must see it.
     pub named: Option<sluice_pg::Lsn>,
@@ -258,7 +258,9 @@ impl RestApi {
         };
         let cache = self.schema.for_resource(&parsed.resource, &schema).await;
         crate::plan::write::ignore_keyless_resolution(&mut parsed, &cache, &schema);
-        // Only a request that runs as another role or in another schema pays for the settings.
+        // Only a request that runs as another role or with another search path pays for the
+        // settings: the connection's own path (read with the cache) often resolves as the
+        // request's would, `"$user", public` as `public, public` when the user has no schema.
         let pre_request = self.config.pre_request.as_deref();
         let timezone = match self.requested_timezone(&parsed).await {
             Ok(timezone) => timezone,
@@ -266,12 +268,22 @@ impl RestApi {
         };
         let needs_context = identity.role.is_some()
             || identity.claims_json.is_some()
-            || schema != "public"
+            || !context::search_path_matches(
+                &cache.connection_search_path,
+                &schema,
+                &self.config.extra_search_path,
+            )
             || pre_request.is_some()
             || timezone.is_some();
         let context = needs_context.then(|| {
-            let mut context =
-                RequestContext::new(identity, &schema, &parts.method, path, &parts.headers);
+            let mut context = RequestContext::new(
+                identity,
+                &schema,
+                &self.config.extra_search_path,
+                &parts.method,
+                path,
+                &parts.headers,
+            );
             context.pre_request = pre_request.map(context::quote_function);
             context.timezone = timezone;
             context

@@ -7,10 +7,11 @@ use sluice_pg::Connection;
 use std::collections::HashMap;
 
 /// Functions of one required parameter (more only with defaults, all of them `IN`) whose first
-/// parameter is the row type of a relation of the same schema, returning one value (not a set:
-/// a set of another table's rows would be an embedding, not a field). The same schema because
-/// PostgREST finds them through the request's `search_path`, which is the relation's schema.
-/// Pseudo-type results (`void`, `record`, `trigger`) have no value a field could show.
+/// parameter is the row type of a relation of an exposed schema, returning one value (not a
+/// set: a set of another table's rows would be an embedding, not a field). PostgREST finds them
+/// through the request's `search_path`, which is the relation's schema, then the extra search
+/// path ($2): so the function is in one of those, and the first of them in that order wins a
+/// name. Pseudo-type results (`void`, `record`, `trigger`) have no value a field could show.
 const COMPUTED: &str = "\
     SELECT c.oid, n.nspname::text, p.proname::text, p.prorettype, \
            pg_catalog.format_type(p.prorettype, NULL), \
@@ -18,23 +19,29 @@ const COMPUTED: &str = "\
            pg_catalog.obj_description(p.oid, 'pg_proc') \
     FROM pg_catalog.pg_proc p \
     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
-    JOIN pg_catalog.pg_class c ON c.reltype = p.proargtypes[0] AND c.relnamespace = n.oid \
+    JOIN pg_catalog.pg_class c ON c.reltype = p.proargtypes[0] \
+    JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace \
     JOIN pg_catalog.pg_type t ON t.oid = p.prorettype \
-    WHERE n.nspname = ANY($1::text[]) AND p.prokind = 'f' AND NOT p.proretset \
+    WHERE cn.nspname = ANY($1::text[]) \
+      AND (n.oid = cn.oid OR n.nspname = ANY($2::text[])) \
+      AND p.prokind = 'f' AND NOT p.proretset \
       AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1 \
       AND p.proallargtypes IS NULL AND p.provariadic = 0 AND t.typtype <> 'p' \
       AND c.relkind IN ('r', 'v', 'm', 'f', 'p') \
-    ORDER BY n.nspname, p.proname, p.oid";
+    ORDER BY c.oid, p.proname, \
+      CASE WHEN n.oid = cn.oid THEN 0 ELSE pg_catalog.array_position($2::text[], n.nspname) END, \
+      p.oid";
 
 /// Adds to the relations of `cache` (found by OID in `by_oid`) their computed fields; `list` is
-/// the exposed schemas as an array literal.
+/// the exposed schemas as an array literal, `extra` the extra search path as one.
 pub(super) async fn load(
     conn: &mut Connection,
     list: &str,
+    extra: &str,
     by_oid: &HashMap<u32, QualifiedName>,
     cache: &mut SchemaCache,
 ) -> Result<(), sluice_pg::Error> {
-    let rows = conn.query(COMPUTED, &[&list]).await?;
+    let rows = conn.query(COMPUTED, &[&list, &extra]).await?;
     for row in rows.iter() {
         let oid: u32 = row.get(0)?;
         let Some(table) = by_oid.get(&oid).and_then(|n| cache.tables.get_mut(n)) else {

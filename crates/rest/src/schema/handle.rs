@@ -32,18 +32,25 @@ pub struct SchemaHandle {
     current: RwLock<Arc<SchemaCache>>,
     pool: Pool,
     schemas: Vec<String>,
+    /// The extra search path, where computed fields are also looked for.
+    extra_search_path: Vec<String>,
     /// Held while a reload runs; holds when the last one finished.
     reloading: tokio::sync::Mutex<Option<Instant>>,
 }
 
 impl SchemaHandle {
-    /// Loads the cache of `schemas` once.
-    pub async fn load(pool: Pool, schemas: Vec<String>) -> Result<Arc<SchemaHandle>, ReloadError> {
-        let cache = build(&pool, &schemas).await?;
+    /// Loads the cache of `schemas` once; `extra_search_path` as [`super::load_searching`].
+    pub async fn load(
+        pool: Pool,
+        schemas: Vec<String>,
+        extra_search_path: Vec<String>,
+    ) -> Result<Arc<SchemaHandle>, ReloadError> {
+        let cache = build(&pool, &schemas, &extra_search_path).await?;
         Ok(Arc::new(SchemaHandle {
             current: RwLock::new(Arc::new(cache)),
             pool,
             schemas,
+            extra_search_path,
             reloading: tokio::sync::Mutex::new(Some(Instant::now())),
         }))
     }
@@ -77,7 +84,7 @@ impl SchemaHandle {
 
     async fn rebuild(&self, last: &mut Option<Instant>) -> Result<(), ReloadError> {
         let started = Instant::now();
-        let cache = build(&self.pool, &self.schemas).await?;
+        let cache = build(&self.pool, &self.schemas, &self.extra_search_path).await?;
         let tables = cache.tables.len();
         *self.current.write() = Arc::new(cache);
         *last = Some(Instant::now());
@@ -152,9 +159,13 @@ impl SchemaHandle {
     }
 }
 
-async fn build(pool: &Pool, schemas: &[String]) -> Result<SchemaCache, ReloadError> {
+async fn build(
+    pool: &Pool,
+    schemas: &[String],
+    extra_search_path: &[String],
+) -> Result<SchemaCache, ReloadError> {
     let mut conn = pool.get().await?;
-    Ok(super::load(&mut conn, schemas).await?)
+    Ok(super::load_searching(&mut conn, schemas, extra_search_path).await?)
 }
 
 /// Installs (or replaces) the event triggers that notify [`CHANNEL`] after DDL, so schema

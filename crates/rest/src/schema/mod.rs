@@ -7,7 +7,7 @@ pub mod model;
 mod quick;
 mod through_views;
 mod views;
-pub use quick::load;
+pub use quick::{load, load_searching};
 
 pub use handle::{SchemaHandle, install_ddl_trigger};
 pub use model::*;

@@ -338,6 +338,10 @@ pub struct SchemaCache {
     pub routines: HashMap<QualifiedName, Vec<Routine>>,
     /// `COMMENT ON SCHEMA` of each exposed schema (for OpenAPI's description).
     pub schema_descriptions: HashMap<String, String>,
+    /// The schemas the loading connection's own `search_path` resolves to
+    /// (`current_schemas(false)`): a request whose path resolves the same is spared setting it.
+    /// Empty when not read (every request then sets it).
+    pub connection_search_path: Vec<String>,
 }
 
 impl SchemaCache {

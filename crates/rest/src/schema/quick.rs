@@ -10,19 +10,27 @@ use std::collections::HashMap;
 /// The schemas whose relations views may show: every one but the system's.
 const USER_SCHEMAS: &str = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
 
-/// Loads what `schemas` hold.
+/// Loads what `schemas` hold, with the default extra search path (`public`).
 pub async fn load(
     conn: &mut Connection,
     schemas: &[String],
 ) -> Result<SchemaCache, sluice_pg::Error> {
-    let list = format!(
-        "{{{}}}",
-        schemas
-            .iter()
-            .map(|s| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
+    load_searching(
+        conn,
+        schemas,
+        &crate::RestConfig::default().extra_search_path,
+    )
+    .await
+}
+
+/// Loads what `schemas` hold; computed fields are also looked for in `extra_search_path`
+/// (PostgREST's `db-extra-search-path`).
+pub async fn load_searching(
+    conn: &mut Connection,
+    schemas: &[String],
+    extra_search_path: &[String],
+) -> Result<SchemaCache, sluice_pg::Error> {
+    let list = array_literal(schemas);
     let mut cache = SchemaCache {
         schemas: schemas.to_vec(),
         ..SchemaCache::default()
@@ -486,9 +494,28 @@ pub async fn load(
                 is_procedure: row.get::<&str>(12)? == "p",
             });
     }
-    super::computed::load(conn, &list, &by_oid, &mut cache).await?;
+    let extra = array_literal(extra_search_path);
+    super::computed::load(conn, &list, &extra, &by_oid, &mut cache).await?;
     super::computed::load_relationships(conn, &list, &by_oid, &mut cache).await?;
+    let path = conn
+        .query("SELECT pg_catalog.current_schemas(false)::text[]", &[])
+        .await?;
+    if let Some(row) = path.iter().next() {
+        cache.connection_search_path = row.get(0)?;
+    }
     Ok(cache)
+}
+
+/// `names` as a text array literal, each quoted.
+fn array_literal(names: &[String]) -> String {
+    format!(
+        "{{{}}}",
+        names
+            .iter()
+            .map(|s| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
 }
 
 /// A column of a function's result: nullable, without default, writable by nobody.

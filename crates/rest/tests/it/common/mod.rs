@@ -150,9 +150,13 @@ impl Served {
             .await
             .map_err(|e| format!("setup: {e}"))?;
         let cache = Arc::new(
-            sluice_rest::schema::load(&mut conn, &config.schemas)
-                .await
-                .map_err(|e| format!("loading the schema cache: {e}"))?,
+            sluice_rest::schema::load_searching(
+                &mut conn,
+                &config.schemas,
+                &config.extra_search_path,
+            )
+            .await
+            .map_err(|e| format!("loading the schema cache: {e}"))?,
         );
         drop(conn);
         let pool = Pool::connect(&url, pool_settings).map_err(|e| format!("pool: {e}"))?;
