@@ -56,8 +56,10 @@ pub fn parse_request(
         resource,
         query,
         prefer: preferences(headers),
+        // Range is for GET alone (RFC 9110): PostgREST ignores it on HEAD too, which then
+        // answers the whole result's Content-Range; limit and offset still apply.
         range: match method {
-            Method::Get | Method::Head => range(headers)?,
+            Method::Get => range(headers)?,
             _ => None,
         },
         accept: accept(headers),
