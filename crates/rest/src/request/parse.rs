@@ -150,7 +150,13 @@ fn reserved(key: &str) -> Option<(EmbedPath, &str)> {
 /// The query string split into reserved parameters and the rest.
 fn query_params(query: &str) -> Result<QueryParams, ApiError> {
     let mut params = QueryParams::default();
-    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+    // As PostgREST splits it: at `&` and `;`, keeping only the pieces with a `=` (a bare `flag`
+    // is no parameter; `flag=` is one with an empty value).
+    let pairs = query
+        .split(['&', ';'])
+        .filter(|piece| piece.contains('='))
+        .filter_map(|piece| form_urlencoded::parse(piece.as_bytes()).next());
+    for (key, value) in pairs {
         let (key, value) = (key.into_owned(), value.into_owned());
         let Some((path, word)) = reserved(&key) else {
             params.params.push((key, value));
