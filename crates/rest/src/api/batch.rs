@@ -5,7 +5,8 @@
 use super::write::{Prepared, PreparedWrite, Written, answer_parts, inserted_from, written_from};
 use super::{RequestContext, RestApi, Target, error_response, filters};
 use crate::error::ApiError;
-use crate::request::{self, Method, PreferReturn, Resource};
+use crate::request::{self, Method, Resource};
+use crate::response::applied::{Applying, Honoured, preference_applied};
 use crate::schema::SchemaCache;
 use crate::sql::write::READ_INSERTED;
 use bytes::Bytes;
@@ -95,6 +96,7 @@ async fn run(
         planned.push(plan);
         names.push(name);
     }
+    let applied = super::applied(api, Applying::Batch, &outer.prefer, context.as_ref());
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
     let context = context
@@ -161,7 +163,6 @@ async fn run(
     }
     let mut answers = Vec::with_capacity(planned.len());
     for (index, (plan, rows)) in planned.into_iter().zip(rows_of).enumerate() {
-        let returns = plan.request.prefer.return_.unwrap_or(PreferReturn::Minimal);
         let (written, representation) = match (plan.prepared, rows) {
             (Prepared::Done(written), _) => {
                 let representation = written
@@ -222,7 +223,11 @@ async fn run(
                 return Err(unreachable_error());
             }
         };
-        answers.push(answer_json(&plan.request, returns, written, representation));
+        // An operation's tx= and timezone= are not its own to apply: it runs in the batch's
+        // transaction and context, whose answer lists those.
+        let applied = Applying::of_write(plan.request.method)
+            .and_then(|kind| preference_applied(kind, &plan.request.prefer, Honoured::default()));
+        answers.push(answer_json(&plan.request, applied, written, representation));
     }
     let commits = api.config.tx_end.commits(outer.prefer.tx);
     let lsn = match (commits, api.lsn.report) {
@@ -243,6 +248,9 @@ async fn run(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
+    if let Some(applied) = applied {
+        response.headers_mut().insert("preference-applied", applied);
+    }
     super::stamp_lsn(api, &mut response, lsn, named);
     Ok(response)
 }
@@ -334,11 +342,11 @@ fn plan<'c>(
 /// representation is JSON, else its text).
 fn answer_json(
     request: &request::ApiRequest,
-    returns: PreferReturn,
+    applied: Option<HeaderValue>,
     written: Written,
     representation: Option<crate::response::Representation>,
 ) -> serde_json::Value {
-    let (status, headers, body) = answer_parts(request, returns, written, representation);
+    let (status, headers, body) = answer_parts(request, applied, written, representation);
     let headers: serde_json::Map<String, serde_json::Value> = headers
         .iter()
         .filter_map(|(name, value)| {

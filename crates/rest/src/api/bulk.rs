@@ -355,7 +355,8 @@ async fn run(
         (true, false) => tx.commit().await.map(|()| None).map_err(pg)?,
         (false, _) => tx.rollback().await.map(|()| None).map_err(pg)?,
     };
-    let mut response = answer(request, returns, written, representation);
+    let applied = super::write::applied(api, request, target);
+    let mut response = answer(request, applied, written, representation);
     super::stamp_lsn(api, &mut response, lsn, target.named);
     Ok(response)
 }

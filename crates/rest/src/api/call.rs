@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::plan::call::{Arguments, CallPlan, ResultShape, plan_call};
 use crate::plan::write::{first_object, payload_shape};
 use crate::plan::{ReadInput, plan_read};
-use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount};
+use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount, PreferParams};
 use crate::schema::{SchemaCache, Table, Volatility};
 use crate::sql;
 use bytes::Bytes;
@@ -49,6 +49,8 @@ pub(super) struct CallJob {
     /// The statement leaves the page out: the rows are counted as they are read, and only the
     /// page's are sent.
     pub count_rows: bool,
+    /// `Prefer: params=single-object` was applied: the body went whole to the one parameter.
+    pub single_object: bool,
 }
 
 fn prepare(
@@ -81,6 +83,13 @@ fn prepare(
     // An array of objects gives the first one's arguments, as PostgREST takes them; a single
     // unnamed json parameter still gets the body whole.
     let mut first_object = None;
+    // `Prefer: params=single-object` applies to a JSON body; a GET's arguments stay by name.
+    let json_body = !read_only
+        && matches!(
+            request.content_type.as_ref().unwrap_or(&MediaType::Json),
+            MediaType::Json | MediaType::Any
+        );
+    let single_object = json_body && request.prefer.params == Some(PreferParams::SingleObject);
     let (arguments, raw_type, body_param) = if read_only {
         let arguments = if text_args.is_empty() {
             Arguments::None
@@ -93,7 +102,7 @@ fn prepare(
             MediaType::Json | MediaType::Any => {
                 let text = String::from_utf8_lossy(&body).into_owned();
                 let blank = body.iter().all(u8::is_ascii_whitespace);
-                let (keys, first) = if blank {
+                let (keys, first) = if blank || single_object {
                     (Vec::new(), None)
                 } else {
                     argument_names(&body)?
@@ -144,6 +153,7 @@ fn prepare(
         arguments,
         raw_type,
         read_only,
+        single_object,
     )?;
     let input = ReadInput::of_query(&request.query, &filters, api.config.aggregates_enabled);
     let mut read = plan_read(cache, result_relation(cache, &plan)?, &input)?;
@@ -195,6 +205,7 @@ fn prepare(
         limit,
         count_preference,
         count_rows,
+        single_object,
     })
 }
 

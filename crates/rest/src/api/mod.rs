@@ -16,6 +16,7 @@ pub use context::RequestContext;
 use crate::config::RestConfig;
 use crate::error::{ApiError, ErrorHeader};
 use crate::request::{self, ApiRequest, Method, PathFilter, Resource};
+use crate::response::applied::{Applying, Honoured};
 use crate::schema::SchemaCache;
 use http::{HeaderValue, StatusCode, header};
 use sluice_http::{Mount, MountFuture, Request, RequestContext as HttpContext, Response, full};
@@ -100,6 +101,32 @@ impl Target {
             .map(RequestContext::statements)
             .unwrap_or_default()
     }
+
+    /// The request's `Preference-Applied`, for its kind: what its settings and context honour.
+    pub(crate) fn applied(
+        &self,
+        api: &RestApi,
+        kind: Applying,
+        prefer: &request::Preferences,
+    ) -> Option<HeaderValue> {
+        applied(api, kind, prefer, self.context.as_ref())
+    }
+}
+
+/// `Preference-Applied` for a request of `kind` running in `context`: `tx=` is honoured when
+/// the settings allow overriding, `timezone=` when the server knew the zone (the context runs
+/// in it).
+pub(crate) fn applied(
+    api: &RestApi,
+    kind: Applying,
+    prefer: &request::Preferences,
+    context: Option<&RequestContext>,
+) -> Option<HeaderValue> {
+    let honoured = Honoured {
+        tx: api.config.tx_end.allows_override(),
+        timezone: context.and_then(|c| c.timezone.as_deref()),
+    };
+    crate::response::applied::preference_applied(kind, prefer, honoured)
 }
 
 impl RestApi {

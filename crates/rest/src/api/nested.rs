@@ -242,7 +242,8 @@ async fn run(
             .map(|()| None)
             .map_err(pg)?,
     };
-    let mut response = answer(request, returns, outcome?, representation);
+    let applied = super::write::applied(api, request, target);
+    let mut response = answer(request, applied, outcome?, representation);
     super::stamp_lsn(api, &mut response, lsn, target.named);
     Ok(response)
 }

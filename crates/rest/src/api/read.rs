@@ -5,6 +5,7 @@ use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
 use crate::plan::{ReadInput, plan_read};
 use crate::request::{ApiRequest, Method, PathFilter, PreferCount};
+use crate::response::applied::Applying;
 use crate::response::composite::RecordLayout;
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::SchemaCache;
@@ -35,6 +36,8 @@ struct ReadJob {
     /// The page's size when the request bounds it (for `Content-Range` of a streamed result).
     limit: Option<u64>,
     count_preference: Option<PreferCount>,
+    /// The answer's `Preference-Applied`.
+    applied: Option<HeaderValue>,
     max_rows: Option<u64>,
     /// The result is known to be small (a primary key by equality, or a small limit): it can
     /// be collected through the pipelining mode instead of streamed on a connection of its own.
@@ -141,6 +144,16 @@ pub(super) async fn stream_call(
         offset: call.offset,
         limit: call.limit,
         count_preference: call.count_preference,
+        applied: if call.single_object || request.prefer.params.is_none() {
+            target.applied(api, Applying::Call, &request.prefer)
+        } else {
+            // params=single-object is applied only to a JSON body (not to a GET's arguments).
+            let prefer = crate::request::Preferences {
+                params: None,
+                ..request.prefer.clone()
+            };
+            target.applied(api, Applying::Call, &prefer)
+        },
         max_rows: api.config.max_rows,
         bounded: false,
         named: target.named,
@@ -153,7 +166,7 @@ pub(super) async fn stream_call(
 async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: Route) -> Response {
     let head_only = request.method == Method::Head;
     let representation = job.representation;
-    let count_preference = job.count_preference;
+    let applied = job.applied.clone();
     let content_type = match job.shape {
         Shape::Rows | Shape::OutObject if representation == Representation::Object => {
             if job.shape == Shape::OutObject {
@@ -187,7 +200,7 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
                     full(body),
                     head_only,
                     content_type,
-                    count_preference,
+                    applied,
                 );
             }
             Some(Err(error)) => return error_response(&error),
@@ -210,15 +223,7 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
             ));
         }
     };
-    finish_response(
-        api,
-        named,
-        head,
-        body,
-        head_only,
-        content_type,
-        count_preference,
-    )
+    finish_response(api, named, head, body, head_only, content_type, applied)
 }
 
 fn finish_response(
@@ -228,7 +233,7 @@ fn finish_response(
     body: sluice_http::ResponseBody,
     head_only: bool,
     content_type: &'static str,
-    count_preference: Option<PreferCount>,
+    applied: Option<HeaderValue>,
 ) -> Response {
     let mut response = Response::new(if head_only { empty() } else { body });
     *response.status_mut() = head.status;
@@ -240,13 +245,8 @@ fn finish_response(
     {
         headers.insert(header::CONTENT_RANGE, range);
     }
-    if let Some(count) = count_preference {
-        let applied = match count {
-            PreferCount::Exact => "count=exact",
-            PreferCount::Planned => "count=planned",
-            PreferCount::Estimated => "count=estimated",
-        };
-        headers.insert("preference-applied", HeaderValue::from_static(applied));
+    if let Some(applied) = applied {
+        headers.insert("preference-applied", applied);
     }
     head.shaping.apply(&mut response);
     super::stamp_lsn(api, &mut response, head.lsn, named);
@@ -413,6 +413,7 @@ fn plan_job(
         offset,
         limit,
         count_preference,
+        applied: target.applied(api, Applying::Read, &request.prefer),
         bounded,
         named: target.named,
         report_commit: false,

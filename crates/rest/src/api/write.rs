@@ -16,6 +16,7 @@ use crate::request::{
     ApiRequest, Method, Operation, Operator, PathFilter, PreferCount, PreferHandling,
     PreferMissing, PreferResolution, PreferReturn,
 };
+use crate::response::applied::Applying;
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
 use crate::sql::write::{Payload, READ_INSERTED, Returning, counts_inserted, render};
@@ -62,9 +63,9 @@ async fn run(
 ) -> Result<Response, ApiError> {
     let prepared = match prepare(api, request, target, cache, filters, &body)? {
         Prepared::Done(written) => {
-            let returns = request.prefer.return_.unwrap_or(PreferReturn::Minimal);
             let representation = written.body.is_some().then_some(Representation::Array);
-            return Ok(answer(request, returns, written, representation));
+            let applied = applied(api, request, target);
+            return Ok(answer(request, applied, written, representation));
         }
         Prepared::Statement(prepared) => prepared,
         Prepared::Nested(json) => {
@@ -73,7 +74,8 @@ async fn run(
     };
     let commits = api.config.tx_end.commits(request.prefer.tx);
     let (written, lsn) = execute(api, target, &prepared, commits).await?;
-    let mut response = answer(request, prepared.returns, written, prepared.representation);
+    let applied = applied(api, request, target);
+    let mut response = answer(request, applied, written, prepared.representation);
     super::stamp_lsn(api, &mut response, lsn, target.named);
     Ok(response)
 }
@@ -81,7 +83,6 @@ async fn run(
 /// A write ready to run: its statement and how to read and answer its result.
 pub(super) struct PreparedWrite<'c> {
     pub statement: crate::sql::Statement,
-    pub returns: PreferReturn,
     pub representation: Option<Representation>,
     /// The table whose primary key makes the `Location` header.
     pub location_of: Option<&'c Table>,
@@ -284,7 +285,6 @@ pub(super) fn prepare<'c>(
     Ok(Prepared::Statement(PreparedWrite {
         statement,
         counts_inserted: counts_inserted(&plan),
-        returns,
         representation,
         location_of: matches!(returning, Returning::Columns(_)).then_some(table),
         checks: RowChecks {
@@ -605,12 +605,12 @@ fn pg_ref(error: &sluice_pg::Error) -> ApiError {
 /// (201 for a PUT that inserted), else 204; the headers clients read.
 pub(super) fn answer(
     request: &ApiRequest,
-    returns: PreferReturn,
+    applied: Option<HeaderValue>,
     written: Written,
     representation: Option<Representation>,
 ) -> Response {
     let shaping = written.shaping.clone();
-    let (status, headers, body) = answer_parts(request, returns, written, representation);
+    let (status, headers, body) = answer_parts(request, applied, written, representation);
     let mut response = Response::new(match body {
         Some(body) => full(body),
         None => empty(),
@@ -621,10 +621,16 @@ pub(super) fn answer(
     response
 }
 
+/// A write's `Preference-Applied` (see [`response::applied`]).
+pub(super) fn applied(api: &RestApi, request: &ApiRequest, target: &Target) -> Option<HeaderValue> {
+    let kind = Applying::of_write(request.method)?;
+    target.applied(api, kind, &request.prefer)
+}
+
 /// The answer's status, headers and body.
 pub(super) fn answer_parts(
     request: &ApiRequest,
-    returns: PreferReturn,
+    applied: Option<HeaderValue>,
     written: Written,
     representation: Option<Representation>,
 ) -> (StatusCode, http::HeaderMap, Option<Bytes>) {
@@ -655,8 +661,13 @@ pub(super) fn answer_parts(
     {
         headers.insert(header::LOCATION, location);
     }
-    // `Prefer: count=exact` counts the rows written, as PostgREST does.
-    let counted = (request.prefer.count == Some(PreferCount::Exact)).then_some(written.rows);
+    // An exact or estimated count is the number of rows written, as PostgREST counts a write;
+    // a planned one is not counted.
+    let counted = matches!(
+        prefer.count,
+        Some(PreferCount::Exact | PreferCount::Estimated)
+    )
+    .then_some(written.rows);
     // PostgREST's Content-Range for POST and DELETE names no rows (`*/*`, `*/<n>`).
     // A PUT answers no Content-Range (PostgREST's single upsert sends none).
     let range = match request.method {
@@ -667,31 +678,8 @@ pub(super) fn answer_parts(
     if let Some(Ok(range)) = range.map(|r| HeaderValue::from_str(&r)) {
         headers.insert(header::CONTENT_RANGE, range);
     }
-    // In PostgREST's order: resolution, missing, return, count. A PUT applies neither of the
-    // first two (it always merges, with every column given).
-    let mut applied = Vec::new();
-    let put = request.method == Method::Put;
-    match prefer.resolution.filter(|_| !put) {
-        Some(PreferResolution::MergeDuplicates) => applied.push("resolution=merge-duplicates"),
-        Some(PreferResolution::IgnoreDuplicates) => applied.push("resolution=ignore-duplicates"),
-        None => {}
-    }
-    if prefer.missing == Some(PreferMissing::Default) && !put {
-        applied.push("missing=default");
-    }
-    match returns {
-        PreferReturn::Representation => applied.push("return=representation"),
-        PreferReturn::HeadersOnly => applied.push("return=headers-only"),
-        PreferReturn::Minimal if request.prefer.return_.is_some() => applied.push("return=minimal"),
-        PreferReturn::Minimal => {}
-    }
-    if counted.is_some() {
-        applied.push("count=exact");
-    }
-    if !applied.is_empty()
-        && let Ok(value) = HeaderValue::from_str(&applied.join(", "))
-    {
-        headers.insert("preference-applied", value);
+    if let Some(applied) = applied {
+        headers.insert("preference-applied", applied);
     }
     (status, headers, written.body)
 }

@@ -59,8 +59,10 @@ pub struct CallPlan<'s> {
 
 /// Chooses among `name`'s overloads the one whose parameters the arguments fit: every argument
 /// names a parameter and every parameter without a default has an argument; a single unnamed
-/// json/jsonb (or text, bytea, xml) parameter takes a raw body. 404 PGRST202 when none fits,
-/// 300 PGRST203 when several do.
+/// json/jsonb (or text, bytea, xml) parameter takes a raw body. With `single_object`
+/// (`Prefer: params=single-object`) the JSON body goes whole to the overload whose one
+/// parameter, named or not, is json or jsonb. 404 PGRST202 when none fits, 300 PGRST203 when
+/// several do.
 pub fn plan_call<'s>(
     cache: &'s SchemaCache,
     schema: &str,
@@ -68,11 +70,21 @@ pub fn plan_call<'s>(
     arguments: Arguments,
     raw_body_type: Option<&str>,
     read_only: bool,
+    single_object: bool,
 ) -> Result<CallPlan<'s>, ApiError> {
     let overloads: &[Routine] = cache
         .routine(schema, name)
         .map(Vec::as_slice)
         .unwrap_or_default();
+    if single_object {
+        let candidates: Vec<&Routine> = overloads
+            .iter()
+            .filter(|r| {
+                matches!(r.params.as_slice(), [p] if matches!(p.type_name.as_str(), "json" | "jsonb"))
+            })
+            .collect();
+        return choose(schema, name, candidates, Arguments::Raw, &[], read_only);
+    }
     let given = arguments.names();
     let fits = |r: &&Routine| {
         given
@@ -99,9 +111,21 @@ pub fn plan_call<'s>(
             }
         }
     }
+    choose(schema, name, candidates, arguments, &given, read_only)
+}
+
+/// The one candidate, with the shape of its result.
+fn choose<'s>(
+    schema: &str,
+    name: &str,
+    candidates: Vec<&'s Routine>,
+    arguments: Arguments,
+    given: &[String],
+    read_only: bool,
+) -> Result<CallPlan<'s>, ApiError> {
     let routine = match candidates.as_slice() {
         [one] => *one,
-        [] => return Err(not_found(schema, name, &given)),
+        [] => return Err(not_found(schema, name, given)),
         many => {
             let signatures: Vec<String> = many.iter().map(|r| signature(r)).collect();
             return Err(ApiError::new(

@@ -377,6 +377,13 @@ pub enum PreferHandling {
     Lenient,
 }
 
+/// `Prefer: params=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreferParams {
+    /// `single-object`: a call's JSON body goes whole to its one json or jsonb parameter.
+    SingleObject,
+}
+
 /// `Prefer: tx=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreferTx {
@@ -404,6 +411,8 @@ pub struct Preferences {
     pub handling: Option<PreferHandling>,
     /// `tx=`: commit or roll back (when the settings allow overriding).
     pub tx: Option<PreferTx>,
+    /// `params=`: how a call's body becomes its arguments.
+    pub params: Option<PreferParams>,
     /// `max-affected=n`.
     pub max_affected: Option<u64>,
     /// `timezone=...`.

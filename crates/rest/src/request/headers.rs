@@ -2,8 +2,8 @@
 //! q-values), `Content-Type`.
 
 use super::ast::{
-    MediaType, PreferCount, PreferHandling, PreferMissing, PreferResolution, PreferReturn,
-    PreferTx, Preferences, RowRange,
+    MediaType, PreferCount, PreferHandling, PreferMissing, PreferParams, PreferResolution,
+    PreferReturn, PreferTx, Preferences, RowRange,
 };
 use crate::error::ApiError;
 use http::{HeaderMap, StatusCode};
@@ -56,6 +56,10 @@ pub fn preferences(headers: &HeaderMap) -> Preferences {
                 "tx" => match value {
                     "commit" => prefer.tx.replace(PreferTx::Commit).is_none(),
                     "rollback" => prefer.tx.replace(PreferTx::Rollback).is_none(),
+                    _ => false,
+                },
+                "params" => match value {
+                    "single-object" => prefer.params.replace(PreferParams::SingleObject).is_none(),
                     _ => false,
                 },
                 "max-affected" => value
@@ -199,7 +203,7 @@ mod tests {
             ),
             (
                 "prefer",
-                "max-affected=5, handling=strict, timezone=UTC, nope=1",
+                "max-affected=5, handling=strict, timezone=UTC, params=single-object, nope=1",
             ),
         ]));
         assert_eq!(p.return_, Some(PreferReturn::Representation));
@@ -210,6 +214,7 @@ mod tests {
         assert_eq!(p.max_affected, Some(5));
         assert_eq!(p.handling, Some(PreferHandling::Strict));
         assert_eq!(p.timezone.as_deref(), Some("UTC"));
+        assert_eq!(p.params, Some(PreferParams::SingleObject));
         assert_eq!(p.invalid, ["nope=1"]);
     }
 

@@ -8,6 +8,7 @@ use http::StatusCode;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format, Scalar};
 use sluice_pg::types::oid;
 
+pub mod applied;
 pub mod composite;
 pub mod openapi;
 
