@@ -58,6 +58,7 @@ pub fn read_config(suite: &Path) -> Result<RestConfig, String> {
             }
             "max_rows" => config.max_rows = value.parse().ok(),
             "aggregates_enabled" => config.aggregates_enabled = value == "true",
+            "plan_enabled" => config.plan_enabled = value == "true",
             "jwt_secret" => {
                 config.jwt = Some(std::sync::Arc::new(
                     sluice_rest::auth::JwtConfig::new(value, false, None, ".role")
