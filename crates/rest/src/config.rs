@@ -51,6 +51,9 @@ pub struct RestConfig {
     pub tx_end: TxEnd,
     /// Aggregates in `select` (`db-aggregates-enabled`).
     pub aggregates_enabled: bool,
+    /// `Accept: application/vnd.pgrst.plan` answers the request's execution plan
+    /// (`db-plan-enabled`); off, that media type is not available (406).
+    pub plan_enabled: bool,
     /// Answer `GET /` with the OpenAPI description (`openapi-mode` other than `disabled`).
     pub openapi: bool,
     /// Bearer tokens are verified with this (PostgREST's `jwt-secret`); `None`: a token is
@@ -79,6 +82,7 @@ impl Default for RestConfig {
             max_rows: None,
             tx_end: TxEnd::Commit,
             aggregates_enabled: false,
+            plan_enabled: false,
             openapi: true,
             jwt: None,
             cors_allowed_origins: Vec::new(),

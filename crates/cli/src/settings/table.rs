@@ -150,6 +150,9 @@ settings! {
         prefix: String = "/".to_string();
         /// Aggregate functions in select= (PostgREST's db-aggregates-enabled).
         aggregates_enabled: bool = rest_defaults().aggregates_enabled;
+        /// Accept: application/vnd.pgrst.plan answers the EXPLAIN of the request's statement
+        /// (PostgREST's db-plan-enabled); it shows the database's plans, so it is off by default.
+        plan_enabled: bool = rest_defaults().plan_enabled;
         /// GET on the prefix answers the OpenAPI description of the schema (false: PostgREST's
         /// openapi-mode = disabled).
         openapi: bool = rest_defaults().openapi;
@@ -553,6 +556,7 @@ impl Settings {
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,
+            plan_enabled: r.plan_enabled,
             openapi: r.openapi,
             jwt,
         })

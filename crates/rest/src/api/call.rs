@@ -29,6 +29,13 @@ pub(super) async fn call(
         Method::Get | Method::Head => super::read::Route::Replica,
         _ => super::read::Route::Primary,
     };
+    if let Some((plan, request)) = super::explain::planned(api, request) {
+        let context = target.context_statements();
+        return match prepare(api, &request, target, cache, body) {
+            Ok(job) => super::explain::explain(api, &context, &job.statement, plan).await,
+            Err(error) => error_response(&error),
+        };
+    }
     match prepare(api, request, target, cache, body) {
         Ok(job) => super::read::stream_call(api, request, target, job, route).await,
         Err(error) => error_response(&error),

@@ -6,6 +6,7 @@ mod bulk;
 mod call;
 mod context;
 mod cors;
+mod explain;
 mod nested;
 mod read;
 mod write;

@@ -84,6 +84,12 @@ pub(super) async fn read(
     cache: &SchemaCache,
     filters: Vec<PathFilter>,
 ) -> Response {
+    if let Some((plan, request)) = super::explain::planned(api, request) {
+        return match plan_job(api, &request, target, cache, &filters) {
+            Ok(job) => super::explain::explain(api, &job.context, &job.main, plan).await,
+            Err(error) => error_response(&error),
+        };
+    }
     let job = match plan_job(api, request, target, cache, &filters) {
         Ok(job) => job,
         Err(error) => return error_response(&error),

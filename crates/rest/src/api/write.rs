@@ -61,6 +61,13 @@ async fn run(
     filters: Vec<PathFilter>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    if let Some((plan, planned)) = super::explain::planned(api, request)
+        && let Prepared::Statement(prepared) =
+            prepare(api, &planned, target, cache, filters.clone(), &body)?
+    {
+        let context = target.context_statements();
+        return Ok(super::explain::explain(api, &context, &prepared.statement, plan).await);
+    }
     let prepared = match prepare(api, request, target, cache, filters, &body)? {
         Prepared::Done(written) => {
             let representation = written.body.is_some().then_some(Representation::Array);

@@ -451,6 +451,56 @@ pub enum MediaType {
     Any,
     /// Anything else, as given (for the 406/415 message).
     Other(String),
+    /// `application/vnd.pgrst.plan` (`+json`, `+text`): the execution plan of the request.
+    Plan(PlanMedia),
+}
+
+/// The execution plan media type's parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanMedia {
+    /// `+json`: EXPLAIN's JSON format; else its text format.
+    pub json: bool,
+    /// `for=`: the media type whose statement is explained (`application/json` when not given).
+    pub for_media: Box<MediaType>,
+    /// `options=`, `|`-separated, in PostgREST's order whatever the header's.
+    pub options: Vec<PlanOption>,
+}
+
+/// An EXPLAIN option the plan media type may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanOption {
+    /// `analyze`: run the statement and report what happened.
+    Analyze,
+    /// `verbose`
+    Verbose,
+    /// `settings`
+    Settings,
+    /// `buffers`
+    Buffers,
+    /// `wal`
+    Wal,
+}
+
+impl PlanOption {
+    /// Every option, in the order PostgREST writes them.
+    pub const ALL: [PlanOption; 5] = [
+        PlanOption::Analyze,
+        PlanOption::Verbose,
+        PlanOption::Settings,
+        PlanOption::Buffers,
+        PlanOption::Wal,
+    ];
+
+    /// Its name in the media type's `options=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanOption::Analyze => "analyze",
+            PlanOption::Verbose => "verbose",
+            PlanOption::Settings => "settings",
+            PlanOption::Buffers => "buffers",
+            PlanOption::Wal => "wal",
+        }
+    }
 }
 
 /// The `Range` header's rows: `Range: 0-24` (with `Range-Unit: items`).

@@ -2,8 +2,8 @@
 //! q-values), `Content-Type`.
 
 use super::ast::{
-    MediaType, PreferCount, PreferHandling, PreferMissing, PreferParams, PreferResolution,
-    PreferReturn, PreferTx, Preferences, RowRange,
+    MediaType, PlanMedia, PlanOption, PreferCount, PreferHandling, PreferMissing, PreferParams,
+    PreferResolution, PreferReturn, PreferTx, Preferences, RowRange,
 };
 use crate::error::ApiError;
 use http::{HeaderMap, StatusCode};
@@ -148,8 +148,37 @@ pub fn media_type(text: &str) -> MediaType {
         "text/plain" => MediaType::TextPlain,
         "application/octet-stream" => MediaType::OctetStream,
         "*/*" | "application/*" => MediaType::Any,
+        "application/vnd.pgrst.plan" | "application/vnd.pgrst.plan+text" => plan_media(text, false),
+        "application/vnd.pgrst.plan+json" => plan_media(text, true),
         _ => MediaType::Other(essence),
     }
+}
+
+/// The plan media type's `for=` and `options=` (values may be quoted; PostgREST's parameters
+/// are split at `;` too, so a quoted `;` is not supported either).
+fn plan_media(text: &str, json: bool) -> MediaType {
+    let mut for_media = MediaType::Json;
+    let mut asked: Vec<&str> = Vec::new();
+    for param in text.split(';').skip(1) {
+        let Some((key, value)) = param.split_once('=') else {
+            continue;
+        };
+        let value = value.trim().trim_matches('"');
+        match key.trim().to_ascii_lowercase().as_str() {
+            "for" => for_media = media_type(value),
+            "options" => asked = value.split('|').map(str::trim).collect(),
+            _ => {}
+        }
+    }
+    let options = PlanOption::ALL
+        .into_iter()
+        .filter(|option| asked.contains(&option.name()))
+        .collect();
+    MediaType::Plan(PlanMedia {
+        json,
+        for_media: Box::new(for_media),
+        options,
+    })
 }
 
 /// `Accept`'s media types, best first: by q-value, then in the header's order; `q=0` left out.

@@ -3,7 +3,7 @@
 //! (`Content-Range`, `Preference-Applied`).
 
 use crate::error::ApiError;
-use crate::request::MediaType;
+use crate::request::{MediaType, PlanMedia};
 use http::StatusCode;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format, Scalar};
 use sluice_pg::types::oid;
@@ -93,7 +93,43 @@ pub fn media_name(media: &MediaType) -> String {
         MediaType::OctetStream => "application/octet-stream".into(),
         MediaType::Any => "*/*".into(),
         MediaType::Other(other) => other.clone(),
+        MediaType::Plan(plan) => plan_media_name(plan),
     }
+}
+
+/// The plan media type as PostgREST writes it: `application/vnd.pgrst.plan+json;
+/// for="application/json"`, then `; options=analyze|buffers` when any were asked for.
+pub fn plan_media_name(plan: &PlanMedia) -> String {
+    let format = if plan.json { "json" } else { "text" };
+    let mut name = format!(
+        "application/vnd.pgrst.plan+{format}; for=\"{}\"",
+        media_name(&plan.for_media)
+    );
+    if !plan.options.is_empty() {
+        let options: Vec<&str> = plan.options.iter().map(|o| o.name()).collect();
+        name.push_str("; options=");
+        name.push_str(&options.join("|"));
+    }
+    name
+}
+
+/// The plan the request asks for, when the first of its accepted media types that Sluice can
+/// answer is the plan media type (for a media type it can answer) and plans are enabled.
+/// Without the setting the plan media type is not available, as PostgREST's negotiation has it.
+pub fn wanted_plan(accept: &[MediaType], enabled: bool) -> Option<&PlanMedia> {
+    for media in accept {
+        match media {
+            MediaType::Plan(plan)
+                if enabled && negotiate(std::slice::from_ref(&plan.for_media)).is_ok() =>
+            {
+                return Some(plan);
+            }
+            MediaType::Plan(_) => continue,
+            other if negotiate(std::slice::from_ref(other)).is_ok() => return None,
+            _ => continue,
+        }
+    }
+    None
 }
 
 /// The JSON kind of a column as the REST API writes it: `to_json`'s forms (timestamps in ISO
