@@ -7,3 +7,4 @@ CREATE TABLE stamps (t timestamptz);
 INSERT INTO stamps VALUES ('2023-10-18 12:37:59.611+00');
 CREATE FUNCTION add_them(a int, b int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a + b';
 CREATE FUNCTION echo_json(payload json) RETURNS json LANGUAGE sql AS 'SELECT payload';
+CREATE FUNCTION do_nothing() RETURNS void LANGUAGE sql AS 'SELECT';
