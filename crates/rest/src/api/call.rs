@@ -37,9 +37,29 @@ pub(super) async fn call(
         };
     }
     match prepare(api, request, target, cache, body) {
-        Ok(job) => super::read::stream_call(api, request, target, job, route).await,
+        Ok(job) => {
+            let void = job.void;
+            let response = super::read::stream_call(api, request, target, job, route).await;
+            if void { no_content(response) } else { response }
+        }
         Err(error) => error_response(&error),
     }
+}
+
+/// A function returning `void` answers without a body, 204 unless it set another status
+/// (`response.status`), as PostgREST answers it; an error keeps its body. Its one row was
+/// read, and the call committed, before the answer's head (a scalar's result is collected).
+fn no_content(mut response: Response) -> Response {
+    let status = response.status();
+    if !status.is_success() {
+        return response;
+    }
+    if status == StatusCode::OK {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response.headers_mut().remove(http::header::CONTENT_TYPE);
+    *response.body_mut() = sluice_http::empty();
+    response
 }
 
 /// A call rendered and ready to run.
@@ -58,6 +78,8 @@ pub(super) struct CallJob {
     pub count_rows: bool,
     /// `Prefer: params=single-object` was applied: the body went whole to the one parameter.
     pub single_object: bool,
+    /// The function returns `void`: the answer has no body.
+    pub void: bool,
 }
 
 fn prepare(
@@ -213,7 +235,18 @@ fn prepare(
         count_preference,
         count_rows,
         single_object,
+        void: returns_void(plan.routine),
     })
+}
+
+/// `void`'s type OID (`pg_type`), fixed in PostgreSQL's catalog.
+const VOID_OID: u32 = 2278;
+
+fn returns_void(routine: &crate::schema::Routine) -> bool {
+    matches!(
+        routine.returns,
+        crate::schema::ReturnType::Single { type_oid, .. } if type_oid == VOID_OID
+    ) && !routine.is_procedure
 }
 
 /// The relation a call's result is read as: the table whose rows it returns (so they embed

@@ -195,12 +195,7 @@ impl RestApi {
             return Ok(Some(asked.clone()));
         }
         if request.prefer.handling == Some(request::PreferHandling::Strict) {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "PGRST122",
-                "Invalid preferences given with handling=strict",
-            )
-            .details(format!("Invalid preferences: timezone={asked}")));
+            return Err(invalid_preferences(&[format!("timezone={asked}")]));
         }
         Ok(None)
     }
@@ -290,6 +285,9 @@ impl RestApi {
         // settings: the connection's own path (read with the cache) often resolves as the
         // request's would, `"$user", public` as `public, public` when the user has no schema.
         let pre_request = self.config.pre_request.as_deref();
+        if let Err(error) = strict_preferences(&parsed.prefer) {
+            return error_response(&error);
+        }
         let timezone = match self.requested_timezone(&parsed).await {
             Ok(timezone) => timezone,
             Err(error) => return error_response(&error),
@@ -556,4 +554,22 @@ pub(crate) fn error_response(error: &ApiError) -> Response {
         headers.insert(name, value);
     }
     response
+}
+
+/// PostgREST's PGRST122: under `handling=strict`, preferences it does not know are refused (on
+/// reads, writes and calls alike).
+pub(crate) fn strict_preferences(prefer: &request::Preferences) -> Result<(), ApiError> {
+    if prefer.handling == Some(request::PreferHandling::Strict) && !prefer.invalid.is_empty() {
+        return Err(invalid_preferences(&prefer.invalid));
+    }
+    Ok(())
+}
+
+fn invalid_preferences(invalid: &[String]) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "PGRST122",
+        "Invalid preferences given with handling=strict",
+    )
+    .details(format!("Invalid preferences: {}", invalid.join(", ")))
 }

@@ -120,17 +120,8 @@ pub(super) fn prepare<'c>(
         .table(&target.schema, &target.name)
         .ok_or_else(|| super::table_not_found(&target.schema, &target.name))?;
     let prefer = &request.prefer;
-    if prefer.handling == Some(PreferHandling::Strict) && !prefer.invalid.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "PGRST122",
-            "Invalid preferences given with handling=strict",
-        )
-        .details(format!(
-            "Invalid preferences: {}",
-            prefer.invalid.join(", ")
-        )));
-    }
+    // The operations of a batch carry their own preferences.
+    super::strict_preferences(prefer)?;
     let returns = prefer.return_.unwrap_or(PreferReturn::Minimal);
     let query = &request.query;
     // Filters, order and limit as a read plan of the table's level: the write reuses them.

@@ -18,54 +18,49 @@ pub fn preferences(headers: &HeaderMap) -> Preferences {
             let (key, value) = (key.trim(), value.trim());
             let known = match key {
                 "return" => match value {
-                    "minimal" => prefer.return_.replace(PreferReturn::Minimal).is_none(),
-                    "headers-only" => prefer.return_.replace(PreferReturn::HeadersOnly).is_none(),
-                    "representation" => prefer
-                        .return_
-                        .replace(PreferReturn::Representation)
-                        .is_none(),
+                    "minimal" => first(&mut prefer.return_, PreferReturn::Minimal),
+                    "headers-only" => first(&mut prefer.return_, PreferReturn::HeadersOnly),
+                    "representation" => first(&mut prefer.return_, PreferReturn::Representation),
                     _ => false,
                 },
                 "count" => match value {
-                    "exact" => prefer.count.replace(PreferCount::Exact).is_none(),
-                    "planned" => prefer.count.replace(PreferCount::Planned).is_none(),
-                    "estimated" => prefer.count.replace(PreferCount::Estimated).is_none(),
+                    "exact" => first(&mut prefer.count, PreferCount::Exact),
+                    "planned" => first(&mut prefer.count, PreferCount::Planned),
+                    "estimated" => first(&mut prefer.count, PreferCount::Estimated),
                     _ => false,
                 },
                 "resolution" => match value {
-                    "merge-duplicates" => prefer
-                        .resolution
-                        .replace(PreferResolution::MergeDuplicates)
-                        .is_none(),
-                    "ignore-duplicates" => prefer
-                        .resolution
-                        .replace(PreferResolution::IgnoreDuplicates)
-                        .is_none(),
+                    "merge-duplicates" => {
+                        first(&mut prefer.resolution, PreferResolution::MergeDuplicates)
+                    }
+                    "ignore-duplicates" => {
+                        first(&mut prefer.resolution, PreferResolution::IgnoreDuplicates)
+                    }
                     _ => false,
                 },
                 "missing" => match value {
-                    "default" => prefer.missing.replace(PreferMissing::Default).is_none(),
-                    "null" => prefer.missing.replace(PreferMissing::Null).is_none(),
+                    "default" => first(&mut prefer.missing, PreferMissing::Default),
+                    "null" => first(&mut prefer.missing, PreferMissing::Null),
                     _ => false,
                 },
                 "handling" => match value {
-                    "strict" => prefer.handling.replace(PreferHandling::Strict).is_none(),
-                    "lenient" => prefer.handling.replace(PreferHandling::Lenient).is_none(),
+                    "strict" => first(&mut prefer.handling, PreferHandling::Strict),
+                    "lenient" => first(&mut prefer.handling, PreferHandling::Lenient),
                     _ => false,
                 },
                 "tx" => match value {
-                    "commit" => prefer.tx.replace(PreferTx::Commit).is_none(),
-                    "rollback" => prefer.tx.replace(PreferTx::Rollback).is_none(),
+                    "commit" => first(&mut prefer.tx, PreferTx::Commit),
+                    "rollback" => first(&mut prefer.tx, PreferTx::Rollback),
                     _ => false,
                 },
                 "params" => match value {
-                    "single-object" => prefer.params.replace(PreferParams::SingleObject).is_none(),
+                    "single-object" => first(&mut prefer.params, PreferParams::SingleObject),
                     _ => false,
                 },
                 "max-affected" => value
                     .parse()
                     .ok()
-                    .is_some_and(|n| prefer.max_affected.replace(n).is_none()),
+                    .is_some_and(|n| first(&mut prefer.max_affected, n)),
                 "timezone" if !value.is_empty() => {
                     prefer.timezone = Some(value.to_string());
                     true
@@ -78,6 +73,15 @@ pub fn preferences(headers: &HeaderMap) -> Preferences {
         }
     }
     prefer
+}
+
+/// A preference given more than once keeps its first value, as PostgREST reads them; either
+/// way it is one Sluice knows (not invalid).
+fn first<T>(slot: &mut Option<T>, value: T) -> bool {
+    if slot.is_none() {
+        *slot = Some(value);
+    }
+    true
 }
 
 /// The `Range` header's rows (`0-24`, `10-`), when its unit is items (or not given). A range
