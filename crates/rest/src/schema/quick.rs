@@ -119,9 +119,20 @@ pub async fn load_searching(
             description: row.get::<Option<String>>(10)?,
         });
     }
-    // Keys: primary (p), unique (u) for one-to-one detection, foreign (f); of every schema, as
-    // an exposed view may show a table of one that is not. In the order they were made, which
-    // is the order relationships are listed in (PGRST201's details).
+    // Keys: primary (p), unique (u) for one-to-one detection, foreign (f); of every schema when
+    // an exposed view may show a table of one that is not, else of the exposed ones (a
+    // relationship needs both ends exposed, and a junction too). In the order they were made,
+    // which is the order relationships are listed in (PGRST201's details).
+    let exposed_views = cache
+        .tables
+        .values()
+        .any(|t| matches!(t.kind, RelationKind::View | RelationKind::MaterializedView));
+    let scope = if exposed_views {
+        USER_SCHEMAS
+    } else {
+        "n.nspname = ANY($1::text[])"
+    };
+    let scope_params: &[&dyn sluice_pg::ToSql] = if exposed_views { &[] } else { &[&list] };
     let rows = conn
         .query(
             &format!(
@@ -134,10 +145,10 @@ pub async fn load_searching(
              FROM pg_catalog.pg_constraint c \
              JOIN pg_catalog.pg_class r ON r.oid = c.conrelid \
              JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace \
-             WHERE {USER_SCHEMAS} AND c.contype IN ('p', 'u', 'f') \
+             WHERE {scope} AND c.contype IN ('p', 'u', 'f') \
              ORDER BY c.oid"
             ),
-            &[],
+            scope_params,
         )
         .await?;
     let mut primary_keys: HashMap<u32, Vec<i16>> = HashMap::new();
@@ -307,7 +318,8 @@ pub async fn load_searching(
             }
         }
     }
-    // Views: where their columns come from, and the relationships and keys that gives them.
+    // Views: where their columns come from, and the relationships and keys that gives them
+    // (none to trace when no view is exposed).
     let rows = conn
         .query(
             &format!(
@@ -319,10 +331,10 @@ pub async fn load_searching(
              JOIN pg_catalog.pg_rewrite r ON r.ev_class = v.oid AND r.rulename = '_RETURN' \
              JOIN pg_catalog.pg_attribute a ON a.attrelid = v.oid AND a.attnum > 0 \
                AND NOT a.attisdropped \
-             WHERE v.relkind IN ('v', 'm') AND {USER_SCHEMAS} \
+             WHERE $1::bool AND v.relkind IN ('v', 'm') AND {USER_SCHEMAS} \
              GROUP BY v.oid, r.ev_action::text"
             ),
-            &[],
+            &[&exposed_views],
         )
         .await?;
     let mut rules: HashMap<u32, ViewRule> = HashMap::new();
