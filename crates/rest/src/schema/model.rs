@@ -204,6 +204,37 @@ pub enum Cardinality {
     },
 }
 
+impl Cardinality {
+    /// Both directions of foreign key `constraint` whose `pairs` are (referencing, referenced)
+    /// columns: many-to-one and its one-to-many, or one-to-one both ways when the referencing
+    /// columns are unique.
+    pub fn of_foreign_key(
+        constraint: &str,
+        pairs: Vec<(String, String)>,
+        one_to_one: bool,
+    ) -> (Cardinality, Cardinality) {
+        let reverse = ForeignKey {
+            constraint: constraint.to_string(),
+            columns: pairs.iter().map(|(a, b)| (b.clone(), a.clone())).collect(),
+        };
+        let key = ForeignKey {
+            constraint: constraint.to_string(),
+            columns: pairs,
+        };
+        if one_to_one {
+            (
+                Cardinality::OneToOne { key, parent: false },
+                Cardinality::OneToOne {
+                    key: reverse,
+                    parent: true,
+                },
+            )
+        } else {
+            (Cardinality::ManyToOne(key), Cardinality::OneToMany(reverse))
+        }
+    }
+}
+
 /// A foreign-key constraint as a relationship uses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForeignKey {

@@ -206,27 +206,9 @@ pub async fn load_searching(
             .cloned()
             .zip(foreign_columns.iter().cloned())
             .collect();
-        let key = ForeignKey {
-            constraint: constraint.clone(),
-            columns: pairs.clone(),
-        };
-        let reverse = ForeignKey {
-            constraint: constraint.clone(),
-            columns: pairs.iter().map(|(a, b)| (b.clone(), a.clone())).collect(),
-        };
         let is_self = table == foreign;
         let one_to_one = unique(*table_oid, columns);
-        let (forward, backward) = if one_to_one {
-            (
-                Cardinality::OneToOne { key, parent: false },
-                Cardinality::OneToOne {
-                    key: reverse,
-                    parent: true,
-                },
-            )
-        } else {
-            (Cardinality::ManyToOne(key), Cardinality::OneToMany(reverse))
-        };
+        let (forward, backward) = Cardinality::of_foreign_key(constraint, pairs, one_to_one);
         cache
             .relationships
             .entry(table.clone())

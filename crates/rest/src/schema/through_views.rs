@@ -139,25 +139,8 @@ impl<'a> Catalog<'a> {
                         .cloned()
                         .zip(target.columns.iter().cloned())
                         .collect();
-                    let key = ForeignKey {
-                        constraint: fk.constraint.clone(),
-                        columns: pairs.clone(),
-                    };
-                    let reverse = ForeignKey {
-                        constraint: fk.constraint.clone(),
-                        columns: pairs.into_iter().map(|(a, b)| (b, a)).collect(),
-                    };
-                    let (forward, backward) = if one_to_one {
-                        (
-                            Cardinality::OneToOne { key, parent: false },
-                            Cardinality::OneToOne {
-                                key: reverse,
-                                parent: true,
-                            },
-                        )
-                    } else {
-                        (Cardinality::ManyToOne(key), Cardinality::OneToMany(reverse))
-                    };
+                    let (forward, backward) =
+                        Cardinality::of_foreign_key(&fk.constraint, pairs, one_to_one);
                     let is_self = source.name == target.name;
                     out.push(Relationship {
                         table: source.name.clone(),
