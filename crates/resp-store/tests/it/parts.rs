@@ -313,3 +313,27 @@ async fn a_list_with_gaps_in_its_positions_is_rewritten_whole() {
     drop(c);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_migration_is_an_error_naming_its_step() {
+    let schema = schema("rs_migrate_fails");
+    let mut conn = sluice_embedded::testkit::connect().await;
+    sluice_resp_store::create_at_version(&mut conn, &schema, 2)
+        .await
+        .expect("a version 2 schema");
+    // A table in the way of migration 3.
+    conn.batch_execute(&format!("CREATE TABLE \"{schema}\".functions (x int4)"))
+        .await
+        .expect("a table in the way");
+    let err = sluice_resp_store::PgStore::open(
+        &crate::common::pg_config(),
+        crate::common::store_config(&schema, AppendFsync::Always),
+    )
+    .await
+    .expect_err("the migration fails");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("Redis store: the function libraries' table (migration 3): "),
+        "{message}"
+    );
+}
