@@ -100,8 +100,13 @@ CREATE TABLE {s}.functions (
 COMMENT ON TABLE {s}.functions IS 'Redis function libraries (FUNCTION LOAD), loaded again at start; written by Sluice';
 "#;
 
-/// The migrations in order: each takes the schema from the version before to its own.
-const MIGRATIONS: [(i32, &str); 3] = [(1, V1_TABLES), (2, V2), (3, V3)];
+/// The migrations in order, each with the step its failure names: each takes the schema from
+/// the version before to its own.
+const MIGRATIONS: [(i32, &str, &str); 3] = [
+    (1, V1_TABLES, "creating the tables (migration 1)"),
+    (2, V2, "positions of lists written in part (migration 2)"),
+    (3, V3, "the function libraries' table (migration 3)"),
+];
 
 /// Creates the schema and its migrations table when they are missing.
 async fn create_schema(conn: &mut Connection, schema: &str) -> Result<(), Error> {
@@ -155,7 +160,7 @@ async fn migrate_to(
         "SELECT pg_advisory_xact_lock(hashtext({}))",
         quote_literal(&format!("sluice_redis_migrate:{schema}"))
     );
-    for (version, ddl) in MIGRATIONS {
+    for (version, ddl, step) in MIGRATIONS {
         if version <= found || version > target {
             continue;
         }
@@ -164,15 +169,10 @@ async fn migrate_to(
             "BEGIN; {lock}; {ddl}; INSERT INTO {s}.schema_migrations (version) VALUES ({version}); COMMIT"
         ))
         .await
-        .map_err(|e| Error::pg(MIGRATION_STEPS[(version - 1) as usize], e))?;
+        .map_err(|e| Error::pg(step, e))?;
     }
     Ok(())
 }
-
-const MIGRATION_STEPS: [&str; 2] = [
-    "creating the tables (migration 1)",
-    "positions of lists written in part (migration 2)",
-];
 
 /// Creates the schema at an older `version` (tests of the migrations).
 #[doc(hidden)]
