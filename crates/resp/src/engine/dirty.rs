@@ -77,11 +77,14 @@ impl ListEnds {
     }
 
     /// The part of a list of `len` elements to write, or `None` when writing it whole is as
-    /// cheap (or the moves do not fit the length: then whole is the safe answer).
+    /// cheap (or the moves do not fit the length: then whole is the safe answer). The elements
+    /// given are those of every chunk of `grid` that a changed position falls in (a sink
+    /// storing a chunk's elements together rewrites the whole chunk), in position order.
     pub fn part<'l>(
         &self,
         list: impl Fn(usize) -> Option<&'l Key>,
         len: usize,
+        grid: ListGrid,
     ) -> Option<ListPart> {
         let len = len as i64;
         // Where the list's first element was at the last snapshot is position 0; it now
@@ -103,21 +106,75 @@ impl ListEnds {
                 _ => ranges.push(right),
             }
         }
+        let now = (self.head, self.head + len);
+        // As many changed elements as the list holds: whole is no dearer. This also catches a
+        // list emptied (the key deleted) and filled again since, whose key row must be
+        // written again: every element it holds was pushed after it emptied.
+        let changed: i64 = ranges
+            .iter()
+            .map(|&(lo, hi)| (hi.min(now.1) - lo.max(now.0)).max(0))
+            .sum();
+        if len > 0 && changed >= len {
+            return None;
+        }
+        let mut spans: Vec<(i64, i64)> = ranges.iter().map(|&r| grid.widen(r)).collect();
+        spans.sort_unstable();
+        // Two ranges whose chunks meet give each element once.
+        if let [a, b] = spans[..]
+            && b.0 <= a.1
+        {
+            spans = vec![(a.0, a.1.max(b.1))];
+        }
         let mut elements = Vec::new();
-        for &(lo, hi) in &ranges {
-            for at in lo.max(self.head)..hi.min(self.head + len) {
+        for &(lo, hi) in &spans {
+            for at in lo.max(now.0)..hi.min(now.1) {
                 elements.push((at, list((at - self.head) as usize)?.clone()));
             }
-        }
-        if len > 0 && elements.len() as i64 >= len {
-            return None;
         }
         Some(ListPart {
             head_shift: self.head,
             old_len,
             ranges,
             elements,
+            grid,
         })
+    }
+}
+
+/// How a sink groups list positions: in chunks of `chunk` consecutive positions
+/// (`pos.div_euclid(chunk)`), counted from `base`, the stored position of the element that
+/// was first at the last snapshot. `chunk` 1 is one element per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListGrid {
+    /// Positions per chunk (at least 1).
+    pub chunk: i64,
+    /// Where the list's first element was stored at the last snapshot.
+    pub base: i64,
+}
+
+impl Default for ListGrid {
+    fn default() -> Self {
+        Self { chunk: 1, base: 0 }
+    }
+}
+
+impl ListGrid {
+    /// The chunk holding stored position `pos`.
+    pub fn chunk_of(&self, pos: i64) -> i64 {
+        pos.div_euclid(self.chunk.max(1))
+    }
+
+    /// Relative positions `[lo, hi)` (non-empty) widened to the whole chunks they touch.
+    fn widen(&self, (lo, hi): (i64, i64)) -> (i64, i64) {
+        let c = self.chunk.max(1);
+        let first = self.chunk_of(self.base.saturating_add(lo));
+        let last = self.chunk_of(self.base.saturating_add(hi).saturating_sub(1));
+        (
+            first.saturating_mul(c).saturating_sub(self.base),
+            last.saturating_add(1)
+                .saturating_mul(c)
+                .saturating_sub(self.base),
+        )
     }
 }
 
@@ -132,8 +189,11 @@ pub struct ListPart {
     pub old_len: i64,
     /// Ranges `[lo, hi)` of positions whose rows are replaced.
     pub ranges: Vec<(i64, i64)>,
-    /// The elements now at positions within those ranges.
+    /// The elements now at positions within the chunks of `grid` those ranges touch, in
+    /// position order.
     pub elements: Vec<(i64, Key)>,
+    /// The grid the elements were taken for (its `base` is the list's stored first position).
+    pub grid: ListGrid,
 }
 
 /// The changed elements of a key written in part.
@@ -395,6 +455,7 @@ pub fn saved_members(entry: &Entry, changed: &Set, key_row: bool) -> Option<Save
                 .map(|m| (m.clone(), z.score(m.as_slice())))
                 .collect(),
         ),
+        // Only the expiry changed: no range, so the grid is not looked at.
         _ => Elements::List(ListPart::default()),
     };
     Some(Saved::Part {
@@ -405,12 +466,13 @@ pub fn saved_members(entry: &Entry, changed: &Set, key_row: bool) -> Option<Save
     })
 }
 
-/// What to save of `entry` after `ends` moved, or `None` when whole is better.
-pub fn saved_list(entry: &Entry, ends: &ListEnds) -> Option<Saved> {
+/// What to save of `entry` after `ends` moved (elements of whole chunks of `grid`), or `None`
+/// when whole is better.
+pub fn saved_list(entry: &Entry, ends: &ListEnds, grid: ListGrid) -> Option<Saved> {
     let super::Value::List(list) = &entry.value else {
         return None;
     };
-    let part = ends.part(|i| list.get(i), list.len())?;
+    let part = ends.part(|i| list.get(i), list.len(), grid)?;
     Some(Saved::Part {
         key_row: ends.expiry,
         type_name: "list",
@@ -532,24 +594,33 @@ mod tests {
                 }
             }
         }
-        // Rows as the last write left them: positions from 7 (any start works).
-        let base = 7i64;
-        let mut rows: std::collections::BTreeMap<i64, Key> = old
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (base + i as i64, Key::from(e.as_bytes())))
-            .collect();
         let expected: Vec<Key> = list.iter().cloned().collect();
-        // None: written whole, as many elements changed as the list holds.
-        if let Some(part) = ends.part(|i| list.get(i), list.len()) {
+        // Rows as the last write left them, from any start, one element per row or in chunks
+        // (a chunk's positions are replaced together).
+        for (chunk, base) in [(1, 7), (1, -3), (2, 7), (3, -4), (4, 0), (4, -9), (64, 61)] {
+            let grid = ListGrid { chunk, base };
+            let mut rows: std::collections::BTreeMap<i64, Key> = old
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (base + i as i64, Key::from(e.as_bytes())))
+                .collect();
+            // None: written whole, as many elements changed as the list holds.
+            let Some(part) = ends.part(|i| list.get(i), list.len(), grid) else {
+                continue;
+            };
+            assert_eq!(part.grid, grid);
             for (lo, hi) in &part.ranges {
-                rows.retain(|p, _| !(base + lo..base + hi).contains(p));
+                let chunks = grid.chunk_of(base + lo)..=grid.chunk_of(base + hi - 1);
+                rows.retain(|p, _| !chunks.contains(&grid.chunk_of(*p)));
             }
+            let mut last = None;
             for (at, v) in part.elements {
+                assert!(last < Some(at), "elements out of order");
+                last = Some(at);
                 assert!(rows.insert(base + at, v).is_none(), "a row written twice");
             }
             let got: Vec<Key> = rows.values().cloned().collect();
-            assert_eq!(got, expected, "{old:?} {edits:?}");
+            assert_eq!(got, expected, "{old:?} {edits:?} {grid:?}");
             // Rows are contiguous from the new head.
             let first = rows
                 .keys()
@@ -596,9 +667,33 @@ mod tests {
             .iter()
             .map(|e| Key::from(e.as_bytes()))
             .collect();
-        let part = ends.part(|i| list.get(i), list.len()).unwrap();
+        let part = ends
+            .part(|i| list.get(i), list.len(), ListGrid::default())
+            .unwrap();
         assert_eq!(part.head_shift, -3);
         assert_eq!(part.ranges, vec![(-3, 0)]);
         assert_eq!(part.elements.len(), 3);
+        // In chunks of 4 from stored position 5: the pushes took 2..=4, chunks 0 and 1 (0..8),
+        // which hold all four elements.
+        let grid = ListGrid { chunk: 4, base: 5 };
+        let part = ends.part(|i| list.get(i), list.len(), grid).unwrap();
+        assert_eq!(part.ranges, vec![(-3, 0)]);
+        let at: Vec<i64> = part.elements.iter().map(|(at, _)| *at).collect();
+        assert_eq!(at, [-3, -2, -1, 0]);
+    }
+
+    #[test]
+    fn list_parts_in_chunks_replay_long_lists() {
+        let push = |left, n| ListEdit::Push { left, n };
+        let pop = |left, n| ListEdit::Pop { left, n };
+        let old: Vec<String> = (0..150).map(|i| format!("e{i}")).collect();
+        let old: Vec<&str> = old.iter().map(String::as_str).collect();
+        let many: Vec<String> = (0..70).map(|i| format!("n{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        check_list(&old, &[(push(true, 70), &many)]);
+        check_list(&old, &[(push(false, 70), &many)]);
+        check_list(&old, &[(pop(true, 65), &[]), (pop(false, 65), &[])]);
+        check_list(&old, &[(pop(true, 3), &[]), (push(false, 2), &["x", "y"])]);
+        check_list(&old, &[(pop(false, 140), &[]), (push(true, 1), &["h"])]);
     }
 }

@@ -33,7 +33,7 @@ pub use blocking::{BlockOp, BlockedReply, Blocking, StreamWait};
 pub use compact::CompactBytes;
 pub use db::{Db, Entry, Value, WrongType, scan_indexed};
 pub use dirty::{
-    Change, DirtyKeys, Elements, Libraries, ListEdit, ListEnds, ListPart, Saved, Snapshot,
+    Change, DirtyKeys, Elements, Libraries, ListEdit, ListEnds, ListGrid, ListPart, Saved, Snapshot,
 };
 pub use memory::{AccessMode, Eviction, Policy};
 pub use notify::KeyEvent;
@@ -138,6 +138,18 @@ impl Store {
     /// (cloned, so the caller writes them after releasing the lock: a key changed in part
     /// clones only the elements that changed); `None` when untracked.
     pub fn take_dirty(&mut self) -> Option<Snapshot> {
+        self.take_dirty_in_chunks(1, |_, _| 0)
+    }
+
+    /// [`Store::take_dirty`] for a sink that stores a list's elements in chunks of `chunk`
+    /// positions: a list written in part gives the elements of every chunk it changed.
+    /// `head` says where a list's first element is stored (0 for a list the sink does not
+    /// have; 0 too in a database emptied since, whose lists start afresh).
+    pub fn take_dirty_in_chunks(
+        &mut self,
+        chunk: i64,
+        head: impl Fn(usize, &[u8]) -> i64,
+    ) -> Option<Snapshot> {
         let dirty = self.persist.as_mut()?;
         let generation = dirty.generation();
         let (cleared, keys) = dirty.take();
@@ -157,7 +169,13 @@ impl Store {
                     (Some(e), Change::Members(m, key_row)) => dirty::saved_members(e, m, *key_row)
                         .unwrap_or_else(|| Saved::Whole(e.clone())),
                     (Some(e), Change::List(ends)) => {
-                        dirty::saved_list(e, ends).unwrap_or_else(|| Saved::Whole(e.clone()))
+                        let base = if cleared.contains(&db) {
+                            0
+                        } else {
+                            head(db, &key)
+                        };
+                        dirty::saved_list(e, ends, ListGrid { chunk, base })
+                            .unwrap_or_else(|| Saved::Whole(e.clone()))
                     }
                 };
                 (db, key, saved)
