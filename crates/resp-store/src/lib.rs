@@ -7,6 +7,7 @@
 //! the elements that changed, in one transaction sent in one round trip. See
 //! docs/redis-store.md.
 
+mod chunks;
 mod codec;
 mod load;
 mod lock;
@@ -55,6 +56,14 @@ pub enum Error {
     Load(&'static str),
     #[error("Redis store: {0}")]
     Malformed(#[from] codec::Malformed),
+    #[error("Redis store: loading the keyspace: list {key} of database {db}: {source}")]
+    List {
+        db: usize,
+        /// The key as text, non-UTF-8 bytes escaped.
+        key: String,
+        #[source]
+        source: codec::Malformed,
+    },
 }
 
 impl Error {

@@ -5,10 +5,11 @@ use std::time::Instant;
 use sluice_pg::Connection;
 use sluice_pg::sql::quote_ident;
 use sluice_resp::engine::{
-    CompactBytes, Store, Stream, StreamId, Value, stream::IdSpec, stream::NodeLimits,
+    CompactBytes, Key, Store, Stream, StreamId, Value, stream::IdSpec, stream::NodeLimits,
 };
 
 use crate::Error;
+use crate::chunks::{ListCheck, Seen};
 use crate::codec::{RowReader, as_f64, as_i32, as_i64, bytea_array, field};
 use crate::write::{Collections, Known, ListHeads, collection_entry};
 
@@ -111,45 +112,46 @@ pub async fn load(
         },
     )
     .await?;
-    // Each list's first position is kept for writes in part; a list whose positions have gaps
-    // (rows written by hand) is written whole at the first flush, from position 0.
+    // Each list's first position is kept for writes in part; a list whose chunks do not hold
+    // contiguous positions on the grid (rows written by hand) is written whole at the first
+    // flush, from position 0.
     let mut heads = ListHeads::new();
-    let mut gaps: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut current: Option<(i32, Vec<u8>, i64)> = None;
+    let mut broken: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut check = ListCheck::default();
     copy_rows(
         conn,
         &format!(
-            "COPY (SELECT db, key, value, pos FROM {s}.list_items ORDER BY db, key, pos) \
-             TO STDOUT (FORMAT binary)"
+            "COPY (SELECT db, key, chunk, first_pos, items FROM {s}.list_chunks \
+                   ORDER BY db, key, chunk) TO STDOUT (FORMAT binary)"
         ),
-        "list_items",
+        "list_chunks",
         |data, f| {
             let db = db_of(data, f, databases)?;
             let key = required(data, f, 1)?;
-            let pos = as_i64(required(data, f, 3)?)?;
-            if let Some(Value::List(l)) = store.loaded_mut(db, key) {
-                l.push_back(required(data, f, 2)?.into());
-                *elements += 1;
-                let db = db as i32;
-                match &mut current {
-                    Some((d, k, next)) if *d == db && k.as_slice() == key => {
-                        if *next != pos {
-                            gaps.push((db as usize, key.to_vec()));
-                        }
-                        *next = pos.saturating_add(1);
-                    }
-                    _ => {
-                        heads.insert((db, key.to_vec()), pos);
-                        current = Some((db, key.to_vec(), pos.saturating_add(1)));
-                    }
+            let Some(Value::List(l)) = store.loaded_mut(db, key) else {
+                return Ok(());
+            };
+            let chunk = as_i64(required(data, f, 2)?)?;
+            let first_pos = as_i64(required(data, f, 3)?)?;
+            let items = bytea_array(required(data, f, 4)?).map_err(|source| Error::List {
+                db,
+                key: format!("\"{}\"", key.escape_ascii()),
+                source,
+            })?;
+            l.extend(items.iter().map(|&item| Key::from(item)));
+            *elements += items.len() as u64;
+            match check.chunk(db, key, chunk, first_pos, items.len()) {
+                Seen::First(pos) => {
+                    heads.insert((db as i32, key.to_vec()), pos);
                 }
+                Seen::Broken => broken.push((db, key.to_vec())),
+                Seen::Next | Seen::Ignored => {}
             }
             Ok(())
         },
     )
     .await?;
-    gaps.dedup();
-    for (db, key) in gaps {
+    for (db, key) in broken {
         heads.remove(&(db as i32, key.clone()));
         store.mark_for_rewrite(db, &key);
     }

@@ -6,7 +6,7 @@ use sluice_pg::sql::{quote_ident, quote_literal};
 use crate::Error;
 
 /// The newest schema version this build writes.
-pub const VERSION: i32 = 3;
+pub const VERSION: i32 = 4;
 
 /// The tables of version 1, `{s}` standing for the quoted schema.
 const V1_TABLES: &str = r#"
@@ -100,12 +100,41 @@ CREATE TABLE {s}.functions (
 COMMENT ON TABLE {s}.functions IS 'Redis function libraries (FUNCTION LOAD), loaded again at start; written by Sluice';
 "#;
 
+/// Version 4: list elements stored in chunks of `{chunk}` positions (`chunk` =
+/// `pos.div_euclid({chunk})`, negative positions too), a row per chunk with its live elements
+/// in order from `first_pos`: a flush of many pushes writes a few rows instead of one per
+/// element. The rows of `list_items` move into chunks grouped the same way (`floor` of the
+/// division is `div_euclid` for a positive divisor); the `lists` view shows one row per
+/// element as before, with the same columns.
+const V4: &str = r#"
+CREATE TABLE {s}.list_chunks (
+    db int4 NOT NULL, key bytea NOT NULL, chunk int8 NOT NULL, first_pos int8 NOT NULL,
+    items bytea[] NOT NULL,
+    PRIMARY KEY (db, key, chunk)
+);
+COMMENT ON TABLE {s}.list_chunks IS 'List elements, written by Sluice: the elements at positions [chunk * {chunk}, chunk * {chunk} + {chunk}) of a list, in order, the first at first_pos; positions are contiguous across a list''s chunks and start anywhere (negative too): a push at the head takes the position before the first';
+INSERT INTO {s}.list_chunks (db, key, chunk, first_pos, items)
+    SELECT db, key, floor(pos::numeric / {chunk})::int8, min(pos), array_agg(value ORDER BY pos)
+    FROM {s}.list_items
+    GROUP BY db, key, floor(pos::numeric / {chunk})::int8;
+DROP VIEW {s}.lists;
+DROP TABLE {s}.list_items;
+CREATE VIEW {s}.lists AS
+    SELECT c.db, {s}.as_text(c.key) AS key_text,
+           row_number() OVER (PARTITION BY c.db, c.key ORDER BY c.first_pos + i.n) - 1 AS index,
+           {s}.as_text(i.value) AS value_text, k.expire_at, c.key, i.value,
+           c.first_pos + i.n - 1 AS pos
+    FROM {s}.list_chunks c JOIN {s}.keys k USING (db, key)
+         CROSS JOIN LATERAL unnest(c.items) WITH ORDINALITY AS i(value, n);
+"#;
+
 /// The migrations in order, each with the step its failure names: each takes the schema from
 /// the version before to its own.
-const MIGRATIONS: [(i32, &str, &str); 3] = [
+const MIGRATIONS: [(i32, &str, &str); 4] = [
     (1, V1_TABLES, "creating the tables (migration 1)"),
     (2, V2, "positions of lists written in part (migration 2)"),
     (3, V3, "the function libraries' table (migration 3)"),
+    (4, V4, "list elements in chunks (migration 4)"),
 ];
 
 /// Creates the schema and its migrations table when they are missing.
@@ -164,7 +193,9 @@ async fn migrate_to(
         if version <= found || version > target {
             continue;
         }
-        let ddl = ddl.replace("{s}", &s);
+        let ddl = ddl
+            .replace("{s}", &s)
+            .replace("{chunk}", &crate::chunks::CHUNK.to_string());
         conn.batch_execute(&format!(
             "BEGIN; {lock}; {ddl}; INSERT INTO {s}.schema_migrations (version) VALUES ({version}); COMMIT"
         ))

@@ -7,6 +7,8 @@ use sluice_pg::{Connection, ErrorKind, SyncMode};
 use sluice_resp::durable::CommitInfo;
 use std::collections::HashMap;
 
+#[cfg(doc)]
+use sluice_resp::engine::ListPart;
 use sluice_resp::engine::{Elements, Entry, Saved, Snapshot, StreamId, Value};
 
 use crate::Error;
@@ -16,14 +18,15 @@ use crate::codec::RowWriter;
 /// rows are upserted instead).
 const TABLES: [(&str, &str); 5] = [
     ("hash_fields", "db, key, field, value"),
-    ("list_items", "db, key, pos, value"),
+    ("list_chunks", "db, key, chunk, first_pos, items"),
     ("set_members", "db, key, member"),
     ("zset_members", "db, key, member, score"),
     ("stream_entries", "db, key, ms, seq, fields"),
 ];
 
-/// Where each list's first element is in `list_items` (its `pos`), by database and key: a
-/// list written in part gets positions relative to it. Lists absent start at 0.
+/// Where each list's first element is stored (its position), by database and key: a list
+/// written in part gets positions relative to it, and its chunks from those. Lists absent
+/// start at 0.
 pub type ListHeads = HashMap<ListKey, i64>;
 
 /// A list's database and key.
@@ -89,7 +92,7 @@ pub struct Encoded {
     hash: ElementDeletes,
     set: ElementDeletes,
     zset: ElementDeletes,
-    /// List positions `[lo, hi)` written in part.
+    /// Chunks `[lo, hi]` of lists written in part whose rows go (copied again after).
     list_dbs: Vec<i32>,
     list_keys: Vec<Vec<u8>>,
     list_lo: Vec<i64>,
@@ -150,8 +153,8 @@ impl Encoded {
     }
 }
 
-/// Encodes a snapshot (outside the store lock); `known` says where lists written in part start
-/// and which keys may have element rows.
+/// Encodes a snapshot (outside the store lock); `known` says which keys may have element rows
+/// (where lists written in part start came with the snapshot, [`ListPart::grid`]).
 pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
     let mut buffers: [BytesMut; 5] = Default::default();
     for buf in &mut buffers {
@@ -236,12 +239,7 @@ pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
                     e.probe.push(false);
                     key_row(&mut e, type_name, *expire_at, None);
                 }
-                let head = if cleared_before(db) {
-                    0
-                } else {
-                    known.heads.get(&(db, key.to_vec())).copied().unwrap_or(0)
-                };
-                encode_part(&mut e, db, key, elements, head);
+                encode_part(&mut e, db, key, elements);
             }
         }
     }
@@ -291,16 +289,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
             }
             e.rows[0] += hash.len() as u64;
         }
-        Value::List(list) => {
-            for (pos, value) in list.iter().enumerate() {
-                RowWriter::start(l, 4)
-                    .int4(db)
-                    .bytes(key)
-                    .int8(pos as i64)
-                    .bytes(value);
-            }
-            e.rows[1] += list.len() as u64;
-        }
+        Value::List(list) => e.rows[1] += crate::chunks::encode_whole(l, db, key, list),
         Value::Set(set) => {
             for member in set.iter() {
                 RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
@@ -341,7 +330,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
 }
 
 /// The changed elements of a key written in part: their rows deleted, the present ones copied.
-fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: i64) {
+fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements) {
     let [h, l, s, z, _] = &mut e.buffers;
     match elements {
         Elements::Hash(fields) => {
@@ -380,28 +369,17 @@ fn encode_part(e: &mut Encoded, db: i32, key: &[u8], elements: &Elements, head: 
             }
         }
         Elements::List(part) => {
-            for &(lo, hi) in &part.ranges {
-                if hi <= 0 || lo >= part.old_len {
-                    // Pushes only: no row was at these positions.
-                    continue;
-                }
+            let written = crate::chunks::encode_part(l, db, key, part);
+            for (lo, hi) in written.deletes {
                 e.list_dbs.push(db);
                 e.list_keys.push(key.to_vec());
-                e.list_lo.push(head.saturating_add(lo));
-                e.list_hi.push(head.saturating_add(hi));
+                e.list_lo.push(lo);
+                e.list_hi.push(hi);
             }
-            for (at, value) in &part.elements {
-                RowWriter::start(l, 4)
-                    .int4(db)
-                    .bytes(key)
-                    .int8(head.saturating_add(*at))
-                    .bytes(value);
-                e.rows[1] += 1;
+            e.rows[1] += written.rows;
+            if let Some(head) = written.head {
+                e.heads.push(((db, key.to_vec()), Some(head)));
             }
-            e.heads.push((
-                (db, key.to_vec()),
-                Some(head.saturating_add(part.head_shift)),
-            ));
         }
     }
 }
@@ -429,7 +407,7 @@ impl Statements {
         let s = quote_ident(schema);
         let children = [
             ("hash_fields", "hash"),
-            ("list_items", "list"),
+            ("list_chunks", "list"),
             ("set_members", "set"),
             ("zset_members", "zset"),
             ("stream_entries", "stream"),
@@ -486,9 +464,9 @@ impl Statements {
             )
         });
         let list_ranges = format!(
-            "DELETE FROM {s}.list_items t \
+            "DELETE FROM {s}.list_chunks t \
              USING unnest($1::int4[], $2::bytea[], $3::int8[], $4::int8[]) AS d(db, key, lo, hi) \
-             WHERE t.db = d.db AND t.key = d.key AND t.pos >= d.lo AND t.pos < d.hi"
+             WHERE t.db = d.db AND t.key = d.key AND t.chunk >= d.lo AND t.chunk <= d.hi"
         );
         delete
             .push_str(" SELECT (SELECT count(*) FROM expired), pg_current_wal_insert_lsn()::text");

@@ -110,7 +110,14 @@ impl Writer {
 
     /// Takes the dirty keys and writes them; on failure they are given back for the next try.
     pub async fn flush_once(&mut self) -> Result<(), Error> {
-        let snapshot = lock_store(&self.store).await.take_dirty();
+        let heads = &self.known.heads;
+        let snapshot =
+            lock_store(&self.store)
+                .await
+                .take_dirty_in_chunks(crate::chunks::CHUNK, |db, key| {
+                    let db = i32::try_from(db).unwrap_or(i32::MAX);
+                    heads.get(&(db, key.to_vec())).copied().unwrap_or(0)
+                });
         let Some(snapshot) = snapshot else {
             return Ok(());
         };

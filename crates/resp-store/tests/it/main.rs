@@ -1,6 +1,7 @@
 //! The Redis store's integration tests as one binary: a real PostgreSQL (the test kit's private
 //! cluster) and the `redis` crate as the client.
 
+mod chunks;
 mod common;
 mod durability;
 mod faults;

@@ -1,6 +1,7 @@
 //! Keys written in part: a change to a hash, set or sorted set writes only the fields or members
-//! it touched, a push or pop at a list end only the elements at the positions that changed;
-//! everything comes back whole after a restart, and the schema of version 1 is migrated.
+//! it touched, a push or pop at a list end only the chunks (16 positions each) holding the
+//! positions that changed; everything comes back whole after a restart, and the schemas of
+//! versions 1 and 2 are migrated.
 
 use crate::common::{Server, q, rows, schema, value};
 use sluice_resp::durable::AppendFsync;
@@ -92,9 +93,12 @@ async fn changes_to_large_collections_write_only_what_changed() {
         let _: i64 = q(&mut c, &args).await;
     }
     let mut written = 0;
-    assert!(rows_since(&mut c, &mut written).await >= 800);
+    // 600 fields and members, the list's 200 elements in 13 chunks, 4 keys.
+    assert_eq!(rows_since(&mut c, &mut written).await, 617);
     // Each change below (a commit of its own under `always`) writes the elements it touched
-    // (removed ones are only deleted), and the key's row only when its expiry changed.
+    // (removed ones are only deleted), and the key's row only when its expiry changed. The
+    // list's elements are at positions 0..199, in chunks 0..=12 (192..199 in chunk 12): a
+    // push or pop writes the chunk it lands in again (an emptied chunk is only deleted).
     let cases: &[(&[&str], u64)] = &[
         (&["HSET", "h", "f1", "new", "fresh", "x"], 2),
         (&["HDEL", "h", "f2", "f3"], 0),
@@ -104,12 +108,16 @@ async fn changes_to_large_collections_write_only_what_changed() {
         (&["ZADD", "z", "7.5", "m1", "3", "new"], 2),
         (&["ZINCRBY", "z", "2", "m9"], 1),
         (&["ZREM", "z", "m0"], 0),
-        (&["LPUSH", "l", "a", "b"], 2),
-        (&["RPUSH", "l", "y", "z"], 2),
-        (&["LPOP", "l"], 0),
-        (&["RPOP", "l", "3"], 0),
-        (&["LTRIM", "l", "2", "-3"], 0),
-        (&["LMOVE", "l", "l", "LEFT", "RIGHT"], 1),
+        // Positions -2 and -1: chunk -1, new.
+        (&["LPUSH", "l", "a", "b"], 1),
+        // 200 and 201: chunk 12 again, with its 8 elements.
+        (&["RPUSH", "l", "y", "z"], 1),
+        (&["LPOP", "l"], 1),
+        (&["RPOP", "l", "3"], 1),
+        // -1 and 0 go (chunk -1 emptied: deleted only; chunk 0 rewritten), 197 and 198 too.
+        (&["LTRIM", "l", "2", "-3"], 2),
+        // 1 goes from chunk 0, 197 comes to chunk 12.
+        (&["LMOVE", "l", "l", "LEFT", "RIGHT"], 2),
         (&["HSET", "h", "f4", "after-persist"], 1),
         (&["EXPIRE", "h", "1000"], 1),
         (&["PERSIST", "h"], 1),
@@ -160,9 +168,9 @@ async fn changes_to_large_collections_write_only_what_changed() {
     assert_eq!(rows_since(&mut c, &mut written).await, 4);
     check_list_rows(&schema, "l", &mut c).await;
     check_list_rows(&schema, "l", &mut c).await;
-    // A change in the middle of a list writes it whole.
-    let _: i64 = q(&mut c, &["LINSERT", "l", "BEFORE", "e100", "mid"]).await;
-    assert!(rows_since(&mut c, &mut written).await > 100);
+    // A change in the middle of a list writes it whole: its chunks and the key's row.
+    let len: u64 = q(&mut c, &["LINSERT", "l", "BEFORE", "e100", "mid"]).await;
+    assert_eq!(rows_since(&mut c, &mut written).await, len.div_ceil(16) + 1);
     check_list_rows(&schema, "l", &mut c).await;
     let _: i64 = q(&mut c, &["LPUSH", "l", "after-whole"]).await;
     assert_eq!(rows_since(&mut c, &mut written).await, 1);
@@ -175,11 +183,12 @@ async fn changes_to_large_collections_write_only_what_changed() {
     let server = Server::start(&schema, AppendFsync::Always).await;
     let mut c = server.client().await;
     assert_eq!(dump(&mut c, &keys).await, before);
-    // Lists go on being written in part from where their positions are.
+    // Lists go on being written in part from where their positions are: chunk -1 (which held
+    // "after-whole" at -1), then the last chunk.
     let mut written = info(&mut c, "sluice_rows_written").await;
     let _: i64 = q(&mut c, &["LPUSH", "l", "again"]).await;
     let _: String = q(&mut c, &["RPOP", "l"]).await;
-    assert_eq!(rows_since(&mut c, &mut written).await, 1);
+    assert_eq!(rows_since(&mut c, &mut written).await, 2);
     check_list_rows(&schema, "l", &mut c).await;
     drop(c);
     server.stop().await;
@@ -270,7 +279,8 @@ async fn a_schema_of_version_1_is_migrated_and_its_lists_written_in_part() {
     let mut written = info(&mut c, "sluice_rows_written").await;
     let _: i64 = q(&mut c, &["LPUSH", "l", "front"]).await;
     let _: String = q(&mut c, &["RPOP", "l"]).await;
-    assert_eq!(rows_since(&mut c, &mut written).await, 1);
+    // Chunk -1 (new), then chunk 0 (0..8 left).
+    assert_eq!(rows_since(&mut c, &mut written).await, 2);
     check_list_rows(&schema, "l", &mut c).await;
     assert_eq!(
         value(&format!(
@@ -298,8 +308,10 @@ async fn a_list_with_gaps_in_its_positions_is_rewritten_whole() {
     let mut conn = sluice_embedded::testkit::connect().await;
     conn.batch_execute(&format!(
         "INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'g', 'list'); \
-         INSERT INTO \"{schema}\".list_items VALUES (0, 'g', 3, 'a'), (0, 'g', 10, 'b'), \
-             (0, 'g', 11, 'c')"
+         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'g', 0, 3, '{{a}}'), \
+             (0, 'g', 1, 17, '{{b,c}}'); \
+         INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'w', 'list'); \
+         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'w', 5, 3, '{{x,y}}')"
     ))
     .await
     .expect("rows with gaps");
@@ -310,6 +322,16 @@ async fn a_list_with_gaps_in_its_positions_is_rewritten_whole() {
     check_list_rows(&schema, "g", &mut c).await;
     let listed: Vec<String> = q(&mut c, &["LRANGE", "g", "0", "-1"]).await;
     assert_eq!(listed, ["a", "b", "c", "d"]);
+    // A chunk off the grid: the list is written whole at the first flush as well.
+    let _: String = q(&mut c, &["SAVE"]).await;
+    check_list_rows(&schema, "w", &mut c).await;
+    assert_eq!(
+        rows(&format!(
+            "SELECT chunk::text, first_pos::text FROM \"{schema}\".list_chunks WHERE key = 'w'"
+        ))
+        .await,
+        [[Some("0".to_string()), Some("0".to_string())]]
+    );
     drop(c);
     server.stop().await;
 }
