@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use sluice_pg::{Config, Connection};
 use sluice_resp::durable::{AppendFsync, Durability};
-use sluice_resp::engine::Store;
+use sluice_resp::engine::{ListGrid, Store};
 use tokio::sync::watch;
 
 use crate::write::{Known, Statements, encode, write};
@@ -111,13 +111,15 @@ impl Writer {
     /// Takes the dirty keys and writes them; on failure they are given back for the next try.
     pub async fn flush_once(&mut self) -> Result<(), Error> {
         let heads = &self.known.heads;
-        let snapshot =
-            lock_store(&self.store)
-                .await
-                .take_dirty_in_chunks(crate::chunks::CHUNK, |db, key| {
-                    let db = i32::try_from(db).unwrap_or(i32::MAX);
-                    heads.get(&(db, key.to_vec())).copied().unwrap_or(0)
-                });
+        let snapshot = lock_store(&self.store)
+            .await
+            .take_dirty_in_chunks(|db, key| {
+                let db = i32::try_from(db).unwrap_or(i32::MAX);
+                ListGrid {
+                    chunk: crate::chunks::CHUNK,
+                    base: heads.get(&(db, key.to_vec())).copied().unwrap_or(0),
+                }
+            });
         let Some(snapshot) = snapshot else {
             return Ok(());
         };

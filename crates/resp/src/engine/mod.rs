@@ -138,17 +138,18 @@ impl Store {
     /// (cloned, so the caller writes them after releasing the lock: a key changed in part
     /// clones only the elements that changed); `None` when untracked.
     pub fn take_dirty(&mut self) -> Option<Snapshot> {
-        self.take_dirty_in_chunks(1, |_, _| 0)
+        self.take_dirty_in_chunks(|_, _| ListGrid::default())
     }
 
-    /// [`Store::take_dirty`] for a sink that stores a list's elements in chunks of `chunk`
-    /// positions: a list written in part gives the elements of every chunk it changed.
-    /// `head` says where a list's first element is stored (0 for a list the sink does not
-    /// have; 0 too in a database emptied since, whose lists start afresh).
+    /// [`Store::take_dirty`] for a sink that stores a list's elements in chunks: a list
+    /// written in part gives the elements of every chunk it changed. `grid` says, per list,
+    /// how many positions its chunks hold and where its first element is stored (the sink
+    /// picks a list's chunk size when it writes the list whole; a list it does not have gets
+    /// [`ListGrid::default`], as does every list of a database emptied since, whose lists
+    /// start afresh and are written whole).
     pub fn take_dirty_in_chunks(
         &mut self,
-        chunk: i64,
-        head: impl Fn(usize, &[u8]) -> i64,
+        grid: impl Fn(usize, &[u8]) -> ListGrid,
     ) -> Option<Snapshot> {
         let dirty = self.persist.as_mut()?;
         let generation = dirty.generation();
@@ -169,13 +170,12 @@ impl Store {
                     (Some(e), Change::Members(m, key_row)) => dirty::saved_members(e, m, *key_row)
                         .unwrap_or_else(|| Saved::Whole(e.clone())),
                     (Some(e), Change::List(ends)) => {
-                        let base = if cleared.contains(&db) {
-                            0
+                        let grid = if cleared.contains(&db) {
+                            ListGrid::default()
                         } else {
-                            head(db, &key)
+                            grid(db, &key)
                         };
-                        dirty::saved_list(e, ends, ListGrid { chunk, base })
-                            .unwrap_or_else(|| Saved::Whole(e.clone()))
+                        dirty::saved_list(e, ends, grid).unwrap_or_else(|| Saved::Whole(e.clone()))
                     }
                 };
                 (db, key, saved)
