@@ -1,59 +1,81 @@
-//! Lists stored in chunks: a row of `list_chunks` per grid cell of `CHUNK` positions, encoded
+//! Lists stored in chunks: a row of `list_chunks` per cell of the list's own grid, encoded
 //! from memory at a flush and checked and rebuilt at load.
 
 use std::collections::VecDeque;
 
 use bytes::BytesMut;
-use sluice_resp::engine::{Key, ListPart};
+use sluice_resp::engine::{Key, ListGrid, ListPart};
 
 use crate::codec::RowWriter;
 
-/// Positions per chunk. A push writes the chunk it lands in again (up to `CHUNK - 1`
-/// neighbours besides the elements pushed), a pop the chunk it took a position from. 16 puts a
-/// flush of 800 pushes in ~51 rows (`redis-benchmark -P 16 -t lpush` as fast as with 64: the
-/// commit, not the rows, is then the cost), while a pop from a list of 4 KB elements rewrites
-/// at most 60 KB (64: 252 KB, LPOP at one client 2.2 times slower than at 16). The migration
-/// to version 4 groups the old rows by the same number; a list found on another grid is
-/// written whole.
-pub const CHUNK: i64 = 16;
+/// Positions per chunk of a list of small elements. A push writes the chunk it lands in again
+/// (up to `SMALL_GRID - 1` neighbours besides the elements pushed), a pop the chunk it took a
+/// position from. 16 puts a flush of 800 pushes in ~51 rows (`redis-benchmark -P 16 -t lpush`
+/// as fast as with 64: the commit, not the rows, is then the cost).
+pub const SMALL_GRID: i16 = 16;
 
-/// The chunk holding stored position `pos`.
-pub fn chunk_of(pos: i64) -> i64 {
-    pos.div_euclid(CHUNK)
+/// The mean element size (bytes) up to which a list is stored in chunks of [`SMALL_GRID`];
+/// a list of larger elements gets one position per row, as a neighbour rewritten costs more
+/// than a row: with 4 KB elements a chunk of 16 made RPUSH at 50 clients 2x and LPOP at one
+/// client 2.5x slower than one row per element. At 128 bytes a pop rewrites at most ~2 KB of
+/// neighbours, about what a row of its own costs PostgreSQL (tuple and index entry headers,
+/// the key again, WAL record), while a flush of many pushes still takes 16 a row.
+pub const SMALL_MEAN: usize = 128;
+
+/// The grid a list written whole is stored on, from its elements: chunks of [`SMALL_GRID`]
+/// when their mean size is at most [`SMALL_MEAN`], else 1. The migration to version 4 picks
+/// the same from `avg(octet_length(value))`.
+pub fn grid_for(list: &VecDeque<Key>) -> i16 {
+    let bytes: usize = list.iter().map(|k| k.len()).sum();
+    if bytes <= SMALL_MEAN.saturating_mul(list.len()) {
+        SMALL_GRID
+    } else {
+        1
+    }
 }
 
-/// Copies the rows of a whole list, its first element at position 0; returns the rows.
-pub fn encode_whole(buf: &mut BytesMut, db: i32, key: &[u8], list: &VecDeque<Key>) -> u64 {
+/// The chunk holding stored position `pos` on a grid of `grid` positions (at least 1).
+pub fn chunk_of(pos: i64, grid: i16) -> i64 {
+    pos.div_euclid(i64::from(grid.max(1)))
+}
+
+/// Copies the rows of a whole list, its first element at position 0, on the grid its
+/// elements call for; returns the rows and the grid.
+pub fn encode_whole(buf: &mut BytesMut, db: i32, key: &[u8], list: &VecDeque<Key>) -> (u64, i16) {
+    let grid = grid_for(list);
     let mut rows = 0;
     let mut start = 0;
     while start < list.len() {
-        let end = (start + CHUNK as usize).min(list.len());
+        let end = (start + grid as usize).min(list.len());
         row(
             buf,
             db,
             key,
+            grid,
             start as i64,
             list.range(start..end).map(|k| k.as_slice()),
         );
         rows += 1;
         start = end;
     }
-    rows
+    (rows, grid)
 }
 
 fn row<'i>(
     buf: &mut BytesMut,
     db: i32,
     key: &[u8],
+    grid: i16,
     first_pos: i64,
     items: impl ExactSizeIterator<Item = &'i [u8]>,
 ) {
-    RowWriter::start(buf, 5)
+    RowWriter::start(buf, 6)
         .int4(db)
         .bytes(key)
-        .int8(chunk_of(first_pos))
+        .int8(chunk_of(first_pos, grid))
         .int8(first_pos)
-        .bytea_array(items);
+        .bytea_array(items)
+        .int2(grid);
 }
 
 /// What a list written in part puts in a flush.
@@ -63,19 +85,22 @@ pub struct PartRows {
     pub deletes: Vec<(i64, i64)>,
     /// Rows copied in.
     pub rows: u64,
-    /// Where the list's first element is stored once this commits; `None`: where it was
-    /// (nothing moved: only the expiry changed, and the part says nothing of positions).
-    pub head: Option<i64>,
+    /// The list's grid, its first element's stored position once this commits; `None`: as
+    /// it was (nothing moved: only the expiry changed, and the part says nothing of positions).
+    pub head: Option<ListGrid>,
 }
 
 /// The chunks a list written in part changed: their rows deleted and copied again from the
 /// elements the snapshot took of them (the engine took every element of those chunks, on
-/// the same grid: `part.grid.base` is where the list's first element was stored).
+/// the list's grid: `part.grid.base` is where the list's first element was stored). The grid
+/// came from what the writer knows of the list's rows, which all carry it (an int2).
 pub fn encode_part(buf: &mut BytesMut, db: i32, key: &[u8], part: &ListPart) -> PartRows {
     if part.ranges.is_empty() {
         return PartRows::default();
     }
     let base = part.grid.base;
+    let grid = i16::try_from(part.grid.chunk.max(1)).unwrap_or(i16::MAX);
+    let chunk_of = |pos| chunk_of(pos, grid);
     // Chunks that held rows: those of the old positions [base, base + old_len).
     let old = (part.old_len > 0).then(|| {
         (
@@ -106,6 +131,7 @@ pub fn encode_part(buf: &mut BytesMut, db: i32, key: &[u8], part: &ListPart) -> 
             buf,
             db,
             key,
+            grid,
             first,
             elements[at..end].iter().map(|(_, v)| v.as_slice()),
         );
@@ -115,17 +141,20 @@ pub fn encode_part(buf: &mut BytesMut, db: i32, key: &[u8], part: &ListPart) -> 
     PartRows {
         deletes,
         rows,
-        head: Some(base.saturating_add(part.head_shift)),
+        head: Some(ListGrid {
+            chunk: i64::from(grid),
+            base: base.saturating_add(part.head_shift),
+        }),
     }
 }
 
 /// Checks the chunk rows of each list as they are read in `(db, key, chunk)` order: a list
-/// whose chunks do not hold contiguous positions on the grid (rows written by hand, another
-/// chunk size) is to be written whole.
+/// whose chunks do not hold contiguous positions on one grid (rows written by hand, rows of
+/// different grids, a grid below 1) is to be written whole.
 #[derive(Debug, Default)]
 pub struct ListCheck {
-    /// The list being read: database, key, the position its next element must have.
-    current: Option<(usize, Vec<u8>, i64)>,
+    /// The list being read: database, key, its grid, the position its next element must have.
+    current: Option<(usize, Vec<u8>, i16, i64)>,
     /// Whether the current list is out of shape.
     broken: bool,
 }
@@ -133,8 +162,8 @@ pub struct ListCheck {
 /// What [`ListCheck::chunk`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Seen {
-    /// The first chunk of a list, whose first element is stored at this position.
-    First(i64),
+    /// The first chunk of a list: its grid and where its first element is stored.
+    First(ListGrid),
     /// A further chunk in shape.
     Next,
     /// The list is out of shape (reported once per list).
@@ -144,24 +173,27 @@ pub enum Seen {
 }
 
 impl ListCheck {
-    /// A chunk row of `count` elements from `first_pos` in chunk `chunk`.
+    /// A chunk row of `count` elements from `first_pos` in chunk `chunk` of a grid of `grid`.
     pub fn chunk(
         &mut self,
         db: usize,
         key: &[u8],
-        chunk: i64,
+        (chunk, grid): (i64, i16),
         first_pos: i64,
         count: usize,
     ) -> Seen {
         let last = first_pos.saturating_add(count as i64 - 1);
-        let in_shape = count > 0 && chunk_of(first_pos) == chunk && chunk_of(last) == chunk;
+        let in_shape = grid >= 1
+            && count > 0
+            && chunk_of(first_pos, grid) == chunk
+            && chunk_of(last, grid) == chunk;
         let next = last.saturating_add(1);
         match &mut self.current {
-            Some((d, k, expected)) if *d == db && k.as_slice() == key => {
+            Some((d, k, g, expected)) if *d == db && k.as_slice() == key => {
                 if self.broken {
                     return Seen::Ignored;
                 }
-                if !in_shape || *expected != first_pos {
+                if !in_shape || *g != grid || *expected != first_pos {
                     self.broken = true;
                     return Seen::Broken;
                 }
@@ -169,12 +201,15 @@ impl ListCheck {
                 Seen::Next
             }
             _ => {
-                self.current = Some((db, key.to_vec(), next));
+                self.current = Some((db, key.to_vec(), grid, next));
                 self.broken = !in_shape;
                 if self.broken {
                     Seen::Broken
                 } else {
-                    Seen::First(first_pos)
+                    Seen::First(ListGrid {
+                        chunk: i64::from(grid),
+                        base: first_pos,
+                    })
                 }
             }
         }
@@ -185,30 +220,64 @@ impl ListCheck {
 mod tests {
     use super::*;
 
+    const G: i16 = SMALL_GRID;
+    const C: i64 = SMALL_GRID as i64;
+
     #[test]
     fn chunks_follow_the_grid_below_zero_too() {
-        assert_eq!(chunk_of(0), 0);
-        assert_eq!(chunk_of(CHUNK - 1), 0);
-        assert_eq!(chunk_of(CHUNK), 1);
-        assert_eq!(chunk_of(-1), -1);
-        assert_eq!(chunk_of(-CHUNK), -1);
-        assert_eq!(chunk_of(-CHUNK - 1), -2);
+        assert_eq!(chunk_of(0, G), 0);
+        assert_eq!(chunk_of(C - 1, G), 0);
+        assert_eq!(chunk_of(C, G), 1);
+        assert_eq!(chunk_of(-1, G), -1);
+        assert_eq!(chunk_of(-C, G), -1);
+        assert_eq!(chunk_of(-C - 1, G), -2);
+        assert_eq!(chunk_of(-7, 1), -7);
+        assert_eq!(chunk_of(5, 0), 5, "a grid below 1 counts as 1");
+    }
+
+    #[test]
+    fn small_elements_get_chunks_large_ones_a_row_each() {
+        let list = |sizes: &[usize]| -> VecDeque<Key> {
+            sizes
+                .iter()
+                .map(|&n| Key::from(&vec![b'x'; n][..]))
+                .collect()
+        };
+        assert_eq!(grid_for(&list(&[3, 3, 3])), SMALL_GRID);
+        assert_eq!(grid_for(&list(&[SMALL_MEAN])), SMALL_GRID);
+        assert_eq!(grid_for(&list(&[SMALL_MEAN + 1])), 1);
+        // The mean decides: one large element among small ones.
+        assert_eq!(grid_for(&list(&[1000, 10, 10, 10])), 1);
+        assert_eq!(grid_for(&list(&[400, 10, 10, 10])), SMALL_GRID);
+        assert_eq!(grid_for(&list(&[4096; 3])), 1);
+        assert_eq!(grid_for(&VecDeque::new()), SMALL_GRID);
     }
 
     #[test]
     fn a_list_in_shape_and_lists_out_of_shape() {
         let mut check = ListCheck::default();
-        assert_eq!(check.chunk(0, b"l", -1, -3, 3), Seen::First(-3));
-        assert_eq!(check.chunk(0, b"l", 0, 0, CHUNK as usize), Seen::Next);
-        assert_eq!(check.chunk(0, b"l", 1, CHUNK, 1), Seen::Next);
+        let first = |chunk, base| Seen::First(ListGrid { chunk, base });
+        assert_eq!(check.chunk(0, b"l", (-1, G), -3, 3), first(C, -3));
+        assert_eq!(check.chunk(0, b"l", (0, G), 0, C as usize), Seen::Next);
+        assert_eq!(check.chunk(0, b"l", (1, G), C, 1), Seen::Next);
         // A gap between chunks.
-        assert_eq!(check.chunk(0, b"g", 0, 0, 2), Seen::First(0));
-        assert_eq!(check.chunk(0, b"g", 1, CHUNK + 1, 2), Seen::Broken);
-        assert_eq!(check.chunk(0, b"g", 2, 2 * CHUNK, 2), Seen::Ignored);
+        assert_eq!(check.chunk(0, b"g", (0, G), 0, 2), first(C, 0));
+        assert_eq!(check.chunk(0, b"g", (1, G), C + 1, 2), Seen::Broken);
+        assert_eq!(check.chunk(0, b"g", (2, G), 2 * C, 2), Seen::Ignored);
         // Elements past their chunk's end, a chunk number off the grid, an empty chunk.
-        assert_eq!(check.chunk(0, b"p", 0, CHUNK - 1, 2), Seen::Broken);
-        assert_eq!(check.chunk(1, b"p", 3, 0, 2), Seen::Broken);
-        assert_eq!(check.chunk(2, b"p", 0, 0, 0), Seen::Broken);
-        assert_eq!(check.chunk(2, b"q", 0, 5, 1), Seen::First(5));
+        assert_eq!(check.chunk(0, b"p", (0, G), C - 1, 2), Seen::Broken);
+        assert_eq!(check.chunk(1, b"p", (3, G), 0, 2), Seen::Broken);
+        assert_eq!(check.chunk(2, b"p", (0, G), 0, 0), Seen::Broken);
+        assert_eq!(check.chunk(2, b"q", (0, G), 5, 1), first(C, 5));
+        // One position per row.
+        assert_eq!(check.chunk(2, b"r", (-2, 1), -2, 1), first(1, -2));
+        assert_eq!(check.chunk(2, b"r", (-1, 1), -1, 1), Seen::Next);
+        assert_eq!(check.chunk(2, b"r", (0, 1), 0, 1), Seen::Next);
+        // Two elements in a row of grid 1; rows of two grids; a grid of 0.
+        assert_eq!(check.chunk(2, b"s", (0, 1), 0, 2), Seen::Broken);
+        assert_eq!(check.chunk(2, b"t", (0, 1), 0, 1), first(1, 0));
+        assert_eq!(check.chunk(2, b"t", (0, G), 1, 1), Seen::Broken);
+        assert_eq!(check.chunk(2, b"u", (0, 0), 0, 1), Seen::Broken);
+        assert_eq!(check.chunk(2, b"v", (0, -16), 0, 1), Seen::Broken);
     }
 }

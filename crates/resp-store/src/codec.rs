@@ -15,6 +15,12 @@ impl RowWriter<'_> {
         RowWriter(buf)
     }
 
+    pub fn int2(&mut self, v: i16) -> &mut Self {
+        self.0.put_i32(2);
+        self.0.put_i16(v);
+        self
+    }
+
     pub fn int4(&mut self, v: i32) -> &mut Self {
         self.0.put_i32(4);
         self.0.put_i32(v);
@@ -175,6 +181,12 @@ pub fn field<'d>(
         Some(None) => Ok(None),
         None => Err(Malformed("missing field")),
     }
+}
+
+pub fn as_i16(v: &[u8]) -> Result<i16, Malformed> {
+    <[u8; 2]>::try_from(v)
+        .map(i16::from_be_bytes)
+        .map_err(|_| Malformed("int2 of the wrong size"))
 }
 
 pub fn as_i32(v: &[u8]) -> Result<i32, Malformed> {

@@ -10,7 +10,7 @@ use sluice_resp::engine::{
 
 use crate::Error;
 use crate::chunks::{ListCheck, Seen};
-use crate::codec::{RowReader, as_f64, as_i32, as_i64, bytea_array, field};
+use crate::codec::{RowReader, as_f64, as_i16, as_i32, as_i64, bytea_array, field};
 use crate::write::{Collections, Known, ListHeads, collection_entry};
 
 /// A progress line is logged every this many keys.
@@ -112,16 +112,16 @@ pub async fn load(
         },
     )
     .await?;
-    // Each list's first position is kept for writes in part; a list whose chunks do not hold
-    // contiguous positions on the grid (rows written by hand) is written whole at the first
-    // flush, from position 0.
+    // Each list's grid and first position are kept for writes in part; a list whose chunks do
+    // not hold contiguous positions on one grid (rows written by hand) is written whole at the
+    // first flush, from position 0, on the grid its elements call for.
     let mut heads = ListHeads::new();
     let mut broken: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut check = ListCheck::default();
     copy_rows(
         conn,
         &format!(
-            "COPY (SELECT db, key, chunk, first_pos, items FROM {s}.list_chunks \
+            "COPY (SELECT db, key, chunk, first_pos, items, grid FROM {s}.list_chunks \
                    ORDER BY db, key, chunk) TO STDOUT (FORMAT binary)"
         ),
         "list_chunks",
@@ -133,6 +133,7 @@ pub async fn load(
             };
             let chunk = as_i64(required(data, f, 2)?)?;
             let first_pos = as_i64(required(data, f, 3)?)?;
+            let grid = as_i16(required(data, f, 5)?)?;
             let items = bytea_array(required(data, f, 4)?).map_err(|source| Error::List {
                 db,
                 key: format!("\"{}\"", key.escape_ascii()),
@@ -140,9 +141,9 @@ pub async fn load(
             })?;
             l.extend(items.iter().map(|&item| Key::from(item)));
             *elements += items.len() as u64;
-            match check.chunk(db, key, chunk, first_pos, items.len()) {
-                Seen::First(pos) => {
-                    heads.insert((db as i32, key.to_vec()), pos);
+            match check.chunk(db, key, (chunk, grid), first_pos, items.len()) {
+                Seen::First(grid) => {
+                    heads.insert((db as i32, key.to_vec()), grid);
                 }
                 Seen::Broken => broken.push((db, key.to_vec())),
                 Seen::Next | Seen::Ignored => {}

@@ -100,23 +100,31 @@ CREATE TABLE {s}.functions (
 COMMENT ON TABLE {s}.functions IS 'Redis function libraries (FUNCTION LOAD), loaded again at start; written by Sluice';
 "#;
 
-/// Version 4: list elements stored in chunks of `{chunk}` positions (`chunk` =
-/// `pos.div_euclid({chunk})`, negative positions too), a row per chunk with its live elements
-/// in order from `first_pos`: a flush of many pushes writes a few rows instead of one per
-/// element. The rows of `list_items` move into chunks grouped the same way (`floor` of the
-/// division is `div_euclid` for a positive divisor); the `lists` view shows one row per
-/// element as before, with the same columns.
+/// Version 4: list elements stored in chunks, a row per non-empty chunk with its live
+/// elements in order from `first_pos`: a flush of many pushes writes a few rows instead of one
+/// per element. Each list has its own grid (`grid` positions per chunk, the same on all its
+/// rows; `chunk` = `pos.div_euclid(grid)`, negative positions too): `{small_grid}` for lists of
+/// elements of at most `{small_mean}` bytes on average, 1 for larger ones, whose neighbours
+/// would cost more to rewrite than a row of their own. The rows of `list_items` move into
+/// chunks grouped the same way (`floor` of the division is `div_euclid` for a positive
+/// divisor); the `lists` view shows one row per element as before, with the same columns.
 const V4: &str = r#"
 CREATE TABLE {s}.list_chunks (
     db int4 NOT NULL, key bytea NOT NULL, chunk int8 NOT NULL, first_pos int8 NOT NULL,
-    items bytea[] NOT NULL,
+    items bytea[] NOT NULL, grid int2 NOT NULL CHECK (grid > 0),
     PRIMARY KEY (db, key, chunk)
 );
-COMMENT ON TABLE {s}.list_chunks IS 'List elements, written by Sluice: the elements at positions [chunk * {chunk}, chunk * {chunk} + {chunk}) of a list, in order, the first at first_pos; positions are contiguous across a list''s chunks and start anywhere (negative too): a push at the head takes the position before the first';
-INSERT INTO {s}.list_chunks (db, key, chunk, first_pos, items)
-    SELECT db, key, floor(pos::numeric / {chunk})::int8, min(pos), array_agg(value ORDER BY pos)
-    FROM {s}.list_items
-    GROUP BY db, key, floor(pos::numeric / {chunk})::int8;
+COMMENT ON TABLE {s}.list_chunks IS 'List elements, written by Sluice: the elements at positions [chunk * grid, chunk * grid + grid) of a list, in order, the first at first_pos; positions are contiguous across a list''s chunks and start anywhere (negative too): a push at the head takes the position before the first';
+COMMENT ON COLUMN {s}.list_chunks.grid IS 'Positions per chunk of this list, the same on all its rows: {small_grid} for lists of small elements, 1 for large ones (chosen when the list is written whole)';
+INSERT INTO {s}.list_chunks (db, key, chunk, first_pos, items, grid)
+    SELECT l.db, l.key, floor(l.pos::numeric / g.grid)::int8, min(l.pos),
+           array_agg(l.value ORDER BY l.pos), g.grid
+    FROM {s}.list_items l
+    JOIN (SELECT db, key,
+                 CASE WHEN avg(octet_length(value)) <= {small_mean} THEN {small_grid} ELSE 1 END::int2
+                     AS grid
+          FROM {s}.list_items GROUP BY db, key) g USING (db, key)
+    GROUP BY l.db, l.key, g.grid, floor(l.pos::numeric / g.grid)::int8;
 DROP VIEW {s}.lists;
 DROP TABLE {s}.list_items;
 CREATE VIEW {s}.lists AS
@@ -195,7 +203,8 @@ async fn migrate_to(
         }
         let ddl = ddl
             .replace("{s}", &s)
-            .replace("{chunk}", &crate::chunks::CHUNK.to_string());
+            .replace("{small_grid}", &crate::chunks::SMALL_GRID.to_string())
+            .replace("{small_mean}", &crate::chunks::SMALL_MEAN.to_string());
         conn.batch_execute(&format!(
             "BEGIN; {lock}; {ddl}; INSERT INTO {s}.schema_migrations (version) VALUES ({version}); COMMIT"
         ))

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 #[cfg(doc)]
 use sluice_resp::engine::ListPart;
-use sluice_resp::engine::{Elements, Entry, Saved, Snapshot, StreamId, Value};
+use sluice_resp::engine::{Elements, Entry, ListGrid, Saved, Snapshot, StreamId, Value};
 
 use crate::Error;
 use crate::codec::RowWriter;
@@ -18,16 +18,16 @@ use crate::codec::RowWriter;
 /// rows are upserted instead).
 const TABLES: [(&str, &str); 5] = [
     ("hash_fields", "db, key, field, value"),
-    ("list_chunks", "db, key, chunk, first_pos, items"),
+    ("list_chunks", "db, key, chunk, first_pos, items, grid"),
     ("set_members", "db, key, member"),
     ("zset_members", "db, key, member, score"),
     ("stream_entries", "db, key, ms, seq, fields"),
 ];
 
-/// Where each list's first element is stored (its position), by database and key: a list
-/// written in part gets positions relative to it, and its chunks from those. Lists absent
-/// start at 0.
-pub type ListHeads = HashMap<ListKey, i64>;
+/// Each list's grid (positions per chunk) and where its first element is stored, by database
+/// and key: a list written in part gets positions relative to its head, and chunks of its
+/// grid from those. Lists absent get [`ListGrid::default`].
+pub type ListHeads = HashMap<ListKey, ListGrid>;
 
 /// A list's database and key.
 pub type ListKey = (i32, Vec<u8>);
@@ -38,8 +38,8 @@ pub type ListKey = (i32, Vec<u8>);
 /// only when it is here, so strings cost no probe of `keys` at a flush.
 pub type Collections = foldhash::HashSet<(i32, u64)>;
 
-/// What the writer knows of the tables besides the keys: where each list starts, which keys
-/// may have element rows.
+/// What the writer knows of the tables besides the keys: each list's grid and where it
+/// starts, which keys may have element rows.
 #[derive(Debug, Default)]
 pub struct Known {
     pub heads: ListHeads,
@@ -97,8 +97,9 @@ pub struct Encoded {
     list_keys: Vec<Vec<u8>>,
     list_lo: Vec<i64>,
     list_hi: Vec<i64>,
-    /// Where lists' first elements are once this commits (`None`: no list there any more).
-    heads: Vec<(ListKey, Option<i64>)>,
+    /// Lists' grids and where their first elements are once this commits (`None`: no list
+    /// there any more).
+    heads: Vec<(ListKey, Option<ListGrid>)>,
     /// Keys that are collections once this commits (true) or no longer (false).
     collections: Vec<((i32, u64), bool)>,
     written_keys: u64,
@@ -222,11 +223,12 @@ pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
                 let collection = !matches!(entry.value, Value::Str(_));
                 e.probe.push(collection || was_collection);
                 e.collections.push((slot, collection));
-                let head = matches!(entry.value, Value::List(_)).then_some(0);
+                // A list's grid is picked here, from its elements, and kept until it is next
+                // written whole: its old rows all go (`probe`), whatever grid they were on.
+                let head = encode_whole(&mut e, db, key, entry);
                 if head.is_some() || was_collection {
                     e.heads.push(((db, key.to_vec()), head));
                 }
-                encode_whole(&mut e, db, key, entry);
             }
             Saved::Part {
                 key_row: rewrite_key,
@@ -266,7 +268,8 @@ fn key_row(e: &mut Encoded, type_name: &'static str, expire_at: i64, value: Opti
 /// the year 294,276, and a time it refuses would fail every flush after it.
 const MAX_EXPIRE_MS: i64 = 6_249_000_000_000_000;
 
-fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
+/// Encodes a key written whole; a list gives its grid and head (position 0).
+fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) -> Option<ListGrid> {
     let type_name = entry.value.type_name();
     match &entry.value {
         Value::Str(v) => key_row(e, type_name, entry.expire_at, Some(v)),
@@ -277,6 +280,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
         _ => key_row(e, type_name, entry.expire_at, None),
     }
     let [h, l, s, z, x] = &mut e.buffers;
+    let mut head = None;
     match &entry.value {
         Value::Str(_) => {}
         Value::Hash(hash) => {
@@ -289,7 +293,14 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
             }
             e.rows[0] += hash.len() as u64;
         }
-        Value::List(list) => e.rows[1] += crate::chunks::encode_whole(l, db, key, list),
+        Value::List(list) => {
+            let (rows, grid) = crate::chunks::encode_whole(l, db, key, list);
+            e.rows[1] += rows;
+            head = Some(ListGrid {
+                chunk: i64::from(grid),
+                base: 0,
+            });
+        }
         Value::Set(set) => {
             for member in set.iter() {
                 RowWriter::start(s, 3).int4(db).bytes(key).bytes(member);
@@ -327,6 +338,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) {
             });
         }
     }
+    head
 }
 
 /// The changed elements of a key written in part: their rows deleted, the present ones copied.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use sluice_pg::{Config, Connection};
 use sluice_resp::durable::{AppendFsync, Durability};
-use sluice_resp::engine::{ListGrid, Store};
+use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
 use crate::write::{Known, Statements, encode, write};
@@ -31,7 +31,8 @@ pub struct Writer {
     pub lock: Option<Connection>,
     pub conn: Option<Connection>,
     pub statements: Statements,
-    /// Where each list's first element is in PostgreSQL, which keys may have element rows.
+    /// Each list's grid and where its first element is in PostgreSQL, which keys may have
+    /// element rows.
     known: Known,
     last_write: Instant,
     /// When rows that expired were last deleted.
@@ -115,10 +116,7 @@ impl Writer {
             .await
             .take_dirty_in_chunks(|db, key| {
                 let db = i32::try_from(db).unwrap_or(i32::MAX);
-                ListGrid {
-                    chunk: crate::chunks::CHUNK,
-                    base: heads.get(&(db, key.to_vec())).copied().unwrap_or(0),
-                }
+                heads.get(&(db, key.to_vec())).copied().unwrap_or_default()
             });
         let Some(snapshot) = snapshot else {
             return Ok(());

@@ -1,13 +1,11 @@
-//! Lists in chunks of 16 positions: pushes and pops across chunk boundaries (below zero too),
-//! chunks emptied, LTRIM across chunks, whole-list writes, lists of exactly one chunk and one
-//! more, and a version 2 schema's lists moved into chunks by the migration.
+//! Lists stored in chunks of each list's own grid (16 positions for small elements, 1 for large), through the server and PostgreSQL.
 
 use crate::common::{Server, q, rows, schema, value};
 use sluice_resp::durable::AppendFsync;
 
 type Conn = redis::aio::MultiplexedConnection;
 
-/// Positions per chunk, as `CHUNK` in src/chunks.rs.
+/// Positions per chunk of a list of small elements, as `SMALL_GRID` in src/chunks.rs.
 const C: i64 = 16;
 
 /// The chunk rows of a list at contiguous positions `lo..=hi`: (chunk, first_pos, items).
@@ -56,18 +54,34 @@ async fn chunks(schema: &str, key: &str) -> Vec<(i64, i64, i64)> {
     .collect()
 }
 
-/// The list `key` of database 0: its chunks hold contiguous positions on the grid, the view
-/// shows what LRANGE shows, and the first position is `first` (`None`: any).
+/// The grids of the list `key` of database 0's rows (one, the list's, when it has rows).
+async fn grids(schema: &str, key: &str) -> Vec<i64> {
+    rows(&format!(
+        "SELECT DISTINCT grid::text FROM \"{schema}\".list_chunks \
+         WHERE db = 0 AND key = convert_to('{key}', 'UTF8') ORDER BY 1"
+    ))
+    .await
+    .into_iter()
+    .map(|r| r[0].as_deref().unwrap_or("").parse().expect("a number"))
+    .collect()
+}
+
+/// The list `key` of database 0: its chunks hold contiguous positions on its one grid, the
+/// view shows what LRANGE shows, and the first position is `first` (`None`: any).
 async fn check(schema: &str, key: &str, c: &mut Conn, first: Option<i64>) {
     let _: String = q(c, &["SAVE"]).await;
     let listed: Vec<String> = q(c, &["LRANGE", key, "0", "-1"]).await;
     let chunks = chunks(schema, key).await;
+    let grids = grids(schema, key).await;
+    assert!(grids.len() <= 1, "{key}: rows of grids {grids:?}");
+    let g = grids.first().copied().unwrap_or(1);
     let mut next = None;
     for &(chunk, first_pos, n) in &chunks {
         assert!(n > 0, "{key}: an empty chunk row {chunk}");
-        assert_eq!(first_pos.div_euclid(C), chunk, "{key}: {chunks:?}");
+        assert!(n <= g, "{key}: {chunks:?}");
+        assert_eq!(first_pos.div_euclid(g), chunk, "{key}: {chunks:?}");
         assert_eq!(
-            (first_pos + n - 1).div_euclid(C),
+            (first_pos + n - 1).div_euclid(g),
             chunk,
             "{key}: {chunks:?}"
         );
@@ -267,6 +281,120 @@ async fn whole_list_writes_and_lists_of_one_chunk_and_one_more() {
     server.stop().await;
 }
 
+/// Elements of `n` bytes each, numbered.
+fn large(prefix: &str, count: usize, n: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| format!("{prefix}{i:05}{}", "x".repeat(n - prefix.len() - 5)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_of_large_elements_is_stored_one_position_per_row() {
+    let schema = schema("rs_chunks_large");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let mut w = 0;
+    // A job queue: payloads of 1 KB, created whole, then pushed and popped one at a time.
+    let _: i64 = q(&mut c, &args("RPUSH", "jobs", &large("j", 20, 1024))).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 20 + 1);
+    assert_eq!(grids(&schema, "jobs").await, [1]);
+    let each: Vec<(i64, i64, i64)> = (0..20).map(|p| (p, p, 1)).collect();
+    assert_eq!(chunks(&schema, "jobs").await, each);
+    for (i, job) in large("n", 5, 1024).iter().enumerate() {
+        let _: i64 = q(&mut c, &["LPUSH", "jobs", job]).await;
+        assert_eq!(
+            rows_since(&mut c, &mut w).await,
+            1,
+            "push {i}: its row only"
+        );
+        let _: String = q(&mut c, &["RPOP", "jobs"]).await;
+        assert_eq!(
+            rows_since(&mut c, &mut w).await,
+            0,
+            "pop {i}: a delete only"
+        );
+    }
+    check(&schema, "jobs", &mut c, Some(-5)).await;
+    // Small elements pushed in part keep the list's grid.
+    let _: i64 = q(&mut c, &args("RPUSH", "jobs", &values("s", 40))).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 40);
+    assert_eq!(grids(&schema, "jobs").await, [1]);
+    check(&schema, "jobs", &mut c, Some(-5)).await;
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_write_picks_the_grid_again() {
+    let schema = schema("rs_chunks_regrid");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let mut w = 0;
+    let _: i64 = q(&mut c, &args("RPUSH", "l", &values("e", 40))).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 3 + 1);
+    assert_eq!(grids(&schema, "l").await, [C]);
+    // One large element makes the mean large: LSET writes the list whole, a row per element.
+    let big = "b".repeat(40 * 200);
+    let _: String = q(&mut c, &["LSET", "l", "3", &big]).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 40 + 1);
+    assert_eq!(grids(&schema, "l").await, [1]);
+    check(&schema, "l", &mut c, Some(0)).await;
+    let _: i64 = q(&mut c, &["LPUSH", "l", "h"]).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 1);
+    check(&schema, "l", &mut c, Some(-1)).await;
+    // Gone again (LREM, a whole write): chunks of 16 from position 0.
+    let _: i64 = q(&mut c, &["LREM", "l", "1", &big]).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 3 + 1);
+    assert_eq!(grids(&schema, "l").await, [C]);
+    assert_eq!(chunks(&schema, "l").await, grid(0, 39));
+    check(&schema, "l", &mut c, Some(0)).await;
+    // Emptied and created again with large elements: a list written whole.
+    let _: i64 = q(&mut c, &["DEL", "l"]).await;
+    let _: i64 = q(&mut c, &args("RPUSH", "l", &large("x", 3, 300))).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 3 + 1);
+    assert_eq!(grids(&schema, "l").await, [1]);
+    check(&schema, "l", &mut c, Some(0)).await;
+    drop(c);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_keeps_each_lists_grid() {
+    let schema = schema("rs_chunks_restart");
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    // "big" is on grid 1 and then holds mostly small elements (pushed in part, so its grid
+    // stays); "small" is on grid 16.
+    let _: i64 = q(&mut c, &args("RPUSH", "big", &large("b", 2, 2000))).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let _: i64 = q(&mut c, &args("LPUSH", "big", &values("s", 30))).await;
+    let _: i64 = q(&mut c, &args("RPUSH", "small", &values("e", 30))).await;
+    let _: i64 = q(&mut c, &args("LPUSH", "small", &values("h", 3))).await;
+    let _: String = q(&mut c, &["SAVE"]).await;
+    let big: Vec<String> = q(&mut c, &["LRANGE", "big", "0", "-1"]).await;
+    drop(c);
+    server.stop().await;
+
+    let server = Server::start(&schema, AppendFsync::Always).await;
+    let mut c = server.client().await;
+    let got: Vec<String> = q(&mut c, &["LRANGE", "big", "0", "-1"]).await;
+    assert_eq!(got, big);
+    let mut w = 0;
+    let _ = rows_since(&mut c, &mut w).await;
+    // Written in part on the grids they had: one row for "big"'s push; "small"'s push lands
+    // in chunk -1, which holds 3 elements: one row again.
+    let _: i64 = q(&mut c, &["LPUSH", "big", "p"]).await;
+    let _: i64 = q(&mut c, &["LPUSH", "small", "p"]).await;
+    assert_eq!(rows_since(&mut c, &mut w).await, 2);
+    assert_eq!(grids(&schema, "big").await, [1]);
+    assert_eq!(grids(&schema, "small").await, [C]);
+    check(&schema, "big", &mut c, Some(-31)).await;
+    check(&schema, "small", &mut c, Some(-4)).await;
+    assert_eq!(chunks(&schema, "small").await, grid(-4, 29));
+    drop(c);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_schema_of_version_2_with_lists_is_migrated_into_chunks() {
     let schema = schema("rs_migrate_v2");
@@ -280,7 +408,9 @@ async fn a_schema_of_version_2_with_lists_is_migrated_into_chunks() {
         "INSERT INTO \"{schema}\".keys (db, key, type, expire_at) VALUES \
              (0, 'neg', 'list', NULL), (0, 'pos', 'list', now() + interval '1 hour'), \
              (3, 'neg', 'list', NULL), (0, '\\xff00'::bytea, 'list', NULL), \
-             (0, 'one', 'list', NULL), (0, 'h', 'hash', NULL); \
+             (0, 'one', 'list', NULL), (0, 'h', 'hash', NULL), (0, 'big', 'list', NULL); \
+         INSERT INTO \"{schema}\".list_items SELECT 0, 'big', g, \
+             convert_to(repeat('b', 200) || g, 'UTF8') FROM generate_series(-20, 20) g; \
          INSERT INTO \"{schema}\".list_items SELECT 0, 'neg', g, ('n' || g)::bytea \
              FROM generate_series(-130, 5) g; \
          INSERT INTO \"{schema}\".list_items SELECT 0, 'pos', g, ('p' || g)::bytea \
@@ -298,7 +428,7 @@ async fn a_schema_of_version_2_with_lists_is_migrated_into_chunks() {
          FROM \"{schema}\".lists ORDER BY db, key, index"
     ))
     .await;
-    assert_eq!(view_before.len(), 136 + 141 + 64 + 2 + 1);
+    assert_eq!(view_before.len(), 136 + 141 + 64 + 2 + 1 + 41);
     let server = Server::start(&schema, AppendFsync::Always).await;
     assert_eq!(
         value(&format!(
@@ -325,6 +455,11 @@ async fn a_schema_of_version_2_with_lists_is_migrated_into_chunks() {
     assert_eq!(view_after, view_before);
     assert_eq!(chunks(&schema, "neg").await, grid(-130, 5));
     assert_eq!(chunks(&schema, "neg").await[0], (-9, -130, 2));
+    assert_eq!(grids(&schema, "neg").await, [C]);
+    // Elements of 200 bytes and more: one position per row.
+    assert_eq!(grids(&schema, "big").await, [1]);
+    let big: Vec<(i64, i64, i64)> = (-20..=20).map(|p| (p, p, 1)).collect();
+    assert_eq!(chunks(&schema, "big").await, big);
     let mut c = server.client().await;
     let expected = |prefix: &str, range: std::ops::RangeInclusive<i64>| -> Vec<String> {
         range.map(|i| format!("{prefix}{i}")).collect()
@@ -352,8 +487,10 @@ async fn a_schema_of_version_2_with_lists_is_migrated_into_chunks() {
     let _ = rows_since(&mut c, &mut w).await;
     let _: i64 = q(&mut c, &["LPUSH", "neg", "front"]).await;
     let _: i64 = q(&mut c, &["RPUSH", "one", "second"]).await;
+    let _: String = q(&mut c, &["LPOP", "big"]).await;
     assert_eq!(rows_since(&mut c, &mut w).await, 2);
     check(&schema, "neg", &mut c, Some(-131)).await;
+    check(&schema, "big", &mut c, Some(-19)).await;
     check(&schema, "one", &mut c, Some(-1)).await;
     assert_eq!(chunks(&schema, "one").await, [(-1, -1, 1), (0, 0, 1)]);
     drop(c);
@@ -369,7 +506,7 @@ async fn a_chunk_that_cannot_be_read_stops_the_load_naming_the_list() {
     conn.batch_execute(&format!(
         "INSERT INTO \"{schema}\".keys (db, key, type) VALUES (2, '\\x626164ff', 'list'); \
          INSERT INTO \"{schema}\".list_chunks VALUES \
-             (2, '\\x626164ff', 0, 0, ARRAY['a'::bytea, NULL])"
+             (2, '\\x626164ff', 0, 0, ARRAY['a'::bytea, NULL], 16)"
     ))
     .await
     .expect("a chunk holding a NULL");

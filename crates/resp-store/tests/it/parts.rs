@@ -308,10 +308,13 @@ async fn a_list_with_gaps_in_its_positions_is_rewritten_whole() {
     let mut conn = sluice_embedded::testkit::connect().await;
     conn.batch_execute(&format!(
         "INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'g', 'list'); \
-         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'g', 0, 3, '{{a}}'), \
-             (0, 'g', 1, 17, '{{b,c}}'); \
+         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'g', 0, 3, '{{a}}', 16), \
+             (0, 'g', 1, 17, '{{b,c}}', 16); \
          INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'w', 'list'); \
-         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'w', 5, 3, '{{x,y}}')"
+         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'w', 5, 3, '{{x,y}}', 16); \
+         INSERT INTO \"{schema}\".keys (db, key, type) VALUES (0, 'm', 'list'); \
+         INSERT INTO \"{schema}\".list_chunks VALUES (0, 'm', -1, -1, '{{x}}', 16), \
+             (0, 'm', 0, 0, '{{y}}', 1)"
     ))
     .await
     .expect("rows with gaps");
@@ -331,6 +334,15 @@ async fn a_list_with_gaps_in_its_positions_is_rewritten_whole() {
         ))
         .await,
         [[Some("0".to_string()), Some("0".to_string())]]
+    );
+    // Rows of two grids: written whole as well, on one grid (its elements are small).
+    check_list_rows(&schema, "m", &mut c).await;
+    assert_eq!(
+        rows(&format!(
+            "SELECT chunk::text, grid::text FROM \"{schema}\".list_chunks WHERE key = 'm'"
+        ))
+        .await,
+        [[Some("0".to_string()), Some("16".to_string())]]
     );
     drop(c);
     server.stop().await;
