@@ -46,9 +46,13 @@ const ZSET: usize = 4;
 const STREAM: usize = 5;
 const ANY: usize = 6;
 
+/// One of 300 bytes: lists holding it are stored one position per row, and switch grids when
+/// written whole again.
 #[rustfmt::skip]
-const VALUES: [&[u8]; 11] =
-    [b"", b"a", b"b", b"c", b"1", b"2", b"10", b"-3", b"x\0y", b"\xff\xfe", b"long value "];
+const VALUES: [&[u8]; 12] = [
+    b"", b"a", b"b", b"c", b"1", b"2", b"10", b"-3", b"x\0y", b"\xff\xfe", b"long value ",
+    &[b'L'; 300],
+];
 /// Enough fields and members that collections often outgrow a flush's changes (then they are
 /// written in part).
 #[rustfmt::skip]
@@ -427,6 +431,31 @@ fn misconf(errors: &[String], context: &str, log: &[String]) {
     }
 }
 
+/// Every list's chunk rows are on one grid, hold contiguous positions and sit in the chunk
+/// their positions fall in (the loader would quietly rewrite a list out of shape, hiding a
+/// writer that wrote it so); returns how many lists have rows on grid 1.
+async fn lists_in_shape(schema: &str, context: &str, log: &[String]) -> u64 {
+    let bad = value(&format!(
+        "SELECT count(*)::text FROM (SELECT chunk, first_pos, grid, cardinality(items) AS n, \
+             lag(first_pos + cardinality(items)) OVER w AS expected, \
+             min(grid) OVER w2 AS gmin, max(grid) OVER w2 AS gmax \
+         FROM \"{schema}\".list_chunks \
+         WINDOW w AS (PARTITION BY db, key ORDER BY chunk), w2 AS (PARTITION BY db, key)) r \
+         WHERE gmin <> gmax OR n = 0 OR floor(first_pos::numeric / grid) <> chunk \
+            OR floor((first_pos + n - 1)::numeric / grid) <> chunk OR expected <> first_pos"
+    ))
+    .await;
+    if bad.as_deref() != Some("0") {
+        fail(&format!("{context}: {bad:?} list rows out of shape"), log);
+    }
+    value(&format!(
+        "SELECT count(DISTINCT (db, key))::text FROM \"{schema}\".list_chunks WHERE grid = 1"
+    ))
+    .await
+    .and_then(|n| n.parse().ok())
+    .unwrap_or(0)
+}
+
 /// SAVE: under everysec, the flush of everything so far.
 async fn save(c: &mut Conn, context: &str, log: &[String]) {
     let r: redis::RedisResult<String> = redis::cmd("SAVE").query_async(c).await;
@@ -494,6 +523,7 @@ async fn rounds(policy: AppendFsync, name: &str) {
     let mut watch = FailureWatch::start(&server);
     let (mut commands, mut crashes, started) = (0u64, 0u64, Instant::now());
     let (mut failed, mut kinds) = (0u64, BTreeMap::<String, u64>::new());
+    let mut one_per_row = 0u64;
     let context = |round: u64| format!("{name}: SLUICE_RANDOM_SEED={seed}, round {round}");
     for round in 0..rounds {
         let mut c = clients(&server).await;
@@ -558,6 +588,7 @@ async fn rounds(policy: AppendFsync, name: &str) {
         } else {
             server.stop().await;
         }
+        one_per_row += lists_in_shape(&schema, &context(round), &log).await;
         server = Server::start(&schema, policy).await;
         watch = FailureWatch::start(&server);
         let mut c = clients(&server).await;
@@ -575,8 +606,8 @@ async fn rounds(policy: AppendFsync, name: &str) {
     server.stop().await;
     eprintln!(
         "{name}: {rounds} rounds, {commands} commands ({failed} answered with an error), \
-         {crashes} crashes, keys compared by type {kinds:?}: same keyspace after every restart \
-         ({:?})",
+         {crashes} crashes, keys compared by type {kinds:?}, lists on grid 1 at {one_per_row} \
+         restarts: same keyspace after every restart ({:?})",
         started.elapsed()
     );
 }
