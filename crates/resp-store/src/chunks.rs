@@ -17,9 +17,10 @@ pub const SMALL_GRID: i16 = 16;
 /// The mean element size (bytes) up to which a list is stored in chunks of [`SMALL_GRID`];
 /// a list of larger elements gets one position per row, as a neighbour rewritten costs more
 /// than a row: with 4 KB elements a chunk of 16 made RPUSH at 50 clients 2x and LPOP at one
-/// client 2.5x slower than one row per element. At 128 bytes a pop rewrites at most ~2 KB of
-/// neighbours, about what a row of its own costs PostgreSQL (tuple and index entry headers,
-/// the key again, WAL record), while a flush of many pushes still takes 16 a row.
+/// client 2.5x slower than one row per element. Measured under `always` (10,000 RPUSH at 50
+/// clients, then LPOP at 1 and 50), chunks of 16 against a row per element were about even at
+/// 128 and 256 bytes (one run each way at 256) and lost from 384 bytes on (512: 0.78 / 0.83 /
+/// 0.65): 128 keeps a margin below where they start losing.
 pub const SMALL_MEAN: usize = 128;
 
 /// The grid a list written whole is stored on, from its elements: chunks of [`SMALL_GRID`]
