@@ -75,7 +75,7 @@ async fn run(
     let results = batch.run().await.map_err(pg)?;
     // Whatever happened, nothing the statement did is kept.
     conn.batch_execute("ROLLBACK").await.map_err(pg)?;
-    if let Some(Err(error)) = results.iter().find(|r| r.is_err()) {
+    if let Some(Err(error)) = super::write::failed_statement(&results).map(|i| &results[i]) {
         return Err(ApiError::from_pg(error, false));
     }
     let mut body = String::new();
