@@ -193,27 +193,8 @@ async fn run(
                         return Err(in_operation(index + 1, &names[index], error));
                     }
                 };
-                if prepared.checks.singular && written.rows != 1 {
+                if let Some(error) = super::write::failed_check(prepared.checks, written.rows) {
                     conn.batch_execute("ROLLBACK").await.map_err(pg)?;
-                    let error =
-                        ApiError::not_single(format!("The result contains {} rows", written.rows));
-                    return Err(in_operation(index + 1, &names[index], error));
-                }
-                if let Some(max) = prepared
-                    .checks
-                    .max_affected
-                    .filter(|max| written.rows > *max)
-                {
-                    conn.batch_execute("ROLLBACK").await.map_err(pg)?;
-                    let error = ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "PGRST124",
-                        "Query result exceeds max-affected preference constraint",
-                    )
-                    .details(format!(
-                        "The query affects {} rows (at most {max})",
-                        written.rows
-                    ));
                     return Err(in_operation(index + 1, &names[index], error));
                 }
                 (written, prepared.representation)
@@ -230,19 +211,7 @@ async fn run(
         answers.push(answer_json(&plan.request, applied, written, representation));
     }
     let commits = api.config.tx_end.commits(outer.prefer.tx);
-    let lsn = match (commits, api.lsn.report) {
-        (true, true) => conn.commit_lsn().await.map_err(pg)?,
-        (true, false) => conn
-            .batch_execute("COMMIT")
-            .await
-            .map(|()| None)
-            .map_err(pg)?,
-        (false, _) => conn
-            .batch_execute("ROLLBACK")
-            .await
-            .map(|()| None)
-            .map_err(pg)?,
-    };
+    let lsn = super::end_transaction(&mut conn, commits, api.lsn.report).await?;
     let mut response = Response::new(full(serde_json::Value::Array(answers).to_string()));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -511,6 +511,29 @@ pub(crate) fn stamp_lsn(
     }
 }
 
+/// Ends a request's explicit transaction: committed, its position read in the same round trip
+/// when writes report it (`Sluice-Lsn`), or rolled back.
+pub(crate) async fn end_transaction(
+    conn: &mut sluice_pg::Connection,
+    commit: bool,
+    report: bool,
+) -> Result<Option<sluice_pg::Lsn>, ApiError> {
+    let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    match (commit, report) {
+        (true, true) => conn.commit_lsn().await.map_err(pg),
+        (true, false) => conn
+            .batch_execute("COMMIT")
+            .await
+            .map(|()| None)
+            .map_err(pg),
+        (false, _) => conn
+            .batch_execute("ROLLBACK")
+            .await
+            .map(|()| None)
+            .map_err(pg),
+    }
+}
+
 /// 404 PGRST205 for a relation the cache does not have.
 pub(crate) fn table_not_found(schema: &str, name: &str) -> ApiError {
     ApiError::new(

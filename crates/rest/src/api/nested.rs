@@ -229,19 +229,7 @@ async fn run(
     )
     .await;
     let commits = outcome.is_ok() && api.config.tx_end.commits(prefer.tx);
-    let lsn = match (commits, api.lsn.report) {
-        (true, true) => conn.commit_lsn().await.map_err(pg)?,
-        (true, false) => conn
-            .batch_execute("COMMIT")
-            .await
-            .map(|()| None)
-            .map_err(pg)?,
-        (false, _) => conn
-            .batch_execute("ROLLBACK")
-            .await
-            .map(|()| None)
-            .map_err(pg)?,
-    };
+    let lsn = super::end_transaction(&mut conn, commits, api.lsn.report).await?;
     let applied = super::write::applied(api, request, target);
     let mut response = answer(request, applied, outcome?, representation);
     super::stamp_lsn(api, &mut response, lsn, target.named);

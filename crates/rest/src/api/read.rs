@@ -52,6 +52,19 @@ struct ReadJob {
     /// counted, only those of the page (`offset`, `limit`) are sent, and the count is the total.
     /// Nothing is sent before the last row, as `Content-Range` needs the total.
     count_rows: bool,
+    /// A call that may end otherwise than committed: it runs in an explicit transaction, its
+    /// rows collected, ended as this says.
+    ending: Option<CallEnding>,
+}
+
+/// How a call's explicit transaction ends.
+#[derive(Debug, Clone, Copy)]
+struct CallEnding {
+    /// What its rows must pass, else it rolls back with the check's error (the single object
+    /// on a call that may write, `max-affected` under `handling=strict`).
+    checks: crate::plan::write::RowChecks,
+    /// Whether it commits when they pass (`tx_end`, `Prefer: tx=`).
+    commit: bool,
 }
 
 /// How a result becomes a body.
@@ -141,6 +154,19 @@ pub(super) async fn stream_call(
             Err(error) => return error_response(&error),
         },
     };
+    let checks = crate::plan::write::RowChecks {
+        max_affected: super::write::strict_max_affected(&request.prefer),
+        // A call that may write is rolled back when its answer is not the one object asked for
+        // (one that only reads is refused as a table read is, while it streams).
+        singular: route == Route::Primary
+            && shape == Shape::Rows
+            && representation == Representation::Object,
+    };
+    // Only a call that may write is rolled back by tx_end or `Prefer: tx=` (one by GET cannot
+    // write: plan_call allows only STABLE and IMMUTABLE functions there).
+    let commit = route == Route::Replica || api.config.tx_end.commits(request.prefer.tx);
+    let ending = (checks.max_affected.is_some() || checks.singular || !commit)
+        .then_some(CallEnding { checks, commit });
     let job = ReadJob {
         shape,
         context: target.context_statements(),
@@ -165,6 +191,13 @@ pub(super) async fn stream_call(
         named: target.named,
         report_commit: route == Route::Primary && api.lsn.report,
         count_rows: call.count_rows,
+        ending,
+    };
+    // A call that may roll back runs on the primary, in a transaction of its own.
+    let route = if ending.is_some() {
+        Route::Primary
+    } else {
+        route
     };
     respond(api, request, job, route).await
 }
@@ -424,6 +457,7 @@ fn plan_job(
         named: target.named,
         report_commit: false,
         count_rows: false,
+        ending: None,
     })
 }
 

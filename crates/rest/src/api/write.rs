@@ -286,9 +286,9 @@ pub(super) fn prepare<'c>(
         representation,
         location_of: matches!(returning, Returning::Columns(_)).then_some(table),
         checks: RowChecks {
-            max_affected: prefer
-                .max_affected
-                .filter(|_| prefer.handling == Some(PreferHandling::Strict)),
+            // PostgREST checks it on updates and deletes (and calls), not on inserts or PUT.
+            max_affected: strict_max_affected(prefer)
+                .filter(|_| matches!(request.method, Method::Patch | Method::Delete)),
             singular: response::negotiate(&request.accept).ok() == Some(Representation::Object),
         },
     }))
@@ -468,39 +468,48 @@ pub(super) async fn execute(
         inserted,
         ..w
     });
-    let keep = match (&written, max_affected) {
-        (Err(_), _) => false,
-        (Ok(w), Some(max)) if w.rows > max => {
-            if explicit {
+    let keep = match &written {
+        Err(_) => false,
+        Ok(w) => match failed_check(checks, w.rows) {
+            Some(error) => {
+                // Checks make the transaction explicit.
                 conn.batch_execute("ROLLBACK").await.map_err(pg)?;
+                return Err(error);
             }
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "PGRST124",
-                "Query result exceeds max-affected preference constraint",
-            )
-            .details(format!("The query affects {} rows", w.rows)));
-        }
-        (Ok(w), _) if checks.singular && w.rows != 1 => {
-            conn.batch_execute("ROLLBACK").await.map_err(pg)?;
-            return Err(ApiError::not_single(format!(
-                "The result contains {} rows",
-                w.rows
-            )));
-        }
-        _ => commits,
+            None => commits,
+        },
     };
-    let lsn = match (explicit, keep && report) {
-        (true, true) => conn.commit_lsn().await.map_err(pg)?,
-        (true, false) => {
-            conn.batch_execute(if keep { "COMMIT" } else { "ROLLBACK" })
-                .await
-                .map_err(pg)?;
-            None
-        }
-        (false, _) => lsn,
+    let lsn = match explicit {
+        true => super::end_transaction(&mut conn, keep, report).await?,
+        false => lsn,
     };
     written.map(|written| (written, lsn))
+}
+
+/// `Prefer: max-affected`, which only binds under `handling=strict`.
+pub(super) fn strict_max_affected(prefer: &crate::request::Preferences) -> Option<u64> {
+    prefer
+        .max_affected
+        .filter(|_| prefer.handling == Some(PreferHandling::Strict))
+}
+
+/// What `rows` rows (a write's, or a call's result) break of `checks`, in PostgREST's order:
+/// the single object first, then max-affected. The transaction is rolled back on either.
+pub(super) fn failed_check(checks: RowChecks, rows: u64) -> Option<ApiError> {
+    if checks.singular && rows != 1 {
+        return Some(ApiError::not_single(format!(
+            "The result contains {rows} rows"
+        )));
+    }
+    checks.max_affected.filter(|max| rows > *max)?;
+    Some(
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "PGRST124",
+            "Query result exceeds max-affected preference constraint",
+        )
+        .details(format!("The query affects {rows} rows")),
+    )
 }
 
 /// The count [`READ_INSERTED`] read: no count (no row offered) is none inserted.

@@ -105,11 +105,11 @@ pub fn preference_applied(
     }
     let timezone = honoured.timezone.map(|zone| format!("timezone={zone}"));
     applied.extend(timezone.as_deref());
-    // max-affected is enforced only under handling=strict, and only where rows are affected.
-    // Sluice does not yet enforce it on calls, so it is not listed for them.
+    // max-affected is enforced only under handling=strict, on updates, deletes and calls (a
+    // call's result rows).
     let max_affected = prefer
         .max_affected
-        .filter(|_| matches!(kind, Update | Delete))
+        .filter(|_| matches!(kind, Update | Delete | Call))
         .filter(|_| prefer.handling == Some(PreferHandling::Strict))
         .map(|n| format!("max-affected={n}"));
     applied.extend(max_affected.as_deref());
@@ -170,7 +170,7 @@ mod tests {
         );
         assert_eq!(
             listed(Applying::Call, &prefer, honoured),
-            format!("params=single-object, {tail}")
+            format!("params=single-object, {tail}, max-affected=5")
         );
         assert_eq!(
             listed(Applying::Batch, &prefer, honoured),

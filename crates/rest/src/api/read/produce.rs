@@ -151,7 +151,9 @@ async fn produce_on(
     let guard = job.named.filter(|_| on_replica).map(|lsn| lsn.to_string());
     // A call that may write reads its commit position after the commit, in a later group.
     let report = job.report_commit && !on_replica;
-    let mode = if report {
+    // A call that may roll back is one explicit transaction, ended once its rows are counted.
+    let explicit = job.ending.is_some();
+    let mode = if report && !explicit {
         SyncMode::Groups
     } else {
         SyncMode::Once
@@ -161,13 +163,18 @@ async fn produce_on(
         Err(error) => return fail_early(sender, &error, on_replica).await,
     };
     let mut queued = Ok(());
+    if explicit {
+        queued = batch.query("BEGIN", &[]).map(drop);
+    }
     if let Some(lsn) = &guard {
-        queued = batch
-            .query(
-                sluice_pg::lsn::REPLAYED_SQL,
-                &[lsn as &dyn sluice_pg::ToSql],
-            )
-            .map(drop);
+        queued = queued.and_then(|()| {
+            batch
+                .query(
+                    sluice_pg::lsn::REPLAYED_SQL,
+                    &[lsn as &dyn sluice_pg::ToSql],
+                )
+                .map(drop)
+        });
     }
     for (context, params) in job.context.iter().zip(&context_params) {
         queued = queued.and_then(|()| batch.query(&context.sql, params).map(drop));
@@ -184,11 +191,12 @@ async fn produce_on(
     // function set for the answer (`response.headers`, `response.status`) after it, in the
     // same transaction; its rows are collected first. Other results stream, shaped only by the
     // pre-request function.
-    let single_row_call = matches!(job.shape, Shape::Scalar | Shape::OutObject) || report;
+    let single_row_call =
+        matches!(job.shape, Shape::Scalar | Shape::OutObject) || report || explicit;
     let mut commit_lsn = None;
     let (before, mut rows, shaping) = if single_row_call {
         let mut queued = batch.query(RESPONSE_SETTINGS, &[]).map(drop);
-        let position = match report {
+        let position = match report && !explicit {
             true => match queued.and_then(|()| batch.commit_position()) {
                 Ok(at) => {
                     queued = Ok(());
@@ -207,8 +215,15 @@ async fn produce_on(
         };
         let mut results = match results {
             Ok(results) => results,
-            Err(error) => return fail_early(sender, &error, on_replica).await,
+            Err(error) => {
+                roll_back(&mut conn, explicit).await;
+                return fail_early(sender, &error, on_replica).await;
+            }
         };
+        if explicit && !results.is_empty() {
+            // BEGIN's.
+            drop(results.remove(0));
+        }
         if let Some(at) = position {
             commit_lsn = sluice_pg::Lsn::from_commit_result(results.get(at));
             results.truncate(at);
@@ -223,6 +238,7 @@ async fn produce_on(
         }
         if let Some(Err(error)) = crate::api::write::failed_statement(&results).map(|i| &results[i])
         {
+            roll_back(&mut conn, explicit).await;
             return fail_early(sender, error, on_replica).await;
         }
         if guard.is_some() && !results.is_empty() {
@@ -246,11 +262,13 @@ async fn produce_on(
         let shaping = match shaping {
             Ok(shaping) => shaping,
             Err(error) => {
+                roll_back(&mut conn, explicit).await;
                 let _ = sender.fail(error).await;
                 return Attempt::Done;
             }
         };
         let Some(main) = main else {
+            roll_back(&mut conn, explicit).await;
             let _ = sender
                 .fail(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -260,6 +278,15 @@ async fn produce_on(
                 .await;
             return Attempt::Done;
         };
+        if let Some(ending) = job.ending {
+            match end_call(&mut conn, job, ending, main.len() as u64, report).await {
+                Ok(lsn) => commit_lsn = lsn,
+                Err(error) => {
+                    let _ = sender.fail(error).await;
+                    return Attempt::Done;
+                }
+            }
+        }
         (
             before,
             Source::Collected(main.into_blocks().into_iter()),
@@ -424,6 +451,37 @@ async fn produce_on(
     }
     sender.finish(Bytes::from(buf)).await;
     Attempt::Done
+}
+
+/// Rolls back the explicit transaction of a call that failed (nothing to do for the others:
+/// theirs was implicit). A connection that cannot is broken and will not be reused.
+async fn roll_back(conn: &mut PooledConnection, explicit: bool) {
+    if explicit && let Err(error) = conn.batch_execute("ROLLBACK").await {
+        tracing::debug!(%error, "rolling back a checked call failed");
+    }
+}
+
+/// Ends a call's explicit transaction on its `rows` rows (those of the page when the statement
+/// leaves the page out): rolled back with the check's error, else as `ending` says, reading the
+/// commit's position when writes report it.
+async fn end_call(
+    conn: &mut PooledConnection,
+    job: &ReadJob,
+    ending: CallEnding,
+    rows: u64,
+    report: bool,
+) -> Result<Option<sluice_pg::Lsn>, ApiError> {
+    let rows = if job.count_rows {
+        let left = rows.saturating_sub(job.offset);
+        job.limit.map_or(left, |limit| left.min(limit))
+    } else {
+        rows
+    };
+    if let Some(error) = crate::api::write::failed_check(ending.checks, rows) {
+        crate::api::end_transaction(conn, false, false).await?;
+        return Err(error);
+    }
+    crate::api::end_transaction(conn, ending.commit, report).await
 }
 
 /// 416 PGRST103 for an offset at or past the end of a counted result.

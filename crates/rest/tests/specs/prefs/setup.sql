@@ -8,3 +8,5 @@ INSERT INTO stamps VALUES ('2023-10-18 12:37:59.611+00');
 CREATE FUNCTION add_them(a int, b int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a + b';
 CREATE FUNCTION echo_json(payload json) RETURNS json LANGUAGE sql AS 'SELECT payload';
 CREATE FUNCTION do_nothing() RETURNS void LANGUAGE sql AS 'SELECT';
+CREATE FUNCTION add_item(new_id int) RETURNS SETOF items LANGUAGE sql
+  AS 'INSERT INTO items (id) VALUES (new_id) RETURNING *';
