@@ -286,8 +286,7 @@ async fn serve(
             }
             let handle = sluice_rest::schema::SchemaHandle::load(
                 pool.clone(),
-                config.schemas.clone(),
-                config.extra_search_path.clone(),
+                sluice_rest::schema::LoadScope::of(&config),
             )
             .await
             .context("loading the REST API's schema cache")?;

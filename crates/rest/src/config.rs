@@ -72,6 +72,10 @@ pub struct RestConfig {
     /// Schemas searched after the request's own (PostgREST's `db-extra-search-path`): where
     /// extensions' types, operators and functions live. Empty: the request's schema alone.
     pub extra_search_path: Vec<String>,
+    /// The settings a function's `SET` clause gives the whole call's transaction, set before
+    /// it runs (PostgREST's `db-hoisted-tx-settings`); other `SET` clauses apply inside the
+    /// function only, as PostgreSQL applies them.
+    pub hoisted_tx_settings: Vec<String>,
 }
 
 impl Default for RestConfig {
@@ -89,6 +93,13 @@ impl Default for RestConfig {
             pre_request: None,
             jwt_cache_max_lifetime: 0,
             extra_search_path: vec!["public".to_string()],
+            hoisted_tx_settings: [
+                "statement_timeout",
+                "plan_filter.statement_cost_limit",
+                "default_transaction_isolation",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
     }
 }

@@ -191,6 +191,10 @@ settings! {
         /// PostGIS). Their functions over an exposed table's row type are its computed fields
         /// too. Empty: the request's schema alone.
         extra_search_path: Vec<String> = rest_defaults().extra_search_path;
+        /// Settings a function's SET clause gives the whole transaction of a call, set before
+        /// it runs (PostgREST's db-hoisted-tx-settings), such as a function's own
+        /// statement_timeout; other SET clauses apply inside the function only.
+        hoisted_tx_settings: Vec<String> = rest_defaults().hoisted_tx_settings;
     }
 
     [resp] RespSection {
@@ -553,6 +557,7 @@ impl Settings {
             pre_request: r.pre_request.clone().filter(|f| !f.is_empty()),
             jwt_cache_max_lifetime: r.jwt_cache_max_lifetime,
             extra_search_path: r.extra_search_path.clone(),
+            hoisted_tx_settings: r.hoisted_tx_settings.clone(),
             max_rows: r.max_rows,
             tx_end: r.tx_end,
             aggregates_enabled: r.aggregates_enabled,

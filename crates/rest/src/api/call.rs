@@ -30,9 +30,11 @@ pub(super) async fn call(
         _ => super::read::Route::Primary,
     };
     if let Some((plan, request)) = super::explain::planned(api, request) {
-        let context = target.context_statements();
         return match prepare(api, &request, target, cache, body) {
-            Ok(job) => super::explain::explain(api, &context, &job.statement, plan).await,
+            Ok(job) => {
+                let context = target.call_context_statements(&job.function_settings);
+                super::explain::explain(api, &context, &job.statement, plan).await
+            }
             Err(error) => error_response(&error),
         };
     }
@@ -80,6 +82,8 @@ pub(super) struct CallJob {
     pub single_object: bool,
     /// The function returns `void`: the answer has no body.
     pub void: bool,
+    /// The function's hoisted settings, set in the call's transaction before it runs.
+    pub function_settings: Vec<(String, String)>,
 }
 
 fn prepare(
@@ -236,6 +240,7 @@ fn prepare(
         count_rows,
         single_object,
         void: returns_void(plan.routine),
+        function_settings: plan.routine.hoisted_settings.clone(),
     })
 }
 

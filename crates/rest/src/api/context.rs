@@ -27,6 +27,11 @@ pub struct RequestContext {
     pub pre_request: Option<String>,
     /// `timezone` for the transaction (`Prefer: timezone`, checked against the server's names).
     pub timezone: Option<String>,
+    /// The role's own settings (`ALTER ROLE .. SET`), set before it (PostgREST's order, so a
+    /// setting granted to the connecting role with `GRANT SET ON PARAMETER` can be set).
+    pub role_settings: std::sync::Arc<[(String, String)]>,
+    /// The called function's hoisted settings, set last (after `timezone`, as PostgREST does).
+    pub function_settings: Vec<(String, String)>,
 }
 
 impl RequestContext {
@@ -88,6 +93,8 @@ impl RequestContext {
             cookies_json: text(cookies_json),
             pre_request: None,
             timezone: None,
+            role_settings: std::sync::Arc::new([]),
+            function_settings: Vec::new(),
         }
     }
 
@@ -137,10 +144,51 @@ impl RequestContext {
                 .flatten()
                 .map(Some),
         );
-        Statement {
-            sql: shape.sql().to_string(),
-            params,
+        if self.role_settings.is_empty() && self.function_settings.is_empty() {
+            return Statement {
+                sql: shape.sql().to_string(),
+                params,
+            };
         }
+        // Settings named by the catalog: names and values are parameters, the text written
+        // for this request (only requests whose role or function has settings pay for it).
+        let mut calls = Vec::new();
+        let mut all = Vec::with_capacity(
+            params.len() + 2 * (self.role_settings.len() + self.function_settings.len()),
+        );
+        push_settings(&mut calls, &mut all, &self.role_settings);
+        calls.extend(shape.calls(all.len() + 1));
+        all.extend(params);
+        push_settings(&mut calls, &mut all, &self.function_settings);
+        Statement {
+            sql: format!("SELECT {}", calls.join(", ")),
+            params: all,
+        }
+    }
+}
+
+/// A statement setting `pairs` (name, value) for the transaction, both as parameters.
+pub fn settings_statement(pairs: &[(String, String)]) -> Statement {
+    let mut calls = Vec::with_capacity(pairs.len());
+    let mut params = Vec::with_capacity(2 * pairs.len());
+    push_settings(&mut calls, &mut params, pairs);
+    Statement {
+        sql: format!("SELECT {}", calls.join(", ")),
+        params,
+    }
+}
+
+/// A `set_config` call per pair onto `calls`, its name and value onto `params`.
+fn push_settings(
+    calls: &mut Vec<String>,
+    params: &mut Vec<Option<String>>,
+    pairs: &[(String, String)],
+) {
+    for (name, value) in pairs {
+        let at = params.len() + 1;
+        calls.push(format!("pg_catalog.set_config(${at}, ${}, true)", at + 1));
+        params.push(Some(name.clone()));
+        params.push(Some(value.clone()));
     }
 }
 
@@ -183,7 +231,12 @@ impl SettingsShape {
     }
 
     fn write_sql(self) -> String {
-        let names = [
+        format!("SELECT {}", self.calls(1).collect::<Vec<_>>().join(", "))
+    }
+
+    /// The `set_config` calls, their parameters numbered from `first`.
+    fn calls(self, first: usize) -> impl Iterator<Item = String> {
+        [
             "search_path",
             "request.method",
             "request.path",
@@ -193,18 +246,9 @@ impl SettingsShape {
         .into_iter()
         .chain(self.claims.then_some("request.jwt.claims"))
         .chain(self.timezone.then_some("timezone"))
-        .chain(self.role.then_some("role"));
-        let mut sql = String::from("SELECT ");
-        for (i, name) in names.enumerate() {
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!(
-                "pg_catalog.set_config('{name}', ${}, true)",
-                i + 1
-            ));
-        }
-        sql
+        .chain(self.role.then_some("role"))
+        .enumerate()
+        .map(move |(i, name)| format!("pg_catalog.set_config('{name}', ${}, true)", first + i))
     }
 }
 
@@ -433,6 +477,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn role_settings_come_before_the_role_and_function_settings_last() {
+        let mut context = RequestContext::new(
+            crate::auth::Identity {
+                role: Some("web".into()),
+                claims_json: None,
+            },
+            "api",
+            &[],
+            &http::Method::GET,
+            "/rpc/f",
+            &http::HeaderMap::new(),
+        );
+        let pair = |n: &str, v: &str| (n.to_string(), v.to_string());
+        context.role_settings =
+            vec![pair("statement_timeout", "3s"), pair("work_mem", "8MB")].into();
+        context.function_settings = vec![pair("statement_timeout", "1s")];
+        let statement = context.statement();
+        // Each set_config's two placeholders, in the statement's order.
+        let placeholders: Vec<usize> = statement
+            .sql
+            .split('$')
+            .skip(1)
+            .map(|rest| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().unwrap()
+            })
+            .collect();
+        let bound = |n: usize| statement.params[n - 1].as_deref().unwrap();
+        // Role settings first: their names are parameters too.
+        assert_eq!(&placeholders[..4], &[1, 2, 3, 4]);
+        assert_eq!(
+            [bound(1), bound(2), bound(3), bound(4)],
+            ["statement_timeout", "3s", "work_mem", "8MB"]
+        );
+        // The fixed settings follow, then the role, numbered on from there.
+        let role_at = statement.sql.find("'role'").unwrap();
+        let hoisted_at = statement.sql.rfind("set_config($").unwrap();
+        assert!(role_at < hoisted_at, "{}", statement.sql);
+        let last = placeholders.len();
+        assert_eq!(placeholders[last - 2..], [last - 1, last]);
+        assert_eq!([bound(last - 1), bound(last)], ["statement_timeout", "1s"]);
+        assert_eq!(
+            placeholders,
+            (1..=statement.params.len()).collect::<Vec<_>>()
+        );
+        // Seven fixed settings (five, the claims, the role) bind their values; the three
+        // others their names and values.
+        assert_eq!(statement.params.len(), 7 + 2 * 3, "{}", statement.sql);
     }
 
     #[test]

@@ -103,6 +103,26 @@ impl Target {
             .unwrap_or_default()
     }
 
+    /// The statements a call's transaction starts with: the context's, with the function's
+    /// hoisted settings set after the others (in a statement of their own when the request
+    /// needs no other context).
+    pub(crate) fn call_context_statements(
+        &self,
+        function_settings: &[(String, String)],
+    ) -> Vec<crate::sql::Statement> {
+        if function_settings.is_empty() {
+            return self.context_statements();
+        }
+        match &self.context {
+            Some(context) => {
+                let mut context = context.clone();
+                context.function_settings = function_settings.to_vec();
+                context.statements()
+            }
+            None => vec![context::settings_statement(function_settings)],
+        }
+    }
+
     /// The request's `Preference-Applied`, for its kind: what its settings and context honour.
     pub(crate) fn applied(
         &self,
@@ -312,6 +332,13 @@ impl RestApi {
             );
             context.pre_request = pre_request.map(context::quote_function);
             context.timezone = timezone;
+            if let Some(settings) = context
+                .role
+                .as_ref()
+                .and_then(|r| cache.role_settings.get(r))
+            {
+                context.role_settings = settings.clone();
+            }
             context
         });
         let needs_body = matches!(parsed.method, Method::Post | Method::Patch | Method::Put);

@@ -1,6 +1,6 @@
 //! The schema cache in use: an immutable snapshot that requests take without waiting, replaced
 //! whole when a reload has built the next one off the request path. Reloads come from
-//! `NOTIFY pgrst, 'reload schema'` (PostgREST's channel), SIGUSR1, DDL through an event trigger
+//! `NOTIFY pgrst, 'reload schema'` or `'reload config'` (PostgREST's channel), SIGUSR1, DDL through an event trigger
 //! Sluice installs, or a request for a relation or function the snapshot does not know (at most
 //! once per interval, so unknown names cannot make the server reload continuously).
 
@@ -31,26 +31,19 @@ pub enum ReloadError {
 pub struct SchemaHandle {
     current: RwLock<Arc<SchemaCache>>,
     pool: Pool,
-    schemas: Vec<String>,
-    /// The extra search path, where computed fields are also looked for.
-    extra_search_path: Vec<String>,
+    scope: LoadScope,
     /// Held while a reload runs; holds when the last one finished.
     reloading: tokio::sync::Mutex<Option<Instant>>,
 }
 
 impl SchemaHandle {
-    /// Loads the cache of `schemas` once; `extra_search_path` as [`super::load_searching`].
-    pub async fn load(
-        pool: Pool,
-        schemas: Vec<String>,
-        extra_search_path: Vec<String>,
-    ) -> Result<Arc<SchemaHandle>, ReloadError> {
-        let cache = build(&pool, &schemas, &extra_search_path).await?;
+    /// Loads the cache of what `scope` says once.
+    pub async fn load(pool: Pool, scope: LoadScope) -> Result<Arc<SchemaHandle>, ReloadError> {
+        let cache = build(&pool, &scope).await?;
         Ok(Arc::new(SchemaHandle {
             current: RwLock::new(Arc::new(cache)),
             pool,
-            schemas,
-            extra_search_path,
+            scope,
             reloading: tokio::sync::Mutex::new(Some(Instant::now())),
         }))
     }
@@ -84,7 +77,7 @@ impl SchemaHandle {
 
     async fn rebuild(&self, last: &mut Option<Instant>) -> Result<(), ReloadError> {
         let started = Instant::now();
-        let cache = build(&self.pool, &self.schemas, &self.extra_search_path).await?;
+        let cache = build(&self.pool, &self.scope).await?;
         let tables = cache.tables.len();
         *self.current.write() = Arc::new(cache);
         *last = Some(Instant::now());
@@ -141,13 +134,14 @@ impl SchemaHandle {
         }
         loop {
             let notification = conn.wait_for_notification().await?;
-            if !matches!(notification.payload.trim(), "" | "reload schema") {
-                if notification.payload.trim() == "reload config" {
-                    tracing::info!(
-                        "NOTIFY pgrst, 'reload config' is not supported: Sluice reads its settings at start"
-                    );
-                }
-                continue;
+            match notification.payload.trim() {
+                "" | "reload schema" => {}
+                // The roles' settings are read with the cache; Sluice's own, at start.
+                "reload config" => tracing::info!(
+                    "NOTIFY pgrst, 'reload config': reloading the roles' settings with the schema \
+                     cache (sluice.toml is read at start only)"
+                ),
+                _ => continue,
             }
             // A burst of DDL sends a burst of notifications: one reload serves them all.
             let deadline = tokio::time::Instant::now() + DEBOUNCE;
@@ -159,13 +153,37 @@ impl SchemaHandle {
     }
 }
 
-async fn build(
-    pool: &Pool,
-    schemas: &[String],
-    extra_search_path: &[String],
-) -> Result<SchemaCache, ReloadError> {
+/// What a load of the schema cache reads, from the REST settings.
+#[derive(Debug, Clone)]
+pub struct LoadScope {
+    /// The exposed schemas.
+    pub schemas: Vec<String>,
+    /// The extra search path, where computed fields are also looked for.
+    pub extra_search_path: Vec<String>,
+    /// The settings functions' `SET` clauses hoist to a call's transaction.
+    pub hoisted_tx_settings: Vec<String>,
+}
+
+impl LoadScope {
+    /// The scope the REST settings give.
+    pub fn of(config: &crate::RestConfig) -> LoadScope {
+        LoadScope {
+            schemas: config.schemas.clone(),
+            extra_search_path: config.extra_search_path.clone(),
+            hoisted_tx_settings: config.hoisted_tx_settings.clone(),
+        }
+    }
+}
+
+async fn build(pool: &Pool, scope: &LoadScope) -> Result<SchemaCache, ReloadError> {
     let mut conn = pool.get().await?;
-    Ok(super::load_searching(&mut conn, schemas, extra_search_path).await?)
+    Ok(super::load_searching(
+        &mut conn,
+        &scope.schemas,
+        &scope.extra_search_path,
+        &scope.hoisted_tx_settings,
+    )
+    .await?)
 }
 
 /// Installs (or replaces) the event triggers that notify [`CHANNEL`] after DDL, so schema

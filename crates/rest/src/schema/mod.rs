@@ -5,9 +5,10 @@ mod computed;
 pub mod handle;
 pub mod model;
 mod quick;
+mod settings;
 mod through_views;
 mod views;
 pub use quick::{load, load_searching};
 
-pub use handle::{SchemaHandle, install_ddl_trigger};
+pub use handle::{LoadScope, SchemaHandle, install_ddl_trigger};
 pub use model::*;

@@ -353,6 +353,9 @@ pub struct Routine {
     pub volatility: Volatility,
     /// A procedure (`CALL`) rather than a function.
     pub is_procedure: bool,
+    /// The settings of its `SET` clauses that a call sets for its whole transaction
+    /// (PostgREST's `db-hoisted-tx-settings`), as (name, value), in the function's order.
+    pub hoisted_settings: Vec<(String, String)>,
 }
 
 /// The schema cache: an immutable snapshot of the exposed schemas, shared by every request and
@@ -373,6 +376,10 @@ pub struct SchemaCache {
     /// (`current_schemas(false)`): a request whose path resolves the same is spared setting it.
     /// Empty when not read (every request then sets it).
     pub connection_search_path: Vec<String>,
+    /// The settings of each role requests may run as (`ALTER ROLE .. SET`), which `SET LOCAL
+    /// ROLE` does not apply: each request sets its role's (PostgREST's impersonated role
+    /// settings). Only roles that have some.
+    pub role_settings: HashMap<String, std::sync::Arc<[(String, String)]>>,
 }
 
 impl SchemaCache {

@@ -10,25 +10,30 @@ use std::collections::HashMap;
 /// The schemas whose relations views may show: every one but the system's.
 const USER_SCHEMAS: &str = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
 
-/// Loads what `schemas` hold, with the default extra search path (`public`).
+/// Loads what `schemas` hold, with the default extra search path (`public`) and hoisted
+/// settings.
 pub async fn load(
     conn: &mut Connection,
     schemas: &[String],
 ) -> Result<SchemaCache, sluice_pg::Error> {
+    let defaults = crate::RestConfig::default();
     load_searching(
         conn,
         schemas,
-        &crate::RestConfig::default().extra_search_path,
+        &defaults.extra_search_path,
+        &defaults.hoisted_tx_settings,
     )
     .await
 }
 
 /// Loads what `schemas` hold; computed fields are also looked for in `extra_search_path`
-/// (PostgREST's `db-extra-search-path`).
+/// (PostgREST's `db-extra-search-path`); functions' `SET` clauses naming one of `hoisted` are
+/// kept to be set for a call's transaction (`db-hoisted-tx-settings`).
 pub async fn load_searching(
     conn: &mut Connection,
     schemas: &[String],
     extra_search_path: &[String],
+    hoisted: &[String],
 ) -> Result<SchemaCache, sluice_pg::Error> {
     let list = array_literal(schemas);
     let mut cache = SchemaCache {
@@ -359,7 +364,8 @@ pub async fn load_searching(
                     p.prokind::text, t.typtype::text, t.typrelid, \
                     coalesce((SELECT array_agg(pg_catalog.format_type(x, NULL)) \
                               FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) x), '{}'), \
-                    coalesce(f.names, '{}'), coalesce(f.types, '{}'), coalesce(f.type_names, '{}') \
+                    coalesce(f.names, '{}'), coalesce(f.types, '{}'), coalesce(f.type_names, '{}'), \
+                    coalesce(p.proconfig, '{}') \
              FROM pg_catalog.pg_proc p \
              JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
              JOIN pg_catalog.pg_type t ON t.oid = p.prorettype \
@@ -486,6 +492,7 @@ pub async fn load_searching(
                     _ => Volatility::Volatile,
                 },
                 is_procedure: row.get::<&str>(12)? == "p",
+                hoisted_settings: super::settings::hoisted(row.get(19)?, hoisted),
             });
     }
     let extra = array_literal(extra_search_path);
@@ -497,6 +504,7 @@ pub async fn load_searching(
     if let Some(row) = path.iter().next() {
         cache.connection_search_path = row.get(0)?;
     }
+    cache.role_settings = super::settings::load_role_settings(conn).await?;
     Ok(cache)
 }
 

@@ -33,13 +33,9 @@ async fn a_function_made_after_start_becomes_a_computed_field_after_the_reload()
         .unwrap();
     let config = RestConfig::default();
     let pool = Pool::connect(&url, PoolSettings::default()).unwrap();
-    let handle = SchemaHandle::load(
-        pool.clone(),
-        config.schemas.clone(),
-        config.extra_search_path.clone(),
-    )
-    .await
-    .unwrap();
+    let handle = SchemaHandle::load(pool.clone(), sluice_rest::schema::LoadScope::of(&config))
+        .await
+        .unwrap();
     handle.spawn_listeners();
     let api = RestApi::new(pool.clone(), config, SchemaSource::Handle(handle));
     let mut router = Router::new();

@@ -155,6 +155,7 @@ impl Served {
                 &mut conn,
                 &config.schemas,
                 &config.extra_search_path,
+                &config.hoisted_tx_settings,
             )
             .await
             .map_err(|e| format!("loading the schema cache: {e}"))?,

@@ -1,0 +1,25 @@
+DO $$ BEGIN CREATE ROLE rest_timed_anon NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+DO $$ BEGIN CREATE ROLE rest_timed_user NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+ALTER ROLE rest_timed_anon SET statement_timeout = '200ms';
+ALTER ROLE rest_timed_user SET statement_timeout = '5s';
+-- Not a setting a request sets: an isolation level (and, for the anonymous role, a setting
+-- only a superuser may set, which PostgREST leaves out too).
+ALTER ROLE rest_timed_anon SET default_transaction_isolation = 'serializable';
+ALTER ROLE rest_timed_anon SET log_min_duration_statement = '1s';
+DO $$ BEGIN EXECUTE format('GRANT rest_timed_anon, rest_timed_user TO %I', current_user); END $$;
+GRANT USAGE ON SCHEMA public TO rest_timed_anon, rest_timed_user;
+
+CREATE FUNCTION current_timeout() RETURNS text LANGUAGE sql STABLE
+  AS $$ SELECT pg_catalog.current_setting('statement_timeout') $$;
+CREATE FUNCTION current_isolation() RETURNS text LANGUAGE sql STABLE
+  AS $$ SELECT pg_catalog.current_setting('transaction_isolation') $$;
+CREATE FUNCTION nap(seconds float8) RETURNS int LANGUAGE sql VOLATILE
+  AS $$ SELECT pg_catalog.pg_sleep(seconds); SELECT 1 $$;
+-- A function's own statement_timeout is hoisted to the call's transaction: it bounds the call.
+CREATE FUNCTION nap_bounded(seconds float8) RETURNS int LANGUAGE sql VOLATILE
+  SET statement_timeout = '100ms'
+  AS $$ SELECT pg_catalog.pg_sleep(seconds); SELECT 1 $$;
+-- A setting outside the hoisted list applies inside the function only.
+CREATE FUNCTION work_mem_inside() RETURNS text LANGUAGE sql STABLE SET work_mem = '1234kB'
+  AS $$ SELECT pg_catalog.current_setting('work_mem') $$;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO rest_timed_anon, rest_timed_user;
