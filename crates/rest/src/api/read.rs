@@ -595,9 +595,5 @@ fn head(job: &ReadJob, rows: Option<u64>, total: Option<u64>) -> ReadHead {
 }
 
 fn not_single(rows: u64) -> ApiError {
-    ApiError::not_single(if rows > 1 {
-        "The result contains more than one row".to_string()
-    } else {
-        format!("The result contains {rows} rows")
-    })
+    ApiError::not_single(format!("The result contains {rows} rows"))
 }

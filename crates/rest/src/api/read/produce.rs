@@ -335,6 +335,8 @@ async fn produce_on(
     // Every row read; with `count_rows`, those outside the page are skipped.
     let mut read: u64 = 0;
     let page_end = job.limit.map(|limit| job.offset.saturating_add(limit));
+    // Rows past the first when one object was asked for.
+    let mut surplus: u64 = 0;
     loop {
         let block = match rows.next_block().await {
             Ok(Some(block)) => block,
@@ -374,8 +376,9 @@ async fn produce_on(
                 continue;
             }
             if single && encoder.rows() >= 1 {
-                let _ = sender.fail(not_single(2)).await;
-                return Attempt::Done;
+                // Counted to the end, for the error's count (the rows are read either way).
+                surplus += 1;
+                continue;
             }
             if has_records {
                 for (i, record) in records.iter().enumerate() {
@@ -421,7 +424,7 @@ async fn produce_on(
             return Attempt::Done;
         }
     }
-    let rows_sent = if values { value_rows } else { encoder.rows() };
+    let rows_sent = if values { value_rows } else { encoder.rows() } + surplus;
     if values {
         match job.shape {
             Shape::ScalarSet => buf.push(b']'),
