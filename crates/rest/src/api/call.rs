@@ -32,7 +32,7 @@ pub(super) async fn call(
     if let Some((plan, request)) = super::explain::planned(api, request) {
         return match prepare(api, &request, target, cache, body) {
             Ok(job) => {
-                let context = target.call_context_statements(&job.function_settings);
+                let context = target.call_context_statements(&job.function_settings, job.volatile);
                 super::explain::explain(api, &context, &job.statement, plan).await
             }
             Err(error) => error_response(&error),
@@ -84,6 +84,8 @@ pub(super) struct CallJob {
     pub void: bool,
     /// The function's hoisted settings, set in the call's transaction before it runs.
     pub function_settings: Vec<(String, String)>,
+    /// The function is `VOLATILE`: a POST calling it may write.
+    pub volatile: bool,
 }
 
 fn prepare(
@@ -241,6 +243,7 @@ fn prepare(
         single_object,
         void: returns_void(plan.routine),
         function_settings: plan.routine.hoisted_settings.clone(),
+        volatile: plan.routine.volatility == Volatility::Volatile,
     })
 }
 

@@ -32,6 +32,9 @@ pub struct RequestContext {
     pub role_settings: std::sync::Arc<[(String, String)]>,
     /// The called function's hoisted settings, set last (after `timezone`, as PostgREST does).
     pub function_settings: Vec<(String, String)>,
+    /// The transaction may not write (`transaction_read_only`): PostgREST's access mode for
+    /// GET and HEAD, and for calls of functions that are not `VOLATILE`.
+    pub read_only: bool,
 }
 
 impl RequestContext {
@@ -95,6 +98,7 @@ impl RequestContext {
             timezone: None,
             role_settings: std::sync::Arc::new([]),
             function_settings: Vec::new(),
+            read_only: false,
         }
     }
 
@@ -137,6 +141,7 @@ impl RequestContext {
             claims: claims.is_some(),
             timezone: self.timezone.is_some(),
             role: self.role.is_some(),
+            read_only: self.read_only,
         };
         params.extend(
             [claims, self.timezone.clone(), self.role.clone()]
@@ -199,31 +204,31 @@ struct SettingsShape {
     claims: bool,
     timezone: bool,
     role: bool,
+    read_only: bool,
 }
 
 impl SettingsShape {
     /// The statement's text: `set_config(name, $n, true)` for the five request settings,
-    /// then the claims, the timezone and the role, in that order, where the shape has them.
+    /// then the claims, the timezone and the role, in that order, where the shape has them,
+    /// and `transaction_read_only` (no parameter) for a read-only one.
     fn sql(self) -> &'static str {
         static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
         let index = |shape: SettingsShape| {
             usize::from(shape.claims)
                 | usize::from(shape.timezone) << 1
                 | usize::from(shape.role) << 2
+                | usize::from(shape.read_only) << 3
         };
         let texts = TEXTS.get_or_init(|| {
-            let mut texts = vec![String::new(); 8];
-            for claims in [false, true] {
-                for timezone in [false, true] {
-                    for role in [false, true] {
-                        let shape = SettingsShape {
-                            claims,
-                            timezone,
-                            role,
-                        };
-                        texts[index(shape)] = shape.write_sql();
-                    }
-                }
+            let mut texts = vec![String::new(); 16];
+            for bits in 0..16usize {
+                let shape = SettingsShape {
+                    claims: bits & 1 != 0,
+                    timezone: bits & 2 != 0,
+                    role: bits & 4 != 0,
+                    read_only: bits & 8 != 0,
+                };
+                texts[index(shape)] = shape.write_sql();
             }
             texts
         });
@@ -249,6 +254,10 @@ impl SettingsShape {
         .chain(self.role.then_some("role"))
         .enumerate()
         .map(move |(i, name)| format!("pg_catalog.set_config('{name}', ${}, true)", first + i))
+        .chain(
+            self.read_only
+                .then(|| "pg_catalog.set_config('transaction_read_only', 'on', true)".to_string()),
+        )
     }
 }
 
@@ -477,6 +486,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_read_only_request_sets_the_access_mode_without_a_parameter() {
+        let mut context = RequestContext::new(
+            crate::auth::Identity {
+                role: Some("web".into()),
+                claims_json: None,
+            },
+            "api",
+            &[],
+            &http::Method::GET,
+            "/items",
+            &http::HeaderMap::new(),
+        );
+        let writable = context.statement();
+        context.read_only = true;
+        let read_only = context.statement();
+        assert!(!writable.sql.contains("transaction_read_only"));
+        assert!(
+            read_only
+                .sql
+                .ends_with(", pg_catalog.set_config('transaction_read_only', 'on', true)"),
+            "{}",
+            read_only.sql
+        );
+        assert_eq!(read_only.params, writable.params);
     }
 
     #[test]

@@ -105,18 +105,22 @@ impl Target {
 
     /// The statements a call's transaction starts with: the context's, with the function's
     /// hoisted settings set after the others (in a statement of their own when the request
-    /// needs no other context).
+    /// needs no other context), read-only when the function is not `VOLATILE` (a GET's is
+    /// already).
     pub(crate) fn call_context_statements(
         &self,
         function_settings: &[(String, String)],
+        volatile: bool,
     ) -> Vec<crate::sql::Statement> {
-        if function_settings.is_empty() {
+        let read_only = !volatile && self.context.as_ref().is_some_and(|c| !c.read_only);
+        if function_settings.is_empty() && !read_only {
             return self.context_statements();
         }
         match &self.context {
             Some(context) => {
                 let mut context = context.clone();
                 context.function_settings = function_settings.to_vec();
+                context.read_only |= read_only;
                 context.statements()
             }
             None => vec![context::settings_statement(function_settings)],
@@ -332,6 +336,7 @@ impl RestApi {
             );
             context.pre_request = pre_request.map(context::quote_function);
             context.timezone = timezone;
+            context.read_only = matches!(parsed.method, Method::Get | Method::Head);
             if let Some(settings) = context
                 .role
                 .as_ref()

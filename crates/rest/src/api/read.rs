@@ -169,7 +169,7 @@ pub(super) async fn stream_call(
         .then_some(CallEnding { checks, commit });
     let job = ReadJob {
         shape,
-        context: target.call_context_statements(&call.function_settings),
+        context: target.call_context_statements(&call.function_settings, call.volatile),
         counts: call.counts,
         main: call.statement,
         representation,
