@@ -99,6 +99,7 @@ async fn run(
     let applied = super::applied(api, Applying::Batch, &outer.prefer, context.as_ref());
     let mut conn = api.pool.get().await.map_err(|e| ApiError::from_pool(&e))?;
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    let isolation = context.as_ref().and_then(|c| c.isolation);
     let context = context
         .as_ref()
         .map(RequestContext::statements)
@@ -116,7 +117,9 @@ async fn run(
         .map(|(_, p)| p.statement.driver_params())
         .collect();
     let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
-    pipeline.query("BEGIN", &[]).map_err(pg)?;
+    pipeline
+        .query(super::context::begin(isolation), &[])
+        .map_err(pg)?;
     for context in &context {
         pipeline
             .query(&context.sql, &context.driver_params())

@@ -232,6 +232,11 @@ async fn run(
     };
 
     let mut tx = conn.transaction().map_err(pg)?;
+    if let Some(isolation) = target.isolation() {
+        tx.execute(isolation.set_transaction(), &[])
+            .await
+            .map_err(pg)?;
+    }
     // The settings and the pre-request function (which may refuse the request; what it sets
     // for the answer is not read on this path).
     for context in target.context_statements() {

@@ -86,6 +86,8 @@ pub(super) struct CallJob {
     pub function_settings: Vec<(String, String)>,
     /// The function is `VOLATILE`: a POST calling it may write.
     pub volatile: bool,
+    /// The function's own isolation level (`SET default_transaction_isolation`).
+    pub isolation: Option<crate::schema::IsolationLevel>,
 }
 
 fn prepare(
@@ -244,6 +246,7 @@ fn prepare(
         void: returns_void(plan.routine),
         function_settings: plan.routine.hoisted_settings.clone(),
         volatile: plan.routine.volatility == Volatility::Volatile,
+        isolation: plan.routine.isolation,
     })
 }
 

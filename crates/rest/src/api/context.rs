@@ -35,6 +35,9 @@ pub struct RequestContext {
     /// The transaction may not write (`transaction_read_only`): PostgREST's access mode for
     /// GET and HEAD, and for calls of functions that are not `VOLATILE`.
     pub read_only: bool,
+    /// The role's isolation level (its `default_transaction_isolation`), when above the
+    /// default: the request's explicit transaction starts at it.
+    pub isolation: Option<crate::schema::IsolationLevel>,
 }
 
 impl RequestContext {
@@ -99,6 +102,7 @@ impl RequestContext {
             role_settings: std::sync::Arc::new([]),
             function_settings: Vec::new(),
             read_only: false,
+            isolation: None,
         }
     }
 
@@ -170,6 +174,11 @@ impl RequestContext {
             params: all,
         }
     }
+}
+
+/// The statement starting an explicit transaction at `isolation`.
+pub fn begin(isolation: Option<crate::schema::IsolationLevel>) -> &'static str {
+    isolation.map_or("BEGIN", crate::schema::IsolationLevel::begin)
 }
 
 /// A statement setting `pairs` (name, value) for the transaction, both as parameters.

@@ -103,6 +103,11 @@ impl Target {
             .unwrap_or_default()
     }
 
+    /// The role's isolation level above the default, if any.
+    pub(crate) fn isolation(&self) -> Option<crate::schema::IsolationLevel> {
+        self.context.as_ref().and_then(|c| c.isolation)
+    }
+
     /// The statements a call's transaction starts with: the context's, with the function's
     /// hoisted settings set after the others (in a statement of their own when the request
     /// needs no other context), read-only when the function is not `VOLATILE` (a GET's is
@@ -337,12 +342,11 @@ impl RestApi {
             context.pre_request = pre_request.map(context::quote_function);
             context.timezone = timezone;
             context.read_only = matches!(parsed.method, Method::Get | Method::Head);
-            if let Some(settings) = context
-                .role
-                .as_ref()
-                .and_then(|r| cache.role_settings.get(r))
-            {
-                context.role_settings = settings.clone();
+            if let Some(role) = &context.role {
+                if let Some(settings) = cache.role_settings.get(role) {
+                    context.role_settings = settings.clone();
+                }
+                context.isolation = cache.role_isolation.get(role).copied();
             }
             context
         });

@@ -197,7 +197,9 @@ async fn run(
     let context = target.context_statements();
     let params: Vec<_> = statements.iter().map(|s| s.driver_params()).collect();
     let mut pipeline = conn.pipeline(SyncMode::Once).await.map_err(pg)?;
-    pipeline.query("BEGIN", &[]).map_err(pg)?;
+    pipeline
+        .query(super::context::begin(target.isolation()), &[])
+        .map_err(pg)?;
     for context in &context {
         pipeline
             .query(&context.sql, &context.driver_params())

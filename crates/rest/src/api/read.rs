@@ -65,6 +65,8 @@ struct CallEnding {
     checks: crate::plan::write::RowChecks,
     /// Whether it commits when they pass (`tx_end`, `Prefer: tx=`).
     commit: bool,
+    /// The statement that starts it: at the function's isolation level, else the role's.
+    begin: &'static str,
 }
 
 /// How a result becomes a body.
@@ -165,8 +167,14 @@ pub(super) async fn stream_call(
     // Only a call that may write is rolled back by tx_end or `Prefer: tx=` (one by GET cannot
     // write: plan_call allows only STABLE and IMMUTABLE functions there).
     let commit = route == Route::Replica || api.config.tx_end.commits(request.prefer.tx);
-    let ending = (checks.max_affected.is_some() || checks.singular || !commit)
-        .then_some(CallEnding { checks, commit });
+    let isolation = call.isolation.or(target.isolation());
+    let ending =
+        (checks.max_affected.is_some() || checks.singular || !commit || isolation.is_some())
+            .then_some(CallEnding {
+                checks,
+                commit,
+                begin: super::context::begin(isolation),
+            });
     let job = ReadJob {
         shape,
         context: target.call_context_statements(&call.function_settings, call.volatile),

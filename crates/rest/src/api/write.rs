@@ -385,7 +385,12 @@ pub(super) async fn execute(
     // One implicit transaction commits at the Sync; one that may have to roll back (tx=rollback,
     // max-affected, response settings a pre-request function may have set wrong) is explicit
     // and ended once the result is read.
-    let explicit = !commits || max_affected.is_some() || checks.singular || context.len() > 1;
+    let isolation = target.isolation();
+    let explicit = !commits
+        || max_affected.is_some()
+        || checks.singular
+        || context.len() > 1
+        || isolation.is_some();
     let report = api.lsn.report && commits;
     let mode = if report && !explicit {
         SyncMode::Groups
@@ -394,7 +399,9 @@ pub(super) async fn execute(
     };
     let mut batch = conn.pipeline(mode).await.map_err(pg)?;
     if explicit {
-        batch.query("BEGIN", &[]).map_err(pg)?;
+        batch
+            .query(super::context::begin(isolation), &[])
+            .map_err(pg)?;
     }
     let mut pre_request = None;
     for (i, context) in context.iter().enumerate() {

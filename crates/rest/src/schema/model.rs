@@ -356,6 +356,51 @@ pub struct Routine {
     /// The settings of its `SET` clauses that a call sets for its whole transaction
     /// (PostgREST's `db-hoisted-tx-settings`), as (name, value), in the function's order.
     pub hoisted_settings: Vec<(String, String)>,
+    /// Its `SET default_transaction_isolation`: a call's transaction runs at that level.
+    pub isolation: Option<IsolationLevel>,
+}
+
+/// A transaction isolation level above PostgreSQL's default (`READ COMMITTED`; `READ
+/// UNCOMMITTED` is the same in PostgreSQL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationLevel {
+    /// `REPEATABLE READ`: one snapshot for the whole transaction.
+    RepeatableRead,
+    /// `SERIALIZABLE`.
+    Serializable,
+}
+
+impl IsolationLevel {
+    /// From a `default_transaction_isolation` value; `None` for the default's levels and for
+    /// what is not a level.
+    pub fn parse(value: &str) -> Option<IsolationLevel> {
+        match value
+            .trim()
+            .trim_matches(['\'', '"'])
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "repeatable read" => Some(IsolationLevel::RepeatableRead),
+            "serializable" => Some(IsolationLevel::Serializable),
+            _ => None,
+        }
+    }
+
+    /// The statement that starts a transaction at this level.
+    pub fn begin(self) -> &'static str {
+        match self {
+            IsolationLevel::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ",
+            IsolationLevel::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        }
+    }
+
+    /// The statement that sets it in a transaction that has not read yet.
+    pub fn set_transaction(self) -> &'static str {
+        match self {
+            IsolationLevel::RepeatableRead => "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            IsolationLevel::Serializable => "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+        }
+    }
 }
 
 /// The schema cache: an immutable snapshot of the exposed schemas, shared by every request and
@@ -380,6 +425,9 @@ pub struct SchemaCache {
     /// ROLE` does not apply: each request sets its role's (PostgREST's impersonated role
     /// settings). Only roles that have some.
     pub role_settings: HashMap<String, std::sync::Arc<[(String, String)]>>,
+    /// Each role's `default_transaction_isolation` above the default: its requests that write
+    /// and its calls run at that level (PostgREST's isolation level per role).
+    pub role_isolation: HashMap<String, IsolationLevel>,
 }
 
 impl SchemaCache {

@@ -493,6 +493,7 @@ pub async fn load_searching(
                 },
                 is_procedure: row.get::<&str>(12)? == "p",
                 hoisted_settings: super::settings::hoisted(row.get(19)?, hoisted),
+                isolation: super::settings::isolation(row.get(19)?),
             });
     }
     let extra = array_literal(extra_search_path);
@@ -504,7 +505,7 @@ pub async fn load_searching(
     if let Some(row) = path.iter().next() {
         cache.connection_search_path = row.get(0)?;
     }
-    cache.role_settings = super::settings::load_role_settings(conn).await?;
+    (cache.role_settings, cache.role_isolation) = super::settings::load_role_settings(conn).await?;
     Ok(cache)
 }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use sluice_pg::Connection;
 
+use super::model::IsolationLevel;
+
 /// The first PostgreSQL version with `has_parameter_privilege` (`GRANT SET ON PARAMETER`).
 const PARAMETER_PRIVILEGES: i32 = 150_000;
 
@@ -24,14 +26,27 @@ pub(super) fn hoisted(proconfig: Vec<String>, hoisted: &[String]) -> Vec<(String
         .collect()
 }
 
+/// The isolation level a function's `SET default_transaction_isolation` names.
+pub(super) fn isolation(proconfig: Vec<String>) -> Option<IsolationLevel> {
+    proconfig.iter().find_map(|entry| {
+        let value = entry.strip_prefix("default_transaction_isolation=")?;
+        IsolationLevel::parse(value)
+    })
+}
+
+/// What roles set for the requests that run as them: settings, and isolation levels.
+type RoleSettings = (
+    HashMap<String, Arc<[(String, String)]>>,
+    HashMap<String, IsolationLevel>,
+);
+
 /// The settings of every role the connecting role may become (a member of it, or a superuser),
 /// as PostgREST reads them: those of all databases (`rolconfig`), only the ones the connecting
 /// role may set inside a transaction (a `user` setting, or one granted with `GRANT SET ON
-/// PARAMETER`), and not `default_transaction_isolation`, which is a transaction's isolation
-/// level rather than a setting (not applied by Sluice yet).
+/// PARAMETER`); `default_transaction_isolation` is a transaction's isolation level instead.
 pub(super) async fn load_role_settings(
     conn: &mut Connection,
-) -> Result<HashMap<String, Arc<[(String, String)]>>, sluice_pg::Error> {
+) -> Result<RoleSettings, sluice_pg::Error> {
     let version = conn
         .query(
             "SELECT pg_catalog.current_setting('server_version_num')::int4",
@@ -57,23 +72,29 @@ pub(super) async fn load_role_settings(
          JOIN pg_catalog.pg_settings ps ON ps.name = s.name \
          WHERE r.rolconfig IS NOT NULL \
            AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER') \
-           AND s.name <> 'default_transaction_isolation' \
-           AND {settable} \
+           AND (s.name = 'default_transaction_isolation' OR {settable}) \
          ORDER BY r.rolname, s.n"
     );
     let rows = conn.query(&sql, &[]).await?;
     let mut settings: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    let mut isolation = HashMap::new();
     for row in rows.iter() {
         let role: String = row.get(0)?;
-        settings
-            .entry(role)
-            .or_default()
-            .push((row.get(1)?, row.get(2)?));
+        let name: String = row.get(1)?;
+        let value: String = row.get(2)?;
+        if name == "default_transaction_isolation" {
+            if let Some(level) = IsolationLevel::parse(&value) {
+                isolation.insert(role, level);
+            }
+            continue;
+        }
+        settings.entry(role).or_default().push((name, value));
     }
-    Ok(settings
+    let settings = settings
         .into_iter()
         .map(|(role, pairs)| (role, pairs.into()))
-        .collect())
+        .collect();
+    Ok((settings, isolation))
 }
 
 #[cfg(test)]
@@ -106,6 +127,28 @@ mod tests {
                 ("application_name".to_string(), "a=b".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn a_function_names_its_isolation_level_as_postgresql_writes_it() {
+        let config = |entry: &str| vec!["work_mem=1MB".to_string(), entry.to_string()];
+        assert_eq!(
+            isolation(config("default_transaction_isolation=serializable")),
+            Some(IsolationLevel::Serializable)
+        );
+        assert_eq!(
+            isolation(config("default_transaction_isolation=\"repeatable read\"")),
+            Some(IsolationLevel::RepeatableRead)
+        );
+        assert_eq!(
+            isolation(config("default_transaction_isolation=REPEATABLE READ")),
+            Some(IsolationLevel::RepeatableRead)
+        );
+        assert_eq!(
+            isolation(config("default_transaction_isolation=read committed")),
+            None
+        );
+        assert_eq!(isolation(config("statement_timeout=1s")), None);
     }
 
     #[test]

@@ -163,8 +163,8 @@ async fn produce_on(
         Err(error) => return fail_early(sender, &error, on_replica).await,
     };
     let mut queued = Ok(());
-    if explicit {
-        queued = batch.query("BEGIN", &[]).map(drop);
+    if let Some(ending) = &job.ending {
+        queued = batch.query(ending.begin, &[]).map(drop);
     }
     if let Some(lsn) = &guard {
         queued = queued.and_then(|()| {

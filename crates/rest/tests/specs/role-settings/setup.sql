@@ -2,8 +2,8 @@ DO $$ BEGIN CREATE ROLE rest_timed_anon NOLOGIN; EXCEPTION WHEN duplicate_object
 DO $$ BEGIN CREATE ROLE rest_timed_user NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
 ALTER ROLE rest_timed_anon SET statement_timeout = '200ms';
 ALTER ROLE rest_timed_user SET statement_timeout = '5s';
--- Not a setting a request sets: an isolation level (and, for the anonymous role, a setting
--- only a superuser may set, which PostgREST leaves out too).
+-- An isolation level: the anonymous role's writes and calls run serializable. And a setting
+-- only a superuser may set, which PostgREST leaves out too.
 ALTER ROLE rest_timed_anon SET default_transaction_isolation = 'serializable';
 ALTER ROLE rest_timed_anon SET log_min_duration_statement = '1s';
 DO $$ BEGIN EXECUTE format('GRANT rest_timed_anon, rest_timed_user TO %I', current_user); END $$;
@@ -23,3 +23,13 @@ CREATE FUNCTION nap_bounded(seconds float8) RETURNS int LANGUAGE sql VOLATILE
 CREATE FUNCTION work_mem_inside() RETURNS text LANGUAGE sql STABLE SET work_mem = '1234kB'
   AS $$ SELECT pg_catalog.current_setting('work_mem') $$;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO rest_timed_anon, rest_timed_user;
+
+-- A function's own isolation level wins over the role's.
+CREATE FUNCTION repeatable_isolation() RETURNS text LANGUAGE sql STABLE
+  SET default_transaction_isolation = 'repeatable read'
+  AS $$ SELECT pg_catalog.current_setting('transaction_isolation') $$;
+CREATE TABLE isolation_log (id serial PRIMARY KEY,
+  level text DEFAULT pg_catalog.current_setting('transaction_isolation'));
+GRANT SELECT, INSERT ON isolation_log TO rest_timed_anon, rest_timed_user;
+GRANT USAGE ON SEQUENCE isolation_log_id_seq TO rest_timed_anon, rest_timed_user;
+GRANT EXECUTE ON FUNCTION repeatable_isolation() TO rest_timed_anon, rest_timed_user;
