@@ -35,7 +35,21 @@ pub fn reference_file() -> String {
             comment(&mut out, key.doc);
             match defaults.value_of(section.name, key.name) {
                 Some(value) => {
-                    let _ = writeln!(out, "{} = {value}", key.name);
+                    let line = format!("{} = {value}", key.name);
+                    match value.as_array() {
+                        // A long list, an element a line, so the file reads in 100 columns.
+                        Some(items) if line.len() > 100 => {
+                            let _ = writeln!(out, "{} = [", key.name);
+                            for item in items {
+                                let _ = writeln!(out, "    {item},");
+                            }
+                            out.push_str("]\n");
+                        }
+                        _ => {
+                            out.push_str(&line);
+                            out.push('\n');
+                        }
+                    }
                 }
                 None => match Settings::sample_of(section.name, key.name) {
                     Some(sample) => {
