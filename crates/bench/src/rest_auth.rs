@@ -1,6 +1,7 @@
 //! The cost of authentication on the REST API: point GETs carrying an HS256 token whose claims a
-//! row-level security policy reads, against the same GET without authentication, two `sluice
-//! serve` processes side by side, alternating.
+//! row-level security policy reads, against the same GET without authentication (a server with
+//! no roles at all, and the authenticating server's own anonymous request), side by side, in
+//! rotation.
 
 use crate::http::{Serve, request, wrk};
 use crate::report::{Line, median, print};
@@ -40,6 +41,17 @@ fn prepare(target: &Target) -> Result<()> {
     }
     target.psql(&format!(
         "GRANT USAGE ON SCHEMA public TO {USER_ROLE}, {ANON_ROLE}"
+    ))?;
+    // The anonymous role reads the same table under a policy that lets it see every row: the
+    // same GET without a token, on the same server.
+    target.psql(&format!(
+        "DO $$ BEGIN \
+           IF NOT EXISTS (SELECT FROM pg_policies WHERE tablename = '{TABLE}' \
+                          AND policyname = 'anonymous') THEN \
+             CREATE POLICY anonymous ON {TABLE} FOR SELECT TO {ANON_ROLE} USING (true); \
+           END IF; \
+         END $$; \
+         GRANT SELECT ON {TABLE} TO {ANON_ROLE}"
     ))?;
     Ok(())
 }
@@ -126,18 +138,22 @@ pub(crate) fn run(
         Err(e) => return Err(e.context("the authenticated GET of one row")),
     }
     let plain_script = dir.join("auth_plain.lua");
+    let anonymous_script = dir.join("auth_anonymous.lua");
     let authed_script = dir.join("auth_jwt.lua");
     std::fs::write(&plain_script, script("pgbench_accounts", None))?;
+    std::fs::write(&anonymous_script, script(TABLE, None))?;
     std::fs::write(&authed_script, script(TABLE, Some(&token)))?;
-    let [plain_run, authed_run] = paired(
+    let [plain_run, anonymous_run, authed_run] = paired(
         "auth",
         [
             ("no auth", plain, &plain.base, &plain_script),
+            ("anonymous", &authed, &authed.base, &anonymous_script),
             ("JWT + RLS", &authed, &authed.base, &authed_script),
         ],
         args,
     )?;
     let ratios = authed_run.ratios_to(&plain_run);
+    let to_anonymous = authed_run.ratios_to(&anonymous_run);
     print(
         &title,
         &[
@@ -148,12 +164,22 @@ pub(crate) fn run(
             },
             Line {
                 case: format!(
+                    "the same server as below, `GET /{TABLE}?aid=eq.N`, no token: as `anon_role` \
+                     (its settings and role switch), under a policy letting it see every row"
+                ),
+                figure: anonymous_run.figure(),
+                note: "PostgREST's request without authentication".into(),
+            },
+            Line {
+                case: format!(
                     "`sluice serve` with `jwt_secret`, `GET /{TABLE}?aid=eq.N`, HS256 token, RLS"
                 ),
                 figure: authed_run.figure(),
                 note: format!(
-                    "{:.2} x no auth (median of the rounds' ratios; bar >= 0.85)",
-                    median(&ratios)
+                    "{:.2} x no auth (median of the rounds' ratios; bar >= 0.85), {:.2} x the \
+                     anonymous GET",
+                    median(&ratios),
+                    median(&to_anonymous)
                 ),
             },
         ],
@@ -187,20 +213,21 @@ impl Measured {
     }
 }
 
-/// Two contenders (a name, the server, what wrk is pointed at, its script) run in turn for
-/// `args.rounds` rounds, the first to go alternating; a line per round on stderr.
-fn paired(
+/// Contenders (a name, the server, what wrk is pointed at, its script) run in turn for
+/// `args.rounds` rounds, the first to go rotating; a line per round on stderr. Two contenders
+/// on one server share its CPU figure's process, each measured while it alone runs.
+fn paired<const N: usize>(
     case: &str,
-    contenders: [(&str, &Serve, &str, &Path); 2],
+    contenders: [(&str, &Serve, &str, &Path); N],
     args: &crate::rest::RestArgs,
-) -> Result<[Measured; 2]> {
-    let mut runs = [(); 2].map(|()| Measured {
+) -> Result<[Measured; N]> {
+    let mut runs = [(); N].map(|()| Measured {
         rps: Vec::new(),
         cpu: Vec::new(),
     });
     for round in 0..args.rounds {
-        for turn in 0..2 {
-            let which = (round + turn) % 2;
+        for turn in 0..N {
+            let which = (round + turn) % N;
             let (_, serve, target, script) = contenders[which];
             let before = serve.cpu_seconds()?;
             let (rps, _) = wrk(target, script, args.seconds)?;
