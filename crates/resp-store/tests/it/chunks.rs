@@ -3,13 +3,13 @@
 use crate::common::{Server, q, rows, schema, value};
 use sluice_resp::durable::AppendFsync;
 
-type Conn = redis::aio::MultiplexedConnection;
+pub(crate) type Conn = redis::aio::MultiplexedConnection;
 
 /// Positions per chunk of a list of small elements, as `SMALL_GRID` in src/chunks.rs.
-const C: i64 = 16;
+pub(crate) const C: i64 = 16;
 
 /// The chunk rows of a list at contiguous positions `lo..=hi`: (chunk, first_pos, items).
-fn grid(lo: i64, hi: i64) -> Vec<(i64, i64, i64)> {
+pub(crate) fn grid(lo: i64, hi: i64) -> Vec<(i64, i64, i64)> {
     let mut out: Vec<(i64, i64, i64)> = Vec::new();
     for pos in lo..=hi {
         match out.last_mut() {
@@ -21,7 +21,7 @@ fn grid(lo: i64, hi: i64) -> Vec<(i64, i64, i64)> {
 }
 
 /// Rows written since `before` (a reading of `sluice_rows_written`) once everything is saved.
-async fn rows_since(c: &mut Conn, before: &mut u64) -> u64 {
+pub(crate) async fn rows_since(c: &mut Conn, before: &mut u64) -> u64 {
     let _: String = q(c, &["SAVE"]).await;
     let text: String = q(c, &["INFO", "persistence"]).await;
     let now: u64 = text
@@ -34,7 +34,7 @@ async fn rows_since(c: &mut Conn, before: &mut u64) -> u64 {
 
 /// The chunk rows of the list `key` of database 0: (chunk, first_pos, number of items), in
 /// chunk order.
-async fn chunks(schema: &str, key: &str) -> Vec<(i64, i64, i64)> {
+pub(crate) async fn chunks(schema: &str, key: &str) -> Vec<(i64, i64, i64)> {
     rows(&format!(
         "SELECT chunk::text, first_pos::text, cardinality(items)::text \
          FROM \"{schema}\".list_chunks c WHERE db = 0 AND key = convert_to('{key}', 'UTF8') \
@@ -55,7 +55,7 @@ async fn chunks(schema: &str, key: &str) -> Vec<(i64, i64, i64)> {
 }
 
 /// The grids of the list `key` of database 0's rows (one, the list's, when it has rows).
-async fn grids(schema: &str, key: &str) -> Vec<i64> {
+pub(crate) async fn grids(schema: &str, key: &str) -> Vec<i64> {
     rows(&format!(
         "SELECT DISTINCT grid::text FROM \"{schema}\".list_chunks \
          WHERE db = 0 AND key = convert_to('{key}', 'UTF8') ORDER BY 1"
@@ -68,7 +68,7 @@ async fn grids(schema: &str, key: &str) -> Vec<i64> {
 
 /// The list `key` of database 0: its chunks hold contiguous positions on its one grid, the
 /// view shows what LRANGE shows, and the first position is `first` (`None`: any).
-async fn check(schema: &str, key: &str, c: &mut Conn, first: Option<i64>) {
+pub(crate) async fn check(schema: &str, key: &str, c: &mut Conn, first: Option<i64>) {
     let _: String = q(c, &["SAVE"]).await;
     let listed: Vec<String> = q(c, &["LRANGE", key, "0", "-1"]).await;
     let chunks = chunks(schema, key).await;
@@ -113,13 +113,13 @@ async fn check(schema: &str, key: &str, c: &mut Conn, first: Option<i64>) {
     }
 }
 
-fn args<'a>(cmd: &'a str, key: &'a str, values: &'a [String]) -> Vec<&'a str> {
+pub(crate) fn args<'a>(cmd: &'a str, key: &'a str, values: &'a [String]) -> Vec<&'a str> {
     let mut v = vec![cmd, key];
     v.extend(values.iter().map(String::as_str));
     v
 }
 
-fn values(prefix: &str, n: usize) -> Vec<String> {
+pub(crate) fn values(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
 }
 
@@ -282,7 +282,7 @@ async fn whole_list_writes_and_lists_of_one_chunk_and_one_more() {
 }
 
 /// Elements of `n` bytes each, numbered.
-fn large(prefix: &str, count: usize, n: usize) -> Vec<String> {
+pub(crate) fn large(prefix: &str, count: usize, n: usize) -> Vec<String> {
     (0..count)
         .map(|i| format!("{prefix}{i:05}{}", "x".repeat(n - prefix.len() - 5)))
         .collect()

@@ -10,5 +10,6 @@ mod owner;
 mod parts;
 mod plans;
 mod random;
+mod regrid;
 mod roundtrip;
 mod views;
