@@ -35,6 +35,22 @@ pub fn grid_for(list: &VecDeque<Key>) -> i16 {
     }
 }
 
+/// What the writer remembers of a list on `grid` whose first element is stored at `base`: a
+/// list on chunks whose elements outgrow [`SMALL_MEAN`] is written whole again (the engine
+/// decides it from the whole list's mean, see `sluice_resp::engine::dirty`), so that its
+/// grid follows its elements from small to large. A list on a grid of 1 whose elements became
+/// small stays on it until a whole write picks again: one row per element costs a push or pop
+/// its own row and no neighbour (version 3's layout, within noise of chunks for elements of
+/// 64 bytes and more under `always`), where chunks of large elements cost 2x; and a list
+/// whose mean hovers near the threshold does not go back and forth, each move a whole rewrite.
+pub fn head(grid: i16, base: i64) -> ListGrid {
+    ListGrid {
+        chunk: i64::from(grid),
+        base,
+        large_mean: Some(SMALL_MEAN),
+    }
+}
+
 /// The chunk holding stored position `pos` on a grid of `grid` positions (at least 1).
 pub fn chunk_of(pos: i64, grid: i16) -> i64 {
     pos.div_euclid(i64::from(grid.max(1)))
@@ -142,10 +158,7 @@ pub fn encode_part(buf: &mut BytesMut, db: i32, key: &[u8], part: &ListPart) -> 
     PartRows {
         deletes,
         rows,
-        head: Some(ListGrid {
-            chunk: i64::from(grid),
-            base: base.saturating_add(part.head_shift),
-        }),
+        head: Some(head(grid, base.saturating_add(part.head_shift))),
     }
 }
 
@@ -207,10 +220,7 @@ impl ListCheck {
                 if self.broken {
                     Seen::Broken
                 } else {
-                    Seen::First(ListGrid {
-                        chunk: i64::from(grid),
-                        base: first_pos,
-                    })
+                    Seen::First(head(grid, first_pos))
                 }
             }
         }
@@ -257,7 +267,7 @@ mod tests {
     #[test]
     fn a_list_in_shape_and_lists_out_of_shape() {
         let mut check = ListCheck::default();
-        let first = |chunk, base| Seen::First(ListGrid { chunk, base });
+        let first = |chunk, base| Seen::First(head(i16::try_from(chunk).unwrap(), base));
         assert_eq!(check.chunk(0, b"l", (-1, G), -3, 3), first(C, -3));
         assert_eq!(check.chunk(0, b"l", (0, G), 0, C as usize), Seen::Next);
         assert_eq!(check.chunk(0, b"l", (1, G), C, 1), Seen::Next);

@@ -296,10 +296,7 @@ fn encode_whole(e: &mut Encoded, db: i32, key: &[u8], entry: &Entry) -> Option<L
         Value::List(list) => {
             let (rows, grid) = crate::chunks::encode_whole(l, db, key, list);
             e.rows[1] += rows;
-            head = Some(ListGrid {
-                chunk: i64::from(grid),
-                base: 0,
-            });
+            head = Some(crate::chunks::head(grid, 0));
         }
         Value::Set(set) => {
             for member in set.iter() {
