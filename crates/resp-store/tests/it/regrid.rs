@@ -147,7 +147,7 @@ async fn pushes_and_pops_across_the_move_keep_the_list_exact() {
         };
         let left = next(2) == 0;
         match next(5) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let items = large(&format!("{step}."), 1 + next(20) as usize, size.max(12));
                 let cmd = if left { "LPUSH" } else { "RPUSH" };
                 let _: i64 = q(&mut c, &args(cmd, "m", &items)).await;
