@@ -181,6 +181,53 @@ pub fn compare_bodies(expected: &Option<String>, actual: &str) -> Option<String>
     (trim(expected) != trim(actual)).then(|| format!("body differs; expected:\n{expected}"))
 }
 
+/// An expected body whose first line is `<bytes>`: the lines after it, joined with `\n`, with
+/// the escapes `\n`, `\r`, `\t`, `\\` and `\xHH` decoded, which the body must be byte for byte
+/// (a raw answer: leading or trailing newlines, bytes that are not UTF-8). `None` for any other
+/// body; an error for a bad escape.
+pub fn exact_bytes(expected: &str) -> Option<Result<Vec<u8>, String>> {
+    let rest = expected.strip_prefix("<bytes>")?;
+    let rest = match rest.strip_prefix('\n') {
+        Some(rest) => rest,
+        None if rest.is_empty() => rest,
+        None => return None,
+    };
+    let mut out = Vec::with_capacity(rest.len());
+    let mut bytes = rest.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match bytes.next() {
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b't') => out.push(b'\t'),
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'x') => {
+                let hex = [bytes.next(), bytes.next()];
+                let value = match hex {
+                    [Some(h), Some(l)] => std::str::from_utf8(&[h, l])
+                        .ok()
+                        .and_then(|h| u8::from_str_radix(h, 16).ok()),
+                    _ => None,
+                };
+                match value {
+                    Some(value) => out.push(value),
+                    None => return Some(Err("<bytes>: \\x needs two hex digits".into())),
+                }
+            }
+            other => {
+                return Some(Err(format!(
+                    "<bytes>: unknown escape \\{}",
+                    other.map(char::from).unwrap_or(' ')
+                )));
+            }
+        }
+    }
+    Some(Ok(out))
+}
+
 /// Runs every suite under `dir` (each a directory holding a file named `marker`; only those
 /// whose name contains `$SPEC` when it is set) with `run`, one after another on a two-thread
 /// runtime, and panics listing every failure. `run` gets the suite's directory and name and
@@ -398,7 +445,6 @@ pub async fn run_exchange(
         .await
         .map(|b| b.to_bytes())
         .map_err(|e| format!("reading the body (status {status}): {e}"))?;
-    let body = String::from_utf8_lossy(&body).into_owned();
     check(&exchange.expected, status, &headers, &body)
 }
 
@@ -406,8 +452,9 @@ fn check(
     expected: &Expected,
     status: u16,
     headers: &http::HeaderMap,
-    body: &str,
+    raw: &[u8],
 ) -> Result<(), String> {
+    let body = String::from_utf8_lossy(raw);
     let mut problems = Vec::new();
     if status != expected.status {
         problems.push(format!("status {status}, expected {}", expected.status));
@@ -422,7 +469,12 @@ fn check(
             problems.push(format!("header {name}: {actual:?}, expected {value:?}"));
         }
     }
-    if let Some(problem) = compare_bodies(&expected.body, body) {
+    let problem = match expected.body.as_deref().and_then(exact_bytes) {
+        Some(Ok(bytes)) => (bytes != raw).then(|| format!("body differs; expected {bytes:?}")),
+        Some(Err(problem)) => Some(problem),
+        None => compare_bodies(&expected.body, &body),
+    };
+    if let Some(problem) = problem {
         problems.push(problem);
     }
     if problems.is_empty() {
@@ -466,5 +518,16 @@ mod tests {
         assert!(compare_bodies(&some("a,b"), "a,c\n").is_some());
         assert!(compare_bodies(&some(""), "x").is_some());
         assert_eq!(compare_bodies(&None, "x"), None);
+    }
+
+    #[test]
+    fn exact_bodies_decode_their_escapes() {
+        assert_eq!(
+            exact_bytes("<bytes>\n\\nab\\x00\\xff\nc\\t\\\\\\n"),
+            Some(Ok(b"\nab\x00\xff\nc\t\\\n".to_vec()))
+        );
+        assert_eq!(exact_bytes("<bytes>"), Some(Ok(Vec::new())));
+        assert!(exact_bytes("<bytes>\n\\xg1").is_some_and(|r| r.is_err()));
+        assert_eq!(exact_bytes("{\"a\": 1}"), None);
     }
 }
