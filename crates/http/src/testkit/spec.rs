@@ -470,7 +470,8 @@ fn check(
         }
     }
     let problem = match expected.body.as_deref().and_then(exact_bytes) {
-        Some(Ok(bytes)) => (bytes != raw).then(|| format!("body differs; expected {bytes:?}")),
+        Some(Ok(bytes)) => (bytes != raw)
+            .then(|| format!("body differs; expected \"{}\"", bytes.escape_ascii())),
         Some(Err(problem)) => Some(problem),
         None => compare_bodies(&expected.body, &body),
     };
