@@ -188,6 +188,14 @@ impl std::error::Error for ApiError {}
 /// PostgREST's table (errors.rst, "HTTP Status Codes"): a SQLSTATE to a status.
 pub fn status_for_sqlstate(code: &str, authenticated: bool) -> StatusCode {
     use sqlstate::*;
+    // `PTxyz`: a function's own status (`RAISE SQLSTATE 'PT406'`), 500 when xyz is not one.
+    if let Some(status) = code.strip_prefix("PT") {
+        return status
+            .parse::<u16>()
+            .ok()
+            .and_then(|n| StatusCode::from_u16(n).ok())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    }
     match code {
         FOREIGN_KEY_VIOLATION | UNIQUE_VIOLATION => return StatusCode::CONFLICT,
         READ_ONLY_SQL_TRANSACTION => return StatusCode::METHOD_NOT_ALLOWED,
@@ -228,6 +236,9 @@ mod tests {
             ("40001", false, 500),
             ("53400", false, 500),
             ("53300", false, 503),
+            ("PT406", false, 406),
+            ("PT402", true, 402),
+            ("PTxyz", false, 500),
             ("54000", false, 500),
             ("57014", false, 500),
             ("P0001", false, 400),
