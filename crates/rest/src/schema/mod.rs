@@ -3,6 +3,7 @@
 
 mod computed;
 pub mod handle;
+pub mod media;
 pub mod model;
 mod quick;
 mod settings;

@@ -428,6 +428,9 @@ pub struct SchemaCache {
     /// Each role's `default_transaction_isolation` above the default: its requests that write
     /// and its calls run at that level (PostgREST's isolation level per role).
     pub role_isolation: HashMap<String, IsolationLevel>,
+    /// The media type handlers: domains named after media types that functions return, or
+    /// aggregates over a relation's rows (PostgREST's media type handlers).
+    pub media: super::media::MediaHandlers,
 }
 
 impl SchemaCache {

@@ -506,6 +506,7 @@ pub async fn load_searching(
         cache.connection_search_path = row.get(0)?;
     }
     (cache.role_settings, cache.role_isolation) = super::settings::load_role_settings(conn).await?;
+    cache.media = super::media::load(conn, &list).await?;
     Ok(cache)
 }
 
