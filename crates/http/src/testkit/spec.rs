@@ -470,8 +470,9 @@ fn check(
         }
     }
     let problem = match expected.body.as_deref().and_then(exact_bytes) {
-        Some(Ok(bytes)) => (bytes != raw)
-            .then(|| format!("body differs; expected \"{}\"", bytes.escape_ascii())),
+        Some(Ok(bytes)) => {
+            (bytes != raw).then(|| format!("body differs; expected \"{}\"", bytes.escape_ascii()))
+        }
         Some(Err(problem)) => Some(problem),
         None => compare_bodies(&expected.body, &body),
     };

@@ -10,6 +10,7 @@ use sluice_pg::types::oid;
 
 pub mod applied;
 pub mod composite;
+pub mod media;
 pub mod openapi;
 
 /// How rows are written.
