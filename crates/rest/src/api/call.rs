@@ -9,6 +9,9 @@ use crate::plan::call::{Arguments, CallPlan, ResultShape, plan_call};
 use crate::plan::write::{first_object, payload_shape};
 use crate::plan::{ReadInput, plan_read};
 use crate::request::{self, ApiRequest, MediaType, Method, PathFilter, PreferCount, PreferParams};
+use crate::response::Representation;
+use crate::response::media::{Answering, Negotiated, default_select, negotiate_handlers};
+use crate::schema::media::MediaHandler;
 use crate::schema::{SchemaCache, Table, Volatility};
 use crate::sql;
 use bytes::Bytes;
@@ -88,6 +91,10 @@ pub(super) struct CallJob {
     pub volatile: bool,
     /// The function's own isolation level (`SET default_transaction_isolation`).
     pub isolation: Option<crate::schema::IsolationLevel>,
+    /// How rows are written (a result of rows).
+    pub representation: Representation,
+    /// A media type handler answers instead (its value; its media type alone for HEAD).
+    pub media: Option<super::read::MediaAnswer>,
 }
 
 fn prepare(
@@ -200,6 +207,7 @@ fn prepare(
         Arguments::Raw => body_param,
         _ => None,
     };
+    let (representation, handler) = negotiate(request, cache, &plan)?;
     let count_preference = request.prefer.count;
     // A count statement calls the function a second time: fine for one that changes nothing,
     // not for a volatile one (it would do its work twice). Those, and the functions returning
@@ -208,14 +216,19 @@ fn prepare(
     // are always a statement.
     let once = plan.routine.volatility == Volatility::Volatile
         || matches!(plan.shape, ResultShape::Scalar | ResultShape::Object);
+    // A handler's aggregate takes the page's rows in SQL: a function that must run once is not
+    // counted then.
+    let aggregated =
+        handler.is_some_and(|h| h.aggregate.is_some()) && request.method != Method::Head;
     let count_rows = once
+        && !aggregated
         && matches!(
             count_preference,
             Some(PreferCount::Exact | PreferCount::Estimated)
         );
     let counts = match count_preference {
         None => Vec::new(),
-        Some(PreferCount::Exact | PreferCount::Estimated) if count_rows => Vec::new(),
+        Some(PreferCount::Exact | PreferCount::Estimated) if count_rows || once => Vec::new(),
         Some(PreferCount::Exact) => vec![sql::call::render_count(&plan, &read, body.clone(), None)],
         Some(PreferCount::Planned) => {
             vec![sql::call::render_explain(&plan, &read, body.clone())]
@@ -233,7 +246,13 @@ fn prepare(
         read.limit = None;
         read.offset = None;
     }
-    let statement = sql::call::render(&plan, &read, body);
+    let mut statement = sql::call::render(&plan, &read, body);
+    if let Some(handler) = handler
+        && let Some(aggregate) = &handler.aggregate
+        && aggregated
+    {
+        statement = sql::media::render(statement, aggregate, argument(&plan));
+    }
     Ok(CallJob {
         statement,
         shape: plan.shape,
@@ -247,7 +266,43 @@ fn prepare(
         function_settings: plan.routine.hoisted_settings.clone(),
         volatile: plan.routine.volatility == Volatility::Volatile,
         isolation: plan.routine.isolation,
+        representation,
+        media: handler.map(super::read::MediaAnswer::of),
     })
+}
+
+/// The representation of a call's rows, or the media type handler answering it: the handlers
+/// of its result's table (or of the function itself), as PostgREST looks them up.
+fn negotiate<'c>(
+    request: &ApiRequest,
+    cache: &'c SchemaCache,
+    plan: &CallPlan<'_>,
+) -> Result<(Representation, Option<&'c MediaHandler>), ApiError> {
+    let routine = plan.routine;
+    let target = routine.returns_table.as_ref().unwrap_or(&routine.name);
+    let answering = Answering {
+        schema: &target.schema,
+        name: &target.name,
+        default_select: default_select(request.query.select.as_deref()),
+        values: plan.shape == ResultShape::Scalar,
+    };
+    Ok(
+        match negotiate_handlers(&request.accept, &cache.media, answering)? {
+            Negotiated::Builtin(representation) => (representation, None),
+            Negotiated::Handler { handler, .. } => (Representation::Array, Some(handler)),
+        },
+    )
+}
+
+/// What a handler's aggregate takes of each row of a call's result: a scalar's value, a
+/// table's row, or the row as it is.
+fn argument<'p>(plan: &'p CallPlan<'_>) -> sql::media::Argument<'p> {
+    let routine = plan.routine;
+    match (plan.shape, &routine.returns_table) {
+        (ResultShape::Scalar, _) => sql::media::Argument::Column(&routine.name.name),
+        (_, Some(table)) => sql::media::Argument::RowOf(table),
+        (_, None) => sql::media::Argument::Row,
+    }
 }
 
 /// `void`'s type OID (`pg_type`), fixed in PostgreSQL's catalog.

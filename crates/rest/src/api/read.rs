@@ -7,6 +7,7 @@ use crate::plan::{ReadInput, plan_read};
 use crate::request::{ApiRequest, Method, PathFilter, PreferCount};
 use crate::response::applied::Applying;
 use crate::response::composite::RecordLayout;
+use crate::response::media::Negotiated;
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::SchemaCache;
 use crate::sql::{self, Statement};
@@ -55,6 +56,28 @@ struct ReadJob {
     /// A call that may end otherwise than committed: it runs in an explicit transaction, its
     /// rows collected, ended as this says.
     ending: Option<CallEnding>,
+    /// A media type handler answers (its value with [`Shape::Media`]; its media type alone
+    /// for HEAD).
+    media: Option<MediaAnswer>,
+}
+
+/// How a media type handler's answer is sent.
+#[derive(Debug, Clone)]
+pub(super) struct MediaAnswer {
+    /// The answer's `Content-Type`.
+    pub content_type: HeaderValue,
+    /// The value is `bytea` (its text is decoded to its bytes).
+    pub bytea: bool,
+}
+
+impl MediaAnswer {
+    /// The answer of `handler`.
+    pub(super) fn of(handler: &crate::schema::media::MediaHandler) -> MediaAnswer {
+        MediaAnswer {
+            content_type: response::media::content_type(handler),
+            bytea: handler.bytea,
+        }
+    }
 }
 
 /// How a call's explicit transaction ends.
@@ -80,6 +103,9 @@ enum Shape {
     ScalarSet,
     /// The only row as an object (a function with OUT parameters).
     OutObject,
+    /// A media type handler's value, raw: the first column of the only row; the second, when
+    /// there is one, counts the rows the handler's aggregate took.
+    Media,
 }
 
 /// The status and headers decided once the first chunk is ready.
@@ -147,14 +173,12 @@ pub(super) async fn stream_call(
     route: Route,
 ) -> Response {
     use crate::plan::call::ResultShape;
-    let (shape, representation) = match call.shape {
-        ResultShape::Scalar => (Shape::Scalar, Representation::Array),
-        ResultShape::ScalarSet => (Shape::ScalarSet, Representation::Array),
-        ResultShape::Object => (Shape::OutObject, Representation::Object),
-        ResultShape::Rows => match response::negotiate(&request.accept) {
-            Ok(representation) => (Shape::Rows, representation),
-            Err(error) => return error_response(&error),
-        },
+    let (shape, representation) = match (call.shape, &call.media) {
+        (_, Some(_)) if request.method != Method::Head => (Shape::Media, Representation::Array),
+        (ResultShape::Scalar, _) => (Shape::Scalar, Representation::Array),
+        (ResultShape::ScalarSet, _) => (Shape::ScalarSet, Representation::Array),
+        (ResultShape::Object, _) => (Shape::OutObject, Representation::Object),
+        (ResultShape::Rows, _) => (Shape::Rows, call.representation),
     };
     let checks = crate::plan::write::RowChecks {
         max_affected: super::write::strict_max_affected(&request.prefer),
@@ -200,6 +224,7 @@ pub(super) async fn stream_call(
         report_commit: route == Route::Primary && api.lsn.report,
         count_rows: call.count_rows,
         ending,
+        media: call.media,
     };
     // A call that may roll back runs on the primary, in a transaction of its own.
     let route = if ending.is_some() {
@@ -214,16 +239,10 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
     let head_only = request.method == Method::Head;
     let representation = job.representation;
     let applied = job.applied.clone();
-    let content_type = match job.shape {
-        Shape::Rows | Shape::OutObject if representation == Representation::Object => {
-            if job.shape == Shape::OutObject {
-                "application/json; charset=utf-8"
-            } else {
-                representation.content_type()
-            }
-        }
-        Shape::Rows => representation.content_type(),
-        _ => "application/json; charset=utf-8",
+    let content_type = match (&job.media, job.shape) {
+        (Some(media), _) => media.content_type.clone(),
+        (None, Shape::Rows) => HeaderValue::from_static(representation.content_type()),
+        (None, _) => HeaderValue::from_static("application/json; charset=utf-8"),
     };
     // At most the settings statement in front: a pre-request function's answer shaping is read
     // on the streamed path.
@@ -279,13 +298,13 @@ fn finish_response(
     head: ReadHead,
     body: sluice_http::ResponseBody,
     head_only: bool,
-    content_type: &'static str,
+    content_type: HeaderValue,
     applied: Option<HeaderValue>,
 ) -> Response {
     let mut response = Response::new(if head_only { empty() } else { body });
     *response.status_mut() = head.status;
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CONTENT_TYPE, content_type);
     if let Some(range) = head
         .content_range
         .and_then(|r| HeaderValue::from_str(&r).ok())
@@ -435,7 +454,17 @@ fn plan_job(
     let mut plan = plan_read(cache, table, &input)?;
     let (offset, limit) = apply_page(api, request, &mut plan);
     let bounded = limit.is_some_and(|l| l <= SMALL_RESULT) || keyed_by_primary_key(&plan);
-    let representation = response::negotiate(&request.accept)?;
+    let answering = response::media::Answering {
+        schema: &target.schema,
+        name: &target.name,
+        default_select: response::media::default_select(request.query.select.as_deref()),
+        values: false,
+    };
+    let (representation, handler) =
+        match response::media::negotiate_handlers(&request.accept, &cache.media, answering)? {
+            Negotiated::Builtin(representation) => (representation, None),
+            Negotiated::Handler { handler, own } => (Representation::Array, Some((handler, own))),
+        };
     let count_preference = request.prefer.count;
     let counts = match count_preference {
         None => Vec::new(),
@@ -450,12 +479,26 @@ fn plan_job(
             None => vec![sql::read::render_count(&plan, None)],
         },
     };
+    let mut main = sql::read::render(&plan);
+    let mut shape = Shape::Rows;
+    // HEAD answers the handler's media type without running its aggregate (PostgREST's).
+    if let Some((handler, own)) = handler
+        && let Some(aggregate) = &handler.aggregate
+        && request.method != Method::Head
+    {
+        let argument = match own {
+            true => sql::media::Argument::RowOf(&table.name),
+            false => sql::media::Argument::Row,
+        };
+        main = sql::media::render(main, aggregate, argument);
+        shape = Shape::Media;
+    }
     Ok(ReadJob {
-        shape: Shape::Rows,
+        shape,
         context: target.context_statements(),
         counts,
         max_rows: api.config.max_rows,
-        main: sql::read::render(&plan),
+        main,
         representation,
         offset,
         limit,
@@ -466,6 +509,7 @@ fn plan_job(
         report_commit: false,
         count_rows: false,
         ending: None,
+        media: handler.map(|(handler, _)| MediaAnswer::of(handler)),
     })
 }
 

@@ -12,7 +12,12 @@ pub enum Negotiated<'c> {
     /// Rows, written by Sluice.
     Builtin(Representation),
     /// The value of a handler (a function's, or an aggregate's over the rows).
-    Handler(&'c MediaHandler),
+    Handler {
+        /// The handler.
+        handler: &'c MediaHandler,
+        /// It is the target's own (else an `anyelement` aggregate's).
+        own: bool,
+    },
 }
 
 /// What a request's answer is for, to find its handlers.
@@ -58,13 +63,15 @@ pub fn negotiate_handlers<'c>(
         let Some(key) = handler_key(media) else {
             continue;
         };
-        let found = own(ANY).or_else(|| own(key)).or_else(|| {
-            handlers
-                .of_any_relation(key)
-                .filter(|h| h.aggregate.is_some())
-        });
-        if let Some(handler) = found {
-            return Ok(Negotiated::Handler(handler));
+        if let Some(handler) = own(ANY).or_else(|| own(key)) {
+            return Ok(Negotiated::Handler { handler, own: true });
+        }
+        let any_relation = handlers.of_any_relation(key);
+        if let Some(handler) = any_relation.filter(|h| h.aggregate.is_some()) {
+            return Ok(Negotiated::Handler {
+                handler,
+                own: false,
+            });
         }
         if let Ok(representation) = negotiate(std::slice::from_ref(media)) {
             return Ok(Negotiated::Builtin(representation));
@@ -195,7 +202,7 @@ mod tests {
     fn chosen(accept: &[MediaType], answering: Answering<'_>) -> Result<String, String> {
         let handlers = handlers();
         match negotiate_handlers(accept, &handlers, answering) {
-            Ok(Negotiated::Handler(h)) => Ok(h.media_type.clone()),
+            Ok(Negotiated::Handler { handler, .. }) => Ok(handler.media_type.clone()),
             Ok(Negotiated::Builtin(r)) => Ok(format!("{r:?}")),
             Err(e) => Err(e.code),
         }

@@ -2,6 +2,7 @@
 //! request becomes a bind parameter (`$n`); nothing a client sent is pasted into the text.
 
 pub mod call;
+pub mod media;
 pub mod nested;
 pub mod read;
 pub mod write;

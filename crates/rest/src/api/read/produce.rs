@@ -115,7 +115,7 @@ async fn produce_on(
         Ok(kinds) => kinds,
         Err(error) => return fail_early(sender, &error, on_replica).await,
     };
-    let json_like = job.representation != Representation::Csv;
+    let json_like = job.representation != Representation::Csv && job.shape != Shape::Media;
     let records: Vec<Option<RecordLayout>> = statement
         .columns()
         .iter()
@@ -192,7 +192,7 @@ async fn produce_on(
     // same transaction; its rows are collected first. Other results stream, shaped only by the
     // pre-request function.
     let single_row_call =
-        matches!(job.shape, Shape::Scalar | Shape::OutObject) || report || explicit;
+        matches!(job.shape, Shape::Scalar | Shape::OutObject | Shape::Media) || report || explicit;
     let mut commit_lsn = None;
     let (before, mut rows, shaping) = if single_row_call {
         let mut queued = batch.query(RESPONSE_SETTINGS, &[]).map(drop);
@@ -324,11 +324,14 @@ async fn produce_on(
     }
     let single = job.representation == Representation::Object;
     let values = matches!(job.shape, Shape::Scalar | Shape::ScalarSet);
+    let media = job.shape == Shape::Media;
+    // A handler's answer: the rows its aggregate took (one value of a function's).
+    let mut media_rows: Option<u64> = None;
     let value_kind = specs.first().map(|s| s.kind);
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
     if job.shape == Shape::ScalarSet {
         buf.push(b'[');
-    } else if !single && !values {
+    } else if !single && !values && !media {
         encoder.begin(&mut buf);
     }
     let mut value_rows: u64 = 0;
@@ -355,6 +358,12 @@ async fn produce_on(
             let index = read;
             read += 1;
             if job.count_rows && (index < job.offset || page_end.is_some_and(|end| index >= end)) {
+                continue;
+            }
+            if media {
+                if media_rows.is_none() {
+                    media_rows = Some(media_value(job, &row, &mut buf));
+                }
                 continue;
             }
             if values {
@@ -424,8 +433,14 @@ async fn produce_on(
             return Attempt::Done;
         }
     }
-    let rows_sent = if values { value_rows } else { encoder.rows() } + surplus;
-    if values {
+    let rows_sent = match (media, values) {
+        (true, _) => media_rows.unwrap_or(0),
+        (false, true) => value_rows,
+        (false, false) => encoder.rows() + surplus,
+    };
+    if media {
+        // The value alone; none (a NULL, or no row) is an empty body.
+    } else if values {
         match job.shape {
             Shape::ScalarSet => buf.push(b']'),
             _ if value_rows == 0 => buf.extend_from_slice(b"null"),
@@ -454,6 +469,19 @@ async fn produce_on(
     }
     sender.finish(Bytes::from(buf)).await;
     Attempt::Done
+}
+
+/// Appends a handler's value (the row's first column; a `bytea`'s bytes) to `buf`; gives the
+/// number of rows its aggregate took (the second column), 1 for a function's value.
+fn media_value(job: &ReadJob, row: &sluice_pg::Row<'_>, buf: &mut Vec<u8>) -> u64 {
+    match (row.raw(0), &job.media) {
+        (Some(raw), Some(answer)) if answer.bytea => response::media::push_bytea(raw, buf),
+        (Some(raw), _) => buf.extend_from_slice(raw),
+        (None, _) => {}
+    }
+    row.raw(1)
+        .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
+        .unwrap_or(1)
 }
 
 /// Rolls back the explicit transaction of a call that failed (nothing to do for the others:

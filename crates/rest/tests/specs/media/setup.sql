@@ -237,3 +237,7 @@ CREATE FUNCTION outfunc_trans(state text, next anyelement) RETURNS "pg/outfunc" 
 $$;
 CREATE AGGREGATE outfunc_agg (anyelement) (
   initcond = '', stype = "pg/outfunc", sfunc = outfunc_trans);
+
+DO $$ BEGIN CREATE ROLE rest_media_anon NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+GRANT USAGE ON SCHEMA public TO rest_media_anon;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO rest_media_anon;
