@@ -241,3 +241,21 @@ CREATE AGGREGATE outfunc_agg (anyelement) (
 DO $$ BEGIN CREATE ROLE rest_media_anon NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
 GRANT USAGE ON SCHEMA public TO rest_media_anon;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO rest_media_anon;
+
+-- Single unnamed parameters taking the body raw (PostgREST's RpcSpec), answered raw.
+CREATE FUNCTION unnamed_text_param(text) RETURNS "text/plain" LANGUAGE sql AS $$
+  SELECT $1::"text/plain";
+$$;
+CREATE FUNCTION unnamed_xml_param(pg_catalog.xml) RETURNS "text/xml" LANGUAGE sql AS $$
+  SELECT $1::"text/xml";
+$$;
+CREATE FUNCTION unnamed_bytea_param(bytea) RETURNS "application/octet-stream" LANGUAGE sql AS $$
+  SELECT $1::"application/octet-stream";
+$$;
+CREATE FUNCTION overloaded_unnamed_param(json) RETURNS json LANGUAGE sql AS 'SELECT $1';
+CREATE FUNCTION overloaded_unnamed_param() RETURNS int LANGUAGE sql STABLE AS 'SELECT 1';
+CREATE FUNCTION overloaded_unnamed_param(x int, y int) RETURNS int LANGUAGE sql AS 'SELECT x + y';
+CREATE FUNCTION overloaded_unnamed_param(bytea) RETURNS "application/octet-stream"
+  LANGUAGE sql AS $$ SELECT $1::"application/octet-stream"; $$;
+CREATE FUNCTION overloaded_unnamed_param(text) RETURNS "text/plain"
+  LANGUAGE sql AS $$ SELECT $1::"text/plain"; $$;
