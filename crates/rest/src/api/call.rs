@@ -174,6 +174,11 @@ fn prepare(
                 Some("text"),
                 Some(String::from_utf8_lossy(&body).into_owned()),
             ),
+            MediaType::Other(xml) if xml == "text/xml" => (
+                Arguments::Raw,
+                Some("xml"),
+                Some(String::from_utf8_lossy(&body).into_owned()),
+            ),
             MediaType::OctetStream => {
                 let hex: String = body.iter().map(|b| format!("{b:02x}")).collect();
                 (Arguments::Raw, Some("bytea"), Some(format!("\\x{hex}")))

@@ -86,10 +86,13 @@ pub fn plan_call<'s>(
         return choose(schema, name, candidates, Arguments::Raw, &[], read_only);
     }
     let given = arguments.names();
+    // A text, bytes or XML body is for a parameter: a function without any does not take it.
+    let raw_only = matches!(raw_body_type, Some("text" | "bytea" | "xml"));
     let fits = |r: &&Routine| {
-        given
-            .iter()
-            .all(|g| r.params.iter().any(|p| !p.name.is_empty() && &p.name == g))
+        !(raw_only && r.params.is_empty())
+            && given
+                .iter()
+                .all(|g| r.params.iter().any(|p| !p.name.is_empty() && &p.name == g))
             && r.params
                 .iter()
                 .all(|p| p.has_default || p.variadic || given.contains(&p.name))
