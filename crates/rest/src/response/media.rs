@@ -1,4 +1,4 @@
-//! Negotiation with the schema's media type handlers, their answers' `Content-Type`, and the bytes of a handler's value.
+//! Negotiation with media type handlers, their answers' `Content-Type`, and `bytea` values.
 
 use super::{Representation, negotiate};
 use crate::error::ApiError;

@@ -1,4 +1,4 @@
-//! Media type handlers (PostgREST 12): functions returning a domain named after a media type, aggregates over a relation's rows returning one.
+//! Media type handlers: functions and aggregates returning a domain named after a media type.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! The SQL of a media type handler's answer: its aggregate over the rows a read gives, with their count.
+//! The SQL of a media type handler's answer: its aggregate over a read's rows, and their count.
 
 use super::Statement;
 use crate::schema::QualifiedName;
