@@ -38,23 +38,25 @@ pub struct Answering<'a> {
 /// PostgREST's content negotiation with handlers: for each accepted media type, best first,
 /// the vendor types (`vnd.pgrst.object`) built in; else the target's `*/*` handler, its handler
 /// for that media type (both with the default select only), the `anyelement` aggregate for it,
-/// then Sluice's built-in representations; 406 PGRST107 when none answers. Without handlers in
-/// the schema, this is [`negotiate`].
+/// then Sluice's built-in representations; 406 PGRST107 when none answers. Without handlers of
+/// the target nor `anyelement` ones, this is [`negotiate`].
 pub fn negotiate_handlers<'c>(
     accept: &[MediaType],
     handlers: &'c MediaHandlers,
     answering: Answering<'_>,
 ) -> Result<Negotiated<'c>, ApiError> {
-    if handlers.is_empty() {
+    // The target's own handlers, found once (and only with the default select); none at all
+    // is the built-in negotiation, with no more work.
+    let own: &[MediaHandler] = match answering.default_select {
+        true => handlers.of_target(answering.schema, answering.name),
+        false => &[],
+    };
+    if own.is_empty() && handlers.any_relation_is_empty() {
         return negotiate(accept).map(Negotiated::Builtin);
     }
-    let usable = |handler: &&MediaHandler| answering.values || handler.aggregate.is_some();
-    let own = |media_type: &str| {
-        answering
-            .default_select
-            .then(|| handlers.of(answering.schema, answering.name, media_type))
-            .flatten()
-            .filter(usable)
+    let own_for = |media_type: &str| {
+        own.iter()
+            .find(|h| h.media_type == media_type && (answering.values || h.aggregate.is_some()))
     };
     for media in accept {
         if let MediaType::SingleObject { .. } = media {
@@ -63,7 +65,7 @@ pub fn negotiate_handlers<'c>(
         let Some(key) = handler_key(media) else {
             continue;
         };
-        if let Some(handler) = own(ANY).or_else(|| own(key)) {
+        if let Some(handler) = own_for(ANY).or_else(|| own_for(key)) {
             return Ok(Negotiated::Handler { handler, own: true });
         }
         let any_relation = handlers.of_any_relation(key);

@@ -40,10 +40,21 @@ impl MediaHandlers {
 
     /// The handler of `schema.name` (a relation or a function) for `media_type` (lowercase).
     pub fn of(&self, schema: &str, name: &str, media_type: &str) -> Option<&MediaHandler> {
-        self.by_target
-            .get(&(schema, name) as &dyn NameKey)?
+        self.of_target(schema, name)
             .iter()
             .find(|h| h.media_type == media_type)
+    }
+
+    /// Every handler of `schema.name` (a relation or a function).
+    pub fn of_target(&self, schema: &str, name: &str) -> &[MediaHandler] {
+        self.by_target
+            .get(&(schema, name) as &dyn NameKey)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether some `anyelement` aggregate answers any relation.
+    pub fn any_relation_is_empty(&self) -> bool {
+        self.any_relation.is_empty()
     }
 
     /// The `anyelement` aggregate for `media_type` (lowercase).
