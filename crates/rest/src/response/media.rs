@@ -45,6 +45,9 @@ pub fn negotiate_handlers<'c>(
     handlers: &'c MediaHandlers,
     answering: Answering<'_>,
 ) -> Result<Negotiated<'c>, ApiError> {
+    if handlers.is_empty() {
+        return negotiate(accept).map(Negotiated::Builtin);
+    }
     // The target's own handlers, found once (and only with the default select); none at all
     // is the built-in negotiation, with no more work.
     let own: &[MediaHandler] = match answering.default_select {
