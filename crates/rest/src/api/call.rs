@@ -32,13 +32,13 @@ pub(super) async fn call(
         Method::Get | Method::Head => super::read::Route::Replica,
         _ => super::read::Route::Primary,
     };
-    if let Some((plan, request)) = super::explain::planned(api, request) {
-        return match prepare(api, &request, target, cache, body) {
+    if let Some((plan, inner)) = super::explain::planned(api, request, Some(&cache.media)) {
+        return match prepare(api, &inner, target, cache, body) {
             Ok(job) => {
                 let context = target.call_context_statements(&job.function_settings, job.volatile);
                 super::explain::explain(api, &context, &job.statement, plan).await
             }
-            Err(error) => error_response(&error),
+            Err(error) => super::explain::plan_error(request, &error),
         };
     }
     match prepare(api, request, target, cache, body) {

@@ -12,15 +12,26 @@ use sluice_http::{Response, full};
 use sluice_pg::SyncMode;
 
 /// The plan the request asks for, with the request as it would run for the media type the plan
-/// is for (`for=`): its statement is the one explained.
+/// is for (`for=`): its statement is the one explained. With `handlers`, the plan may be for a
+/// media type handler's answer.
 pub(super) fn planned<'r>(
     api: &RestApi,
     request: &'r ApiRequest,
+    handlers: Option<&crate::schema::media::MediaHandlers>,
 ) -> Option<(&'r PlanMedia, ApiRequest)> {
-    let plan = crate::response::wanted_plan(&request.accept, api.config.plan_enabled)?;
+    let plan = crate::response::wanted_plan(&request.accept, api.config.plan_enabled, handlers)?;
     let mut inner = request.clone();
     inner.accept = vec![(*plan.for_media).clone()];
     Some((plan, inner))
+}
+
+/// The error of planning the request for the plan's media type: when no handler answers it for
+/// this request after all, the 406 names the media types the request accepted.
+pub(super) fn plan_error(request: &ApiRequest, error: &ApiError) -> Response {
+    if error.code == "PGRST107" && error.status == http::StatusCode::NOT_ACCEPTABLE {
+        return error_response(&crate::response::not_acceptable(&request.accept));
+    }
+    error_response(error)
 }
 
 /// The answer: 200 with EXPLAIN's output (one line per row), or the statement's error.

@@ -125,10 +125,10 @@ pub(super) async fn read(
     cache: &SchemaCache,
     filters: Vec<PathFilter>,
 ) -> Response {
-    if let Some((plan, request)) = super::explain::planned(api, request) {
-        return match plan_job(api, &request, target, cache, &filters) {
+    if let Some((plan, inner)) = super::explain::planned(api, request, Some(&cache.media)) {
+        return match plan_job(api, &inner, target, cache, &filters) {
             Ok(job) => super::explain::explain(api, &job.context, &job.main, plan).await,
-            Err(error) => error_response(&error),
+            Err(error) => super::explain::plan_error(request, &error),
         };
     }
     let job = match plan_job(api, request, target, cache, &filters) {

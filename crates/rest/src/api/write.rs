@@ -61,7 +61,7 @@ async fn run(
     filters: Vec<PathFilter>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    if let Some((plan, planned)) = super::explain::planned(api, request)
+    if let Some((plan, planned)) = super::explain::planned(api, request, None)
         && let Prepared::Statement(prepared) =
             prepare(api, &planned, target, cache, filters.clone(), &body)?
     {

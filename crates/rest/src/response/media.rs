@@ -87,7 +87,7 @@ pub fn negotiate_handlers<'c>(
 }
 
 /// The media type a handler would be named by (lowercase), for those handlers may answer.
-fn handler_key(media: &MediaType) -> Option<&str> {
+pub fn handler_key(media: &MediaType) -> Option<&str> {
     Some(match media {
         MediaType::Json => "application/json",
         MediaType::Csv => "text/csv",

@@ -4,6 +4,7 @@
 
 use crate::error::ApiError;
 use crate::request::{MediaType, PlanMedia};
+use crate::schema;
 use http::StatusCode;
 use sluice_formats::{ColumnKind, ColumnSpec, Encoder, Format, Scalar};
 use sluice_pg::types::oid;
@@ -68,15 +69,20 @@ pub fn negotiate(accept: &[MediaType]) -> Result<Representation, ApiError> {
     if accept.is_empty() {
         return Ok(Representation::Array);
     }
+    Err(not_acceptable(accept))
+}
+
+/// 406 PGRST107 naming the media types accepted.
+pub fn not_acceptable(accept: &[MediaType]) -> ApiError {
     let names: Vec<String> = accept.iter().map(media_name).collect();
-    Err(ApiError::new(
+    ApiError::new(
         StatusCode::NOT_ACCEPTABLE,
         "PGRST107",
         format!(
             "None of these media types are available: {}",
             names.join(", ")
         ),
-    ))
+    )
 }
 
 /// A media type as a client wrote it.
@@ -117,16 +123,24 @@ pub fn plan_media_name(plan: &PlanMedia) -> String {
 /// The plan the request asks for, when the first of its accepted media types that Sluice can
 /// answer is the plan media type (for a media type it can answer) and plans are enabled.
 /// Without the setting the plan media type is not available, as PostgREST's negotiation has it.
-pub fn wanted_plan(accept: &[MediaType], enabled: bool) -> Option<&PlanMedia> {
+/// With `handlers`, a media type some handler answers counts as one Sluice can answer (whether
+/// it answers this request is the negotiation's to say).
+pub fn wanted_plan<'a>(
+    accept: &'a [MediaType],
+    enabled: bool,
+    handlers: Option<&schema::media::MediaHandlers>,
+) -> Option<&'a PlanMedia> {
+    let answerable = |media: &MediaType| {
+        negotiate(std::slice::from_ref(media)).is_ok()
+            || handlers.is_some_and(|handlers| {
+                media::handler_key(media).is_some_and(|key| handlers.may_answer(key))
+            })
+    };
     for media in accept {
         match media {
-            MediaType::Plan(plan)
-                if enabled && negotiate(std::slice::from_ref(&plan.for_media)).is_ok() =>
-            {
-                return Some(plan);
-            }
+            MediaType::Plan(plan) if enabled && answerable(&plan.for_media) => return Some(plan),
             MediaType::Plan(_) => continue,
-            other if negotiate(std::slice::from_ref(other)).is_ok() => return None,
+            other if answerable(other) => return None,
             _ => continue,
         }
     }

@@ -1,6 +1,6 @@
 //! Media type handlers: functions and aggregates returning a domain named after a media type.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use sluice_pg::Connection;
 
@@ -30,6 +30,8 @@ pub struct MediaHandlers {
     by_target: HashMap<QualifiedName, Vec<MediaHandler>>,
     /// Aggregates over `anyelement`: for the rows of any relation.
     any_relation: Vec<MediaHandler>,
+    /// The media types some handler answers.
+    media_types: HashSet<String>,
 }
 
 impl MediaHandlers {
@@ -64,6 +66,11 @@ impl MediaHandlers {
             .find(|h| h.media_type == media_type)
     }
 
+    /// Whether some handler, of any target, answers `media_type` (lowercase): its own, or `*/*`.
+    pub fn may_answer(&self, media_type: &str) -> bool {
+        self.media_types.contains(media_type) || self.media_types.contains(ANY)
+    }
+
     /// Adds a handler for `target` (`None`: any relation); the first for a media type stays.
     pub fn insert(&mut self, target: Option<QualifiedName>, handler: MediaHandler) {
         let list = match target {
@@ -71,6 +78,7 @@ impl MediaHandlers {
             None => &mut self.any_relation,
         };
         if !list.iter().any(|h| h.media_type == handler.media_type) {
+            self.media_types.insert(handler.media_type.clone());
             list.push(handler);
         }
     }
@@ -168,6 +176,7 @@ mod tests {
             .unwrap();
         assert_eq!(found.aggregate.as_ref(), Some(&twkb), "the first one stays");
         assert!(handlers.of("public", "lines", "text/html").is_none());
+        assert!(handlers.may_answer("text/html"), "*/* answers it");
         assert_eq!(
             handlers.of_any_relation(ANY).unwrap().resolved,
             "application/octet-stream"
