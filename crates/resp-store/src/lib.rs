@@ -164,6 +164,7 @@ impl PgStore {
                 durability,
                 sink: "postgres",
                 functions,
+                replica: None,
             },
             loaded,
             stop,

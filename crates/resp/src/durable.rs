@@ -322,4 +322,7 @@ pub struct Persistence {
     pub sink: &'static str,
     /// The function libraries the sink kept, installed before the gate serves.
     pub functions: crate::engine::Libraries,
+    /// Set when the store follows another instance's writes: the gate is then a read-only
+    /// replica (writes refused with `READONLY`, ROLE and INFO replication say so).
+    pub replica: Option<Arc<crate::replica::Replica>>,
 }

@@ -19,6 +19,7 @@ pub mod num;
 mod observe;
 mod params;
 mod pause;
+pub mod replica;
 pub mod reply;
 mod script;
 mod session;

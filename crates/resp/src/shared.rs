@@ -32,6 +32,8 @@ pub struct Shared {
     pub durability: Option<Arc<crate::durable::Durability>>,
     /// Name of the sink (INFO persistence), `memory` without one.
     pub sink: &'static str,
+    /// Set on a read-only follower: writes are refused (READONLY).
+    pub replica: Option<Arc<crate::replica::Replica>>,
     pub hub: Mutex<Hub>,
     pub params: RwLock<Params>,
     pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
@@ -76,6 +78,7 @@ impl Shared {
             },
             durability: config.persistence.as_ref().map(|p| p.durability.clone()),
             sink: config.persistence.as_ref().map_or("memory", |p| p.sink),
+            replica: config.persistence.as_ref().and_then(|p| p.replica.clone()),
             hub: Mutex::new(Hub::default()),
             params: RwLock::new(params),
             clients: Mutex::new(BTreeMap::new()),

@@ -305,6 +305,12 @@ pub(crate) fn dispatch(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         return;
     }
     let shared = cx.shared;
+    // A read-only follower refuses what writes, as Redis's replica-read-only does (EXEC of a
+    // transaction that queued a write too).
+    if shared.replica.is_some() && writes(cx, cmd) {
+        reject(cx, cmd, crate::replica::READONLY);
+        return;
+    }
     if shared.no_good_replicas.load(Ordering::Relaxed) && writes(cx, cmd) {
         reject(cx, cmd, NOREPLICAS);
         return;

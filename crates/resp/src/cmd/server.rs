@@ -61,8 +61,23 @@ pub fn cluster(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
         .error("ERR This instance has cluster support disabled");
 }
 
-/// ROLE: Sluice is always a primary without replicas.
+/// ROLE: a primary without replicas, or a read-only follower as a Redis replica answers
+/// (primary's host and port, `connected` or `connect`, offset 0).
 pub fn role(cx: &mut Cx<'_, '_>, _args: &Args<'_>) {
+    if let Some(replica) = &cx.shared.replica {
+        cx.out.array(5);
+        cx.out.bulk(b"slave");
+        cx.out.bulk(replica.master_host.as_bytes());
+        cx.out.int(i64::from(replica.master_port));
+        let state: &[u8] = if replica.link_up() {
+            b"connected"
+        } else {
+            b"connect"
+        };
+        cx.out.bulk(state);
+        cx.out.int(0);
+        return;
+    }
     cx.out.array(3);
     cx.out.bulk(b"master");
     cx.out.int(0);
@@ -241,9 +256,12 @@ pub fn info(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
         );
     }
     if want("replication") {
-        text.push_str(
-            "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n\r\n",
-        );
+        match &shared.replica {
+            Some(replica) => replica.info_section(&mut text),
+            None => text.push_str(
+                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n\r\n",
+            ),
+        }
     }
     if want("cpu") {
         text.push_str("# CPU\r\nused_cpu_sys:0.000000\r\nused_cpu_user:0.000000\r\n\r\n");

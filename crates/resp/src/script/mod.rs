@@ -68,12 +68,19 @@ impl RunFlags {
 }
 
 /// A script that declared its flags (a shebang, a function) and may write is refused, as Redis
-/// refuses a write command, without enough good replicas (NOREPLICAS) or over maxmemory unless
-/// it says `allow-oom` (OOM); true once the error is written.
+/// refuses a write command, over maxmemory unless it says `allow-oom` (OOM), on a read-only
+/// replica (READONLY) or without enough good replicas (NOREPLICAS); true once the error is
+/// written.
 fn refused_at_start(cx: &mut crate::cmd::Cx<'_, '_>, allow_oom: bool) -> bool {
     let limit = cx.shared.maxmemory.load(Ordering::Relaxed);
     if !allow_oom && limit != 0 && cx.store.get().used_memory() > limit {
         cx.out.error(crate::cmd::maxmemory::OOM);
+        return true;
+    }
+    if cx.shared.replica.is_some() {
+        // Redis's words for a script with the write flag on a read-only replica.
+        cx.out
+            .error("READONLY Can not run script with write flag on readonly replica");
         return true;
     }
     if cx.shared.no_good_replicas.load(Ordering::Relaxed) {

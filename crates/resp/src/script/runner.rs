@@ -527,6 +527,9 @@ fn call_with(
                 "Write commands are not allowed from read-only scripts.",
             );
         }
+        if ctx.shared.replica.is_some() {
+            return refuse(Some(command), &format!("-{}", crate::replica::READONLY));
+        }
         if ctx.shared.no_good_replicas.load(Ordering::Relaxed) {
             return refuse(Some(command), &format!("-{}", cmd::NOREPLICAS));
         }
