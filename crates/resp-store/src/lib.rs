@@ -131,7 +131,8 @@ impl PgStore {
         let mut conn = connect(pg).await?;
         schema::migrate(&mut conn, &config.schema).await?;
         let mut store = Store::tracked(config.databases);
-        let (loaded, known) = load::load(&mut conn, &config.schema, &mut store).await?;
+        let (loaded, known) =
+            load::load(&mut conn, &config.schema, &mut store, load::Scope::All).await?;
         let functions = load::load_functions(&mut conn, &config.schema).await?;
         for_writing(&mut conn).await?;
         tracing::info!(

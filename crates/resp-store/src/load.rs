@@ -1,5 +1,6 @@
-//! Start-up: the keyspace read back from the tables (binary COPY out) into the in-memory store.
+//! The keyspace, or some of its keys, read back from the tables (binary COPY out) into memory.
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
 use sluice_pg::Connection;
@@ -50,12 +51,64 @@ pub async fn load_functions(
         .collect()
 }
 
-/// Reads every live key of `schema` into `store` (which is empty and tracked; nothing loaded is
-/// marked dirty). Keys past their expiry are skipped; their rows go at the first flush.
+/// Which keys a load reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'k> {
+    /// Every key (the start-up load, a follower's reload).
+    All,
+    /// These keys (database, key), the ones a follower was told changed.
+    Keys(&'k [(i32, Vec<u8>)]),
+}
+
+impl Scope<'_> {
+    /// The statement copying `columns` of `table` (aliased `t`) for this scope, rows `order`ed.
+    fn copy(&self, s: &str, table: &str, columns: &str, order: &str) -> String {
+        match self {
+            Scope::All if order.is_empty() => {
+                format!("COPY {s}.{table} ({columns}) TO STDOUT (FORMAT binary)")
+            }
+            _ => format!(
+                "COPY (SELECT {columns} FROM {s}.{table} t WHERE true{}{order}) \
+                 TO STDOUT (FORMAT binary)",
+                self.filter()
+            ),
+        }
+    }
+
+    /// A condition on `t.db, t.key` (empty for every key). COPY takes no parameters: the keys
+    /// are written as one array literal of hex digits, which needs no escaping.
+    fn filter(&self) -> String {
+        let Scope::Keys(keys) = self else {
+            return String::new();
+        };
+        let mut dbs = String::with_capacity(keys.len() * 3 + 2);
+        let mut hex = String::with_capacity(keys.iter().map(|(_, k)| k.len() * 2 + 3).sum());
+        for (i, (db, key)) in keys.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = write!(dbs, "{sep}{db}");
+            hex.push_str(sep);
+            hex.push('"');
+            for b in key {
+                let _ = write!(hex, "{b:02x}");
+            }
+            hex.push('"');
+        }
+        format!(
+            " AND (t.db, t.key) IN (SELECT w.db, decode(w.h, 'hex') \
+               FROM unnest('{{{dbs}}}'::int4[], '{{{hex}}}'::text[]) AS w(db, h))"
+        )
+    }
+}
+
+/// Reads the live keys of `schema` that `scope` names into `store` (which is empty; nothing
+/// loaded is marked dirty). Keys past their expiry are skipped (their rows go at the owner's
+/// next flush). Give a follower's load a snapshot of its own (a REPEATABLE READ transaction):
+/// the tables are read one statement each.
 pub async fn load(
     conn: &mut Connection,
     schema: &str,
     store: &mut Store,
+    scope: Scope<'_>,
 ) -> Result<(Loaded, Known), Error> {
     let started = Instant::now();
     let s = quote_ident(schema);
@@ -64,8 +117,9 @@ pub async fn load(
     let databases = store.db_count();
     let keys_sql = format!(
         "COPY (SELECT db, key, type, (extract(epoch FROM expire_at) * 1000)::int8, value \
-               FROM {s}.keys WHERE expire_at IS NULL OR expire_at > now()) \
-         TO STDOUT (FORMAT binary)"
+               FROM {s}.keys t WHERE (expire_at IS NULL OR expire_at > now()){}) \
+         TO STDOUT (FORMAT binary)",
+        scope.filter()
     );
     copy_rows(conn, &keys_sql, "keys", |data, f| {
         let db = db_of(data, f, databases)?;
@@ -100,7 +154,7 @@ pub async fn load(
     let elements = &mut loaded.elements;
     copy_rows(
         conn,
-        &format!("COPY {s}.hash_fields (db, key, field, value) TO STDOUT (FORMAT binary)"),
+        &scope.copy(&s, "hash_fields", "db, key, field, value", ""),
         "hash_fields",
         |data, f| {
             let db = db_of(data, f, databases)?;
@@ -120,9 +174,11 @@ pub async fn load(
     let mut check = ListCheck::default();
     copy_rows(
         conn,
-        &format!(
-            "COPY (SELECT db, key, chunk, first_pos, items, grid FROM {s}.list_chunks \
-                   ORDER BY db, key, chunk) TO STDOUT (FORMAT binary)"
+        &scope.copy(
+            &s,
+            "list_chunks",
+            "db, key, chunk, first_pos, items, grid",
+            " ORDER BY db, key, chunk",
         ),
         "list_chunks",
         |data, f| {
@@ -158,7 +214,7 @@ pub async fn load(
     }
     copy_rows(
         conn,
-        &format!("COPY {s}.set_members (db, key, member) TO STDOUT (FORMAT binary)"),
+        &scope.copy(&s, "set_members", "db, key, member", ""),
         "set_members",
         |data, f| {
             let db = db_of(data, f, databases)?;
@@ -172,7 +228,7 @@ pub async fn load(
     .await?;
     copy_rows(
         conn,
-        &format!("COPY {s}.zset_members (db, key, member, score) TO STDOUT (FORMAT binary)"),
+        &scope.copy(&s, "zset_members", "db, key, member, score", ""),
         "zset_members",
         |data, f| {
             let db = db_of(data, f, databases)?;
@@ -186,9 +242,11 @@ pub async fn load(
     .await?;
     copy_rows(
         conn,
-        &format!(
-            "COPY (SELECT db, key, ms, seq, fields FROM {s}.stream_entries \
-                   ORDER BY db, key, ms, seq) TO STDOUT (FORMAT binary)"
+        &scope.copy(
+            &s,
+            "stream_entries",
+            "db, key, ms, seq, fields",
+            " ORDER BY db, key, ms, seq",
         ),
         "stream_entries",
         |data, f| {
