@@ -178,15 +178,24 @@ async fn serve(
             let pg = sluice_pg::Config::parse(url).context(DATABASE_URL_UNREADABLE)?;
             let schema = store_config.schema.clone();
             let appendfsync = store_config.appendfsync;
+            let follow = store_config.follow;
             let store = sluice_resp_store::PgStore::open(&pg, store_config).await?;
             let loaded = store.loaded();
-            println!(
-                "sluice: Redis keyspace kept in PostgreSQL schema \"{schema}\" (appendfsync {}): \
-                 {} keys loaded in {} ms",
-                appendfsync.name(),
-                loaded.keys,
-                loaded.millis
-            );
+            if follow {
+                println!(
+                    "sluice: Redis keyspace followed read-only from PostgreSQL schema \"{schema}\": \
+                     {} keys loaded in {} ms",
+                    loaded.keys, loaded.millis
+                );
+            } else {
+                println!(
+                    "sluice: Redis keyspace kept in PostgreSQL schema \"{schema}\" (appendfsync {}): \
+                     {} keys loaded in {} ms",
+                    appendfsync.name(),
+                    loaded.keys,
+                    loaded.millis
+                );
+            }
             resp_config.persistence = Some(store.persistence());
             resp_store = Some(store);
         }

@@ -4,13 +4,16 @@
 //! keyspace into a tracked [`sluice_resp::engine::Store`] and starts the writer; the Redis gate
 //! is then given [`PgStore::persistence`]. Every flush takes the keys changed since the last
 //! one (a key written many times is written once) and replaces their rows, or only the rows of
-//! the elements that changed, in one transaction sent in one round trip. See
-//! docs/redis-store.md.
+//! the elements that changed, in one transaction sent in one round trip, notifying followers
+//! when there are some. [`PgStore::follow`] opens a read-only follower of the schema's owner
+//! instead (`follow.rs`). See docs/redis-store.md.
 
 mod chunks;
 mod codec;
+mod follow;
 mod load;
 mod lock;
+mod notify;
 mod schema;
 mod stream_meta;
 mod write;
@@ -25,6 +28,7 @@ use sluice_resp::durable::{AppendFsync, Durability, Persistence};
 use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
+pub use follow::APPLICATION as FOLLOWER_APPLICATION;
 pub use load::Loaded;
 pub use lock::APPLICATION;
 pub use schema::VERSION as SCHEMA_VERSION;
@@ -48,6 +52,14 @@ pub enum Error {
         "Redis store: schema {schema:?} has version {found}, newer than this Sluice knows ({known})"
     )]
     NewerSchema {
+        schema: String,
+        found: i32,
+        known: i32,
+    },
+    #[error(
+        "Redis store: schema {schema:?} holds no Redis store at version {known} (found {found}); a follower never creates or migrates it: start its owner (follow = false) first"
+    )]
+    NotFollowable {
         schema: String,
         found: i32,
         known: i32,
@@ -100,6 +112,8 @@ pub struct StoreConfig {
     pub max_unsaved_keys: usize,
     /// At shutdown, how long the last flush is retried.
     pub final_flush_wait: Duration,
+    /// Follow the schema's owner read-only (`[resp] follow`) instead of owning it.
+    pub follow: bool,
 }
 
 impl Default for StoreConfig {
@@ -111,6 +125,7 @@ impl Default for StoreConfig {
             write_timeout: Duration::from_secs(5),
             max_unsaved_keys: 1_000_000,
             final_flush_wait: Duration::from_secs(10),
+            follow: false,
         }
     }
 }
@@ -125,8 +140,12 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Takes the owner lock, migrates the schema, loads the keyspace and starts the writer.
+    /// Takes the owner lock, migrates the schema, loads the keyspace and starts the writer;
+    /// with [`StoreConfig::follow`], [`PgStore::follow`]s instead.
     pub async fn open(pg: &Config, config: StoreConfig) -> Result<PgStore, Error> {
+        if config.follow {
+            return Self::follow(pg, config).await;
+        }
         let lock = lock::acquire(pg, &config.schema).await?;
         let mut conn = connect(pg).await?;
         schema::migrate(&mut conn, &config.schema).await?;
@@ -173,6 +192,58 @@ impl PgStore {
         })
     }
 
+    /// A read-only follower of the schema's owner: LISTENs, loads the keyspace, then keeps it
+    /// current from the owner's notifications. It takes no owner lock and writes nothing; the
+    /// gate refuses writes (READONLY). The schema must exist at this build's version.
+    pub async fn follow(pg: &Config, config: StoreConfig) -> Result<PgStore, Error> {
+        let (host, port) = pg
+            .targets()
+            .first()
+            .map_or((String::new(), 0), |t| (t.host.to_string(), t.port));
+        let replica = Arc::new(sluice_resp::replica::Replica::new(host, port));
+        let store = Arc::new(Mutex::new(Store::new(config.databases)));
+        let follower = follow::Follower::new(
+            pg.clone(),
+            config.schema.clone(),
+            config.databases,
+            store.clone(),
+            replica.clone(),
+        );
+        let (session, loaded) = follower.start().await?;
+        let functions = {
+            let mut conn = connect(pg).await?;
+            let functions = load::load_functions(&mut conn, &config.schema).await?;
+            let _ = conn.close().await;
+            functions
+        };
+        tracing::info!(
+            keys = loaded.keys,
+            elements = loaded.elements,
+            millis = loaded.millis,
+            schema = %config.schema,
+            "Redis keyspace loaded from PostgreSQL, following its owner"
+        );
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(follower.run(session, stopped));
+        Ok(PgStore {
+            persistence: Persistence {
+                store,
+                // Nothing is tracked: every SAVE finds its generation (0) committed.
+                durability: Arc::new(Durability::new(
+                    config.appendfsync,
+                    config.write_timeout,
+                    config.max_unsaved_keys,
+                )),
+                sink: "postgres",
+                functions,
+                replica: Some(replica),
+            },
+            loaded,
+            stop,
+            writer: task,
+        })
+    }
+
     /// What the Redis gate is given ([`sluice_resp::Config::persistence`]).
     pub fn persistence(&self) -> Persistence {
         self.persistence.clone()
@@ -215,12 +286,17 @@ async fn connect_writer(pg: &Config) -> Result<Connection, Error> {
 }
 
 async fn connect(pg: &Config) -> Result<Connection, Error> {
+    connect_as(pg, APPLICATION).await
+}
+
+/// A connection named `application`.
+async fn connect_as(pg: &Config, application: &str) -> Result<Connection, Error> {
     let mut conn = Connection::connect_with(pg)
         .await
         .map_err(|e| Error::pg("connecting", e))?;
     conn.batch_execute(&format!(
         "SET application_name = {}",
-        sluice_pg::sql::quote_literal(APPLICATION)
+        sluice_pg::sql::quote_literal(application)
     ))
     .await
     .map_err(|e| Error::pg("naming the connection", e))?;

@@ -184,6 +184,46 @@ pub async fn migrate(conn: &mut Connection, schema: &str) -> Result<i32, Error> 
     Ok(found)
 }
 
+/// Checks, for a follower (which never writes), that `schema` holds a store at the version
+/// this build reads: the owner creates and migrates it.
+pub async fn check_followable(conn: &mut Connection, schema: &str) -> Result<(), Error> {
+    let step = "reading schema_migrations";
+    let table = format!("{}.schema_migrations", quote_ident(schema));
+    let exists: bool = conn
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table.as_str()])
+        .await
+        .map_err(|e| Error::pg(step, e))?
+        .get(0)
+        .map_err(|e| Error::pg(step, e))?;
+    let found: i32 = if exists {
+        conn.query_one(
+            &format!("SELECT coalesce(max(version), 0) FROM {table}"),
+            &[],
+        )
+        .await
+        .map_err(|e| Error::pg(step, e))?
+        .get(0)
+        .map_err(|e| Error::pg(step, e))?
+    } else {
+        0
+    };
+    if found > VERSION {
+        return Err(Error::NewerSchema {
+            schema: schema.to_string(),
+            found,
+            known: VERSION,
+        });
+    }
+    if found < VERSION {
+        return Err(Error::NotFollowable {
+            schema: schema.to_string(),
+            found,
+            known: VERSION,
+        });
+    }
+    Ok(())
+}
+
 /// Applies the migrations after `found` up to `target`, each in a transaction of its own (the
 /// owner lock, taken before, keeps a second instance from migrating at the same time).
 async fn migrate_to(

@@ -107,6 +107,9 @@ pub struct Encoded {
     functions: Option<(Vec<String>, Vec<Vec<u8>>)>,
     cleared: Vec<i32>,
     taken_at_ms: i64,
+    /// Notification payloads naming what this flush emptied, wrote and deleted (empty without
+    /// followers: see [`crate::notify`]).
+    notices: Vec<String>,
 }
 
 impl Encoded {
@@ -125,6 +128,11 @@ impl Encoded {
     /// Keys written or deleted.
     pub fn keys(&self) -> u64 {
         self.written_keys
+    }
+
+    /// Notifications this flush sends.
+    pub fn notices(&self) -> u64 {
+        self.notices.len() as u64
     }
 
     /// Records in `known` what the tables hold once this committed: where lists start, which
@@ -155,8 +163,9 @@ impl Encoded {
 }
 
 /// Encodes a snapshot (outside the store lock); `known` says which keys may have element rows
-/// (where lists written in part start came with the snapshot, [`ListPart::grid`]).
-pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
+/// (where lists written in part start came with the snapshot, [`ListPart::grid`]). With
+/// `notify` (followers listen), the flush also names what it emptied, wrote and deleted.
+pub fn encode(snapshot: &Snapshot, known: &Known, notify: bool) -> Encoded {
     let mut buffers: [BytesMut; 5] = Default::default();
     for buf in &mut buffers {
         buf.put_slice(sluice_pg::BINARY_HEADER);
@@ -192,7 +201,15 @@ pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
             .map(|&db| i32::try_from(db).unwrap_or(i32::MAX))
             .collect(),
         taken_at_ms: snapshot.taken_at_ms,
+        notices: Vec::new(),
     };
+    let mut payloads = notify.then(|| {
+        let mut p = crate::notify::Payloads::default();
+        for &db in &e.cleared {
+            p.cleared(db);
+        }
+        p
+    });
     let cleared_before = |db: i32| cleared_in(&snapshot.cleared, db);
     // In key order: PostgreSQL's index probes and heap updates then walk the pages in order
     // instead of jumping across the whole index for every key.
@@ -200,6 +217,9 @@ pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
     order.sort_unstable_by(|a, b| (a.0, &a.1[..]).cmp(&(b.0, &b.1[..])));
     for (db, key, saved) in order {
         let db = i32::try_from(*db).unwrap_or(i32::MAX);
+        if let Some(p) = payloads.as_mut() {
+            p.key(db, key);
+        }
         // A key written in part keeps its row in `keys` unless its expiry changed.
         if !matches!(saved, Saved::Part { key_row: false, .. }) {
             e.dbs.push(db);
@@ -248,6 +268,9 @@ pub fn encode(snapshot: &Snapshot, known: &Known) -> Encoded {
     for buf in &mut e.buffers {
         buf.put_i16(-1);
     }
+    e.notices = payloads
+        .map(crate::notify::Payloads::finish)
+        .unwrap_or_default();
     e
 }
 
@@ -409,6 +432,9 @@ pub struct Statements {
     copies: [String; 5],
     /// Replace the stored function libraries.
     functions: [String; 2],
+    /// Followers' channel, and the statement sending a flush's notifications to it.
+    channel: String,
+    notify: &'static str,
 }
 
 impl Statements {
@@ -507,6 +533,8 @@ impl Statements {
                      SELECT * FROM unnest($1::text[], $2::bytea[])"
                 ),
             ],
+            channel: crate::notify::channel(schema),
+            notify: "SELECT pg_catalog.pg_notify($1, p) FROM unnest($2::text[]) AS p",
         }
     }
 }
@@ -591,6 +619,13 @@ pub async fn write(
         )
         .map_err(|e| Error::pg(elements_step, e))?;
         steps.push(elements_step);
+    }
+    if !encoded.notices.is_empty() {
+        // Delivered at commit, in commit order, to the followers LISTENing.
+        let step = "notifying the followers";
+        p.query(statements.notify, &[&statements.channel, &encoded.notices])
+            .map_err(|e| Error::pg(step, e))?;
+        steps.push(step);
     }
     if let Some((names, codes)) = &encoded.functions {
         let step = "replacing the function libraries";

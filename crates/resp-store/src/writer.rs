@@ -9,6 +9,7 @@ use sluice_resp::durable::{AppendFsync, Durability};
 use sluice_resp::engine::Store;
 use tokio::sync::watch;
 
+use crate::notify::Followers;
 use crate::write::{Known, Statements, encode, write};
 use crate::{Error, lock};
 
@@ -20,6 +21,8 @@ const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
 /// First and longest pause between attempts while PostgreSQL cannot be written.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
 const RETRY_MAX: Duration = Duration::from_secs(2);
+/// How often the writer looks for followers (see [`crate::notify`]).
+const FOLLOWER_LOOK: Duration = Duration::from_secs(1);
 
 /// Everything the writer task owns.
 pub struct Writer {
@@ -38,6 +41,10 @@ pub struct Writer {
     /// When rows that expired were last deleted.
     last_sweep: Instant,
     retry: Duration,
+    /// Whether followers listen, so flushes notify them; looked at every [`FOLLOWER_LOOK`].
+    pub followers: Followers,
+    channel: String,
+    next_look: tokio::time::Instant,
 }
 
 impl Writer {
@@ -51,6 +58,7 @@ impl Writer {
         known: Known,
     ) -> Self {
         let statements = Statements::new(&schema);
+        let channel = crate::notify::channel(&schema);
         Self {
             pg,
             schema,
@@ -63,6 +71,26 @@ impl Writer {
             last_write: Instant::now(),
             last_sweep: Instant::now(),
             retry: RETRY_FIRST,
+            followers: Followers::default(),
+            channel,
+            next_look: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Looks for followers when the last look is [`FOLLOWER_LOOK`] old (a failure is tried
+    /// again a second later; what was known stays). Before a flush is encoded, so
+    /// the flushes after a look that found a follower notify it.
+    async fn look_for_followers(&mut self) {
+        if tokio::time::Instant::now() < self.next_look {
+            return;
+        }
+        self.next_look = tokio::time::Instant::now() + FOLLOWER_LOOK;
+        // A broken connection is made again by the next flush (and reported by it).
+        let Some(conn) = self.conn.as_mut().filter(|c| !c.is_broken()) else {
+            return;
+        };
+        if let Err(e) = self.followers.look(conn, &self.schema, &self.channel).await {
+            tracing::debug!(error = %e, "looking for the Redis store's followers failed");
         }
     }
 
@@ -82,6 +110,8 @@ impl Writer {
             } else {
                 next_tick
             };
+            // Followers are looked for every second even when the clock is slower (`no`).
+            let look_at = self.next_look.max(tokio::time::Instant::now());
             tokio::select! {
                 biased;
                 _ = stop.changed() => break,
@@ -93,6 +123,10 @@ impl Writer {
                 }
                 () = tokio::time::sleep_until(wake_at) => {
                     next_tick = tokio::time::Instant::now() + interval;
+                }
+                () = tokio::time::sleep_until(look_at), if look_at < wake_at => {
+                    self.look_for_followers().await;
+                    continue;
                 }
             }
             let _ = self.flush_once().await;
@@ -111,6 +145,7 @@ impl Writer {
 
     /// Takes the dirty keys and writes them; on failure they are given back for the next try.
     pub async fn flush_once(&mut self) -> Result<(), Error> {
+        self.look_for_followers().await;
         let heads = &self.known.heads;
         let snapshot = lock_store(&self.store)
             .await
@@ -126,13 +161,14 @@ impl Writer {
             return Ok(());
         }
         self.durability.set_flushing(snapshot.generation);
-        let encoded = encode(&snapshot, &self.known);
+        let encoded = encode(&snapshot, &self.known, self.followers.present());
         // The delete statement also sweeps expired rows: sent when the flush needs it, and
         // at least every EXPIRY_SWEEP.
         let delete = self.last_sweep.elapsed() >= EXPIRY_SWEEP || encoded.needs_deletes();
         match self.attempt(&encoded, delete).await {
             Ok(info) => {
                 encoded.update_known(&mut self.known);
+                self.followers.sent += encoded.notices();
                 self.last_write = Instant::now();
                 if delete {
                     self.last_sweep = self.last_write;
@@ -192,7 +228,7 @@ impl Writer {
 
 /// The store lock, awaited without blocking the runtime's thread: a Lua script may hold the
 /// store for long, and this thread may be the one that must serve SCRIPT KILL.
-async fn lock_store(store: &Mutex<Store>) -> parking_lot::MutexGuard<'_, Store> {
+pub(crate) async fn lock_store(store: &Mutex<Store>) -> parking_lot::MutexGuard<'_, Store> {
     let mut tries = 0u32;
     loop {
         if let Some(guard) = store.try_lock() {

@@ -232,6 +232,11 @@ settings! {
         /// "everysec" answers at once and commits within about a second, "no" every few
         /// seconds.
         appendfsync: sluice_resp::durable::AppendFsync = sluice_resp::durable::AppendFsync::EverySec;
+        /// With store = "postgres": follow the schema's owner read-only instead of owning it.
+        /// The keyspace is loaded as at start, then kept current from the owner's
+        /// notifications (eventually consistent: a commit behind, plus a read); writes are
+        /// refused with Redis's READONLY error. Any number of followers; no owner lock.
+        follow: bool = false;
         /// TLS on the Redis gate (Redis 6's tls-port; clients connect with `redis-cli --tls
         /// --cacert ca.crt`, redis-py `ssl=True`): the PEM certificate chain (the server's first),
         /// with key. Client certificates are not asked for (Redis's tls-auth-clients no). Not set:
@@ -523,6 +528,7 @@ impl Settings {
             sluice_resp_store::StoreConfig {
                 schema: self.resp.schema.clone(),
                 appendfsync: self.resp.appendfsync,
+                follow: self.resp.follow,
                 databases: self.resp_config().databases,
                 ..sluice_resp_store::StoreConfig::default()
             }

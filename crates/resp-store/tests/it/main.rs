@@ -5,6 +5,7 @@ mod chunks;
 mod common;
 mod durability;
 mod faults;
+mod follower;
 mod outage;
 mod owner;
 mod parts;

@@ -1,0 +1,261 @@
+//! The owner's change notifications for followers: channel, payload format, follower presence.
+//!
+//! Followers hold a shared session advisory lock on ([`FOLLOW_CLASS`], `hashtext(schema)`).
+//! The owner looks for such locks in `pg_locks` at most once a second, off the flush path, and
+//! sends notifications only while one is held, so it pays nothing without followers. When it
+//! sees a follower's backend for the first time it notifies `hello:<pid>,...`: a follower that
+//! hears its own pid knows that every flush committed from then on is notified.
+//!
+//! A payload is tokens separated by spaces, in the order the flush applied them:
+//! `<db>:*` (database emptied: FLUSHDB, FLUSHALL, SWAPDB), `<db>:<hex of the key>` (a key
+//! written or deleted), `*` (read everything again: a key too long to name in a payload),
+//! `hello:<pid>,<pid>` (followers the owner now notifies). Each payload stays under
+//! PostgreSQL's limit of 8000 bytes.
+
+use std::fmt::Write as _;
+
+use sluice_pg::Connection;
+
+use crate::Error;
+
+/// The first half of the followers' advisory lock key: "sluf" in ASCII.
+pub const FOLLOW_CLASS: i32 = 0x736c_7566;
+
+/// A payload is cut before it reaches this many bytes (PostgreSQL refuses 8000 and more).
+const MAX_PAYLOAD: usize = 7_900;
+
+/// Longest channel name PostgreSQL keeps (NAMEDATALEN - 1).
+const MAX_CHANNEL: usize = 63;
+
+/// The channel of `schema`'s notifications, `sluice_redis:<schema>`, cut to PostgreSQL's 63
+/// bytes (two long schema names may then share a channel: a follower reads a few keys again
+/// for nothing).
+pub fn channel(schema: &str) -> String {
+    let mut name = format!("sluice_redis:{schema}");
+    if name.len() > MAX_CHANNEL {
+        let mut end = MAX_CHANNEL;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
+}
+
+/// Payloads being built, each under the limit.
+#[derive(Debug, Default)]
+pub struct Payloads {
+    done: Vec<String>,
+    current: String,
+}
+
+impl Payloads {
+    /// Adds the token of database `db` emptied.
+    pub fn cleared(&mut self, db: i32) {
+        let mut token = String::with_capacity(8);
+        let _ = write!(token, "{db}:*");
+        self.push(&token);
+    }
+
+    /// Adds the token of `key` of database `db` written or deleted; a key too long for a
+    /// payload asks followers to read everything again.
+    pub fn key(&mut self, db: i32, key: &[u8]) {
+        if key.len() * 2 + 12 > MAX_PAYLOAD {
+            self.push("*");
+            return;
+        }
+        let mut token = String::with_capacity(key.len() * 2 + 12);
+        let _ = write!(token, "{db}:");
+        for b in key {
+            let _ = write!(token, "{b:02x}");
+        }
+        self.push(&token);
+    }
+
+    fn push(&mut self, token: &str) {
+        if !self.current.is_empty() && self.current.len() + 1 + token.len() > MAX_PAYLOAD {
+            self.done.push(std::mem::take(&mut self.current));
+        }
+        if !self.current.is_empty() {
+            self.current.push(' ');
+        }
+        self.current.push_str(token);
+    }
+
+    /// The payloads, in order.
+    pub fn finish(mut self) -> Vec<String> {
+        if !self.current.is_empty() {
+            self.done.push(self.current);
+        }
+        self.done
+    }
+}
+
+/// One token of a payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    /// A key written or deleted.
+    Key(i32, Vec<u8>),
+    /// A database emptied.
+    Cleared(i32),
+    /// Everything is to be read again.
+    All,
+    /// The owner notifies these followers' backends from now on.
+    Hello(Vec<i32>),
+}
+
+/// The tokens of a payload; a token that cannot be read asks for everything to be read again
+/// (a newer owner's format, say: reading all is always right).
+pub fn parse(payload: &str) -> impl Iterator<Item = Token> + '_ {
+    payload
+        .split(' ')
+        .filter(|t| !t.is_empty())
+        .map(|t| parse_token(t).unwrap_or(Token::All))
+}
+
+fn parse_token(token: &str) -> Option<Token> {
+    if token == "*" {
+        return Some(Token::All);
+    }
+    let (head, rest) = token.split_once(':')?;
+    if head == "hello" {
+        let pids = rest
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().ok())
+            .collect::<Option<Vec<i32>>>()?;
+        return Some(Token::Hello(pids));
+    }
+    let db: i32 = head.parse().ok()?;
+    if rest == "*" {
+        return Some(Token::Cleared(db));
+    }
+    let hex = rest.as_bytes();
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let key = hex
+        .chunks_exact(2)
+        .map(|pair| {
+            let text = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(text, 16).ok()
+        })
+        .collect::<Option<Vec<u8>>>()?;
+    Some(Token::Key(db, key))
+}
+
+/// The owner's view of its followers: whether to notify, which backends were greeted.
+#[derive(Debug, Default)]
+pub struct Followers {
+    /// Backends holding the follower lock at the last look, sorted.
+    seen: Vec<i32>,
+    /// Notifications sent since start (one per payload).
+    pub sent: u64,
+}
+
+impl Followers {
+    /// Whether flushes notify (a follower was there at the last look).
+    pub fn present(&self) -> bool {
+        !self.seen.is_empty()
+    }
+
+    /// Looks for followers' locks on `conn` and greets the backends not seen before (one
+    /// statement, plus the greeting when there is one). Called at most once a second, between
+    /// flushes: every flush after this one returns notifies if a follower was found, and a
+    /// follower hears its greeting after every flush committed before it.
+    pub async fn look(
+        &mut self,
+        conn: &mut Connection,
+        schema: &str,
+        channel: &str,
+    ) -> Result<(), Error> {
+        let step = "looking for followers";
+        let row = conn
+            .query_one(
+                "SELECT coalesce(string_agg(pid::text, ',' ORDER BY pid), '') FROM pg_locks \
+                 WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+                   AND classid = $1::int4::oid AND objid = hashtext($2)::oid \
+                   AND database = (SELECT oid FROM pg_database \
+                                   WHERE datname = current_database())",
+                &[&FOLLOW_CLASS, &schema],
+            )
+            .await
+            .map_err(|e| Error::pg(step, e))?;
+        let pids: String = row.get(0).map_err(|e| Error::pg(step, e))?;
+        let mut now: Vec<i32> = pids.split(',').filter_map(|p| p.parse().ok()).collect();
+        now.sort_unstable();
+        now.dedup();
+        let new: Vec<String> = now
+            .iter()
+            .filter(|pid| self.seen.binary_search(pid).is_err())
+            .map(i32::to_string)
+            .collect();
+        if !new.is_empty() {
+            let hello = format!("hello:{}", new.join(","));
+            conn.query_one("SELECT pg_notify($1, $2)", &[&channel, &hello])
+                .await
+                .map_err(|e| Error::pg("greeting a follower", e))?;
+            self.sent += 1;
+            tracing::info!(followers = now.len(), "a Redis store follower is listening");
+        }
+        self.seen = now;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip() {
+        let mut p = Payloads::default();
+        p.cleared(3);
+        p.key(0, b"");
+        p.key(15, &[0, 0xff, b' ', b':']);
+        let payloads = p.finish();
+        assert_eq!(payloads, ["3:* 0: 15:00ff203a"]);
+        let tokens: Vec<Token> = parse(&payloads[0]).collect();
+        assert_eq!(
+            tokens,
+            [
+                Token::Cleared(3),
+                Token::Key(0, Vec::new()),
+                Token::Key(15, vec![0, 0xff, b' ', b':'])
+            ]
+        );
+        assert_eq!(
+            parse("hello:12,7").collect::<Vec<_>>(),
+            [Token::Hello(vec![12, 7])]
+        );
+        // What cannot be read means: read everything.
+        assert_eq!(
+            parse("0:abc x:1").collect::<Vec<_>>(),
+            [Token::All, Token::All]
+        );
+    }
+
+    #[test]
+    fn payloads_stay_under_the_limit() {
+        let mut p = Payloads::default();
+        for i in 0..5_000u32 {
+            p.key(1, format!("key:{i}").as_bytes());
+        }
+        p.key(2, &vec![7u8; 5_000]);
+        let payloads = p.finish();
+        assert!(payloads.len() > 1);
+        assert!(payloads.iter().all(|p| p.len() < MAX_PAYLOAD));
+        let tokens: Vec<Token> = payloads.iter().flat_map(|p| parse(p)).collect();
+        assert_eq!(tokens.len(), 5_001);
+        assert_eq!(tokens[4_999], Token::Key(1, b"key:4999".to_vec()));
+        assert_eq!(tokens[5_000], Token::All);
+    }
+
+    #[test]
+    fn long_schemas_give_channels_postgres_keeps() {
+        assert_eq!(channel("s"), "sluice_redis:s");
+        let long = "é".repeat(40);
+        let c = channel(&long);
+        assert!(c.len() <= MAX_CHANNEL && c.starts_with("sluice_redis:é"));
+    }
+}
