@@ -139,13 +139,18 @@ impl Follower {
     /// Connects, LISTENs, takes the follower lock, checks the schema.
     async fn session(&self) -> Result<Session, Error> {
         let mut conn = crate::connect_as(&self.pg, APPLICATION).await?;
+        // LISTEN first, committed on its own: the lock is what makes the owner greet this
+        // session, and LISTEN in the same implicit transaction would only take effect after
+        // the lock is seen, so the greeting could go unheard.
+        conn.batch_execute(&format!("LISTEN {}", quote_ident(&self.channel)))
+            .await
+            .map_err(|e| Error::pg("listening for the owner's changes", e))?;
         conn.batch_execute(&format!(
-            "LISTEN {}; SELECT pg_advisory_lock_shared({FOLLOW_CLASS}, hashtext({}))",
-            quote_ident(&self.channel),
+            "SELECT pg_advisory_lock_shared({FOLLOW_CLASS}, hashtext({}))",
             quote_literal(&self.schema)
         ))
         .await
-        .map_err(|e| Error::pg("listening for the owner's changes", e))?;
+        .map_err(|e| Error::pg("taking the follower lock", e))?;
         let step = "reading the session's pid";
         let pid: i32 = conn
             .query_one("SELECT pg_backend_pid()", &[])

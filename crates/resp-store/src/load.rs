@@ -121,6 +121,9 @@ pub async fn load(
          TO STDOUT (FORMAT binary)",
         scope.filter()
     );
+    // Which types were found: the tables of the others are not read (a follower's read of a
+    // few keys then costs the statements of their types only).
+    let mut seen = [false; 6];
     copy_rows(conn, &keys_sql, "keys", |data, f| {
         let db = db_of(data, f, databases)?;
         let key = required(data, f, 1)?;
@@ -136,6 +139,7 @@ pub async fn load(
             b"stream" => Value::Stream(Box::new(crate::stream_meta::decode(value)?)),
             _ => return Err(Error::Load("a key of an unknown type")),
         };
+        seen[type_index(&value)] = true;
         if !matches!(value, Value::Str(_)) {
             collections.insert(collection_entry(db as i32, key));
         }
@@ -152,124 +156,146 @@ pub async fn load(
     })
     .await?;
     let elements = &mut loaded.elements;
-    copy_rows(
-        conn,
-        &scope.copy(&s, "hash_fields", "db, key, field, value", ""),
-        "hash_fields",
-        |data, f| {
-            let db = db_of(data, f, databases)?;
-            if let Some(Value::Hash(h)) = store.loaded_mut(db, required(data, f, 1)?) {
-                h.insert(required(data, f, 2)?.into(), required(data, f, 3)?.into());
-                *elements += 1;
-            }
-            Ok(())
-        },
-    )
-    .await?;
+    if seen[1] {
+        copy_rows(
+            conn,
+            &scope.copy(&s, "hash_fields", "db, key, field, value", ""),
+            "hash_fields",
+            |data, f| {
+                let db = db_of(data, f, databases)?;
+                if let Some(Value::Hash(h)) = store.loaded_mut(db, required(data, f, 1)?) {
+                    h.insert(required(data, f, 2)?.into(), required(data, f, 3)?.into());
+                    *elements += 1;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+    }
     // Each list's grid and first position are kept for writes in part; a list whose chunks do
     // not hold contiguous positions on one grid (rows written by hand) is written whole at the
     // first flush, from position 0, on the grid its elements call for.
     let mut heads = ListHeads::new();
     let mut broken: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut check = ListCheck::default();
-    copy_rows(
-        conn,
-        &scope.copy(
-            &s,
+    if seen[2] {
+        copy_rows(
+            conn,
+            &scope.copy(
+                &s,
+                "list_chunks",
+                "db, key, chunk, first_pos, items, grid",
+                " ORDER BY db, key, chunk",
+            ),
             "list_chunks",
-            "db, key, chunk, first_pos, items, grid",
-            " ORDER BY db, key, chunk",
-        ),
-        "list_chunks",
-        |data, f| {
-            let db = db_of(data, f, databases)?;
-            let key = required(data, f, 1)?;
-            let Some(Value::List(l)) = store.loaded_mut(db, key) else {
-                return Ok(());
-            };
-            let chunk = as_i64(required(data, f, 2)?)?;
-            let first_pos = as_i64(required(data, f, 3)?)?;
-            let grid = as_i16(required(data, f, 5)?)?;
-            let items = bytea_array(required(data, f, 4)?).map_err(|source| Error::List {
-                db,
-                key: format!("\"{}\"", key.escape_ascii()),
-                source,
-            })?;
-            l.extend(items.iter().map(|&item| Key::from(item)));
-            *elements += items.len() as u64;
-            match check.chunk(db, key, (chunk, grid), first_pos, items.len()) {
-                Seen::First(grid) => {
-                    heads.insert((db as i32, key.to_vec()), grid);
+            |data, f| {
+                let db = db_of(data, f, databases)?;
+                let key = required(data, f, 1)?;
+                let Some(Value::List(l)) = store.loaded_mut(db, key) else {
+                    return Ok(());
+                };
+                let chunk = as_i64(required(data, f, 2)?)?;
+                let first_pos = as_i64(required(data, f, 3)?)?;
+                let grid = as_i16(required(data, f, 5)?)?;
+                let items = bytea_array(required(data, f, 4)?).map_err(|source| Error::List {
+                    db,
+                    key: format!("\"{}\"", key.escape_ascii()),
+                    source,
+                })?;
+                l.extend(items.iter().map(|&item| Key::from(item)));
+                *elements += items.len() as u64;
+                match check.chunk(db, key, (chunk, grid), first_pos, items.len()) {
+                    Seen::First(grid) => {
+                        heads.insert((db as i32, key.to_vec()), grid);
+                    }
+                    Seen::Broken => broken.push((db, key.to_vec())),
+                    Seen::Next | Seen::Ignored => {}
                 }
-                Seen::Broken => broken.push((db, key.to_vec())),
-                Seen::Next | Seen::Ignored => {}
-            }
-            Ok(())
-        },
-    )
-    .await?;
+                Ok(())
+            },
+        )
+        .await?;
+    }
     for (db, key) in broken {
         heads.remove(&(db as i32, key.clone()));
         store.mark_for_rewrite(db, &key);
     }
-    copy_rows(
-        conn,
-        &scope.copy(&s, "set_members", "db, key, member", ""),
-        "set_members",
-        |data, f| {
-            let db = db_of(data, f, databases)?;
-            if let Some(Value::Set(set)) = store.loaded_mut(db, required(data, f, 1)?) {
-                set.insert(required(data, f, 2)?.into());
-                *elements += 1;
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    copy_rows(
-        conn,
-        &scope.copy(&s, "zset_members", "db, key, member, score", ""),
-        "zset_members",
-        |data, f| {
-            let db = db_of(data, f, databases)?;
-            if let Some(Value::ZSet(z)) = store.loaded_mut(db, required(data, f, 1)?) {
-                z.insert(required(data, f, 2)?, as_f64(required(data, f, 3)?)?);
-                *elements += 1;
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    copy_rows(
-        conn,
-        &scope.copy(
-            &s,
+    if seen[3] {
+        copy_rows(
+            conn,
+            &scope.copy(&s, "set_members", "db, key, member", ""),
+            "set_members",
+            |data, f| {
+                let db = db_of(data, f, databases)?;
+                if let Some(Value::Set(set)) = store.loaded_mut(db, required(data, f, 1)?) {
+                    set.insert(required(data, f, 2)?.into());
+                    *elements += 1;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+    }
+    if seen[4] {
+        copy_rows(
+            conn,
+            &scope.copy(&s, "zset_members", "db, key, member, score", ""),
+            "zset_members",
+            |data, f| {
+                let db = db_of(data, f, databases)?;
+                if let Some(Value::ZSet(z)) = store.loaded_mut(db, required(data, f, 1)?) {
+                    z.insert(required(data, f, 2)?, as_f64(required(data, f, 3)?)?);
+                    *elements += 1;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+    }
+    if seen[5] {
+        copy_rows(
+            conn,
+            &scope.copy(
+                &s,
+                "stream_entries",
+                "db, key, ms, seq, fields",
+                " ORDER BY db, key, ms, seq",
+            ),
             "stream_entries",
-            "db, key, ms, seq, fields",
-            " ORDER BY db, key, ms, seq",
-        ),
-        "stream_entries",
-        |data, f| {
-            let db = db_of(data, f, databases)?;
-            if let Some(Value::Stream(stream)) = store.loaded_mut(db, required(data, f, 1)?) {
-                // IDs are u64 kept in int8 columns bit for bit.
-                let id = StreamId::new(
-                    as_i64(required(data, f, 2)?)? as u64,
-                    as_i64(required(data, f, 3)?)? as u64,
-                );
-                let items = bytea_array(required(data, f, 4)?)?;
-                let pairs: Vec<(&[u8], &[u8])> =
-                    items.chunks_exact(2).map(|p| (p[0], p[1])).collect();
-                append_loaded(stream, id, &pairs)?;
-                *elements += 1;
-            }
-            Ok(())
-        },
-    )
-    .await?;
+            |data, f| {
+                let db = db_of(data, f, databases)?;
+                if let Some(Value::Stream(stream)) = store.loaded_mut(db, required(data, f, 1)?) {
+                    // IDs are u64 kept in int8 columns bit for bit.
+                    let id = StreamId::new(
+                        as_i64(required(data, f, 2)?)? as u64,
+                        as_i64(required(data, f, 3)?)? as u64,
+                    );
+                    let items = bytea_array(required(data, f, 4)?)?;
+                    let pairs: Vec<(&[u8], &[u8])> =
+                        items.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+                    append_loaded(stream, id, &pairs)?;
+                    *elements += 1;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+    }
     loaded.millis = started.elapsed().as_millis() as u64;
     store.loaded();
     Ok((loaded, Known { heads, collections }))
+}
+
+/// The index of a value's type in a load's `seen` (strings 0; then the element tables' order).
+fn type_index(value: &Value) -> usize {
+    match value {
+        Value::Str(_) => 0,
+        Value::Hash(_) => 1,
+        Value::List(_) => 2,
+        Value::Set(_) => 3,
+        Value::ZSet(_) => 4,
+        Value::Stream(_) => 5,
+    }
 }
 
 /// Appends a loaded entry without disturbing the counters read from the keys row.
