@@ -30,6 +30,11 @@ pub const APPLICATION: &str = "sluice redis follower";
 /// looks for followers every second; without an owner nothing changes meanwhile). A greeting
 /// heard after the load makes it read everything again.
 const GREETING_WAIT: Duration = Duration::from_secs(3);
+/// Re-reads start at most this often: notifications arriving sooner are gathered into the
+/// next read (under a steady stream of commits the owner sends hundreds a second, and a read
+/// per commit would load PostgreSQL and the machine as much as the owner's own writes). An
+/// idle follower reads at once.
+const MIN_READ_INTERVAL: Duration = Duration::from_millis(10);
 /// A batch naming more keys than this is served by reading everything again.
 const MAX_REREAD: usize = 50_000;
 /// First and longest pause between attempts to open a session again.
@@ -213,14 +218,22 @@ impl Follower {
     /// Applies batches of notifications until the session fails.
     async fn listen(&self, session: &mut Session) -> Result<(), Error> {
         let step = "listening for the owner's changes";
+        let mut last_read = tokio::time::Instant::now() - MIN_READ_INTERVAL;
         loop {
             let first = session
                 .conn
                 .wait_for_notification()
                 .await
                 .map_err(|e| Error::pg(step, e))?;
+            tokio::time::sleep_until(last_read + MIN_READ_INTERVAL).await;
+            last_read = tokio::time::Instant::now();
             let mut batch = vec![first];
-            batch.extend(session.conn.take_notifications());
+            // Whatever else has arrived: the timeout polls the (cancel-safe) wait once.
+            while let Ok(n) =
+                tokio::time::timeout(Duration::ZERO, session.conn.wait_for_notification()).await
+            {
+                batch.push(n.map_err(|e| Error::pg(step, e))?);
+            }
             let mut everything = false;
             let mut cleared = BTreeSet::new();
             let mut keys = HashSet::new();
