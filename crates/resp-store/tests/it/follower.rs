@@ -237,7 +237,9 @@ async fn writes_to_the_follower_get_readonly_and_reach_nothing() {
     let exec = exec.expect_err("EXEC");
     assert_eq!(exec.code(), Some("EXECABORT"), "{exec}");
 
-    // Reads, ROLE and INFO replication answer as a replica's.
+    // Reads, PUBLISH, SAVE (nothing to save), ROLE and INFO replication answer as a replica's.
+    assert_eq!(q::<i64>(&mut f, &["PUBLISH", "news", "hi"]).await, 0);
+    let _: () = q(&mut f, &["SAVE"]).await;
     assert_eq!(q::<String>(&mut f, &["GET", "k"]).await, "v");
     let role: redis::Value = q(&mut f, &["ROLE"]).await;
     let role = format!("{role:?}");
