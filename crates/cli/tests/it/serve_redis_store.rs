@@ -1,6 +1,7 @@
 //! `sluice serve` with the Redis keyspace in PostgreSQL: killed with SIGKILL under a write load
 //! with `appendfsync always`, every acknowledged write is in the tables and comes back at the
-//! next start; SHUTDOWN under `everysec` commits the last changes before the process exits.
+//! next start; SHUTDOWN under `everysec` commits the last changes before the process exits; a
+//! second `sluice serve` with `SLUICE_RESP_FOLLOW=true` follows the first read-only.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -18,6 +19,11 @@ fn serve_redis(schema: &str) -> Child {
 
 /// `sluice serve` with only the Redis gate, its store in `schema`, and a clean environment.
 fn serve_redis_with(schema: &str, appendfsync: &str) -> Child {
+    serve_redis_env(schema, appendfsync, &[])
+}
+
+/// [`serve_redis_with`] with more variables set.
+fn serve_redis_env(schema: &str, appendfsync: &str, env: &[(&str, &str)]) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
     command.arg("serve");
     for (name, _) in std::env::vars() {
@@ -32,6 +38,7 @@ fn serve_redis_with(schema: &str, appendfsync: &str) -> Child {
         .env("SLUICE_RESP_STORE", "postgres")
         .env("SLUICE_RESP_SCHEMA", schema)
         .env("SLUICE_RESP_APPENDFSYNC", appendfsync)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -169,4 +176,35 @@ fn shutdown_commits_the_last_changes_and_exits() {
     let mut conn = BufReader::new(TcpStream::connect(&addr).expect("connect"));
     assert_eq!(command(&mut conn, &["DBSIZE"]).unwrap(), ":501");
     assert_eq!(command(&mut conn, &["GET", "k499"]).unwrap(), "v");
+}
+
+#[test]
+fn a_follower_serves_the_owners_writes_and_refuses_its_own() {
+    let schema = sluice_embedded::testkit::unique("cli_redis_follow");
+    let mut owner = Running(serve_redis(&schema));
+    let owner_addr = resp_address(&mut owner.0);
+    let mut o = BufReader::new(TcpStream::connect(&owner_addr).expect("connect"));
+    assert_eq!(command(&mut o, &["SET", "k", "v1"]).unwrap(), "+OK");
+    let mut follower = Running(serve_redis_env(
+        &schema,
+        "everysec",
+        &[("SLUICE_RESP_FOLLOW", "true")],
+    ));
+    let addr = resp_address(&mut follower.0);
+    let mut f = BufReader::new(TcpStream::connect(&addr).expect("connect"));
+    assert_eq!(command(&mut f, &["GET", "k"]).unwrap(), "v1");
+    assert_eq!(command(&mut o, &["SET", "k", "v2"]).unwrap(), "+OK");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while command(&mut f, &["GET", "k"]).unwrap() != "v2" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the follower did not see the owner's write"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        command(&mut f, &["SET", "k", "mine"]).unwrap(),
+        "-READONLY You can't write against a read only replica."
+    );
+    assert_eq!(command(&mut f, &["ROLE"]).unwrap(), "*5");
 }
