@@ -251,6 +251,44 @@ mod tests {
         assert_eq!(tokens[5_000], Token::All);
     }
 
+    proptest::proptest! {
+        /// Any text on the channel (anyone who may NOTIFY can send it) parses without panicking,
+        /// into tokens that at worst ask for everything to be read again.
+        #[test]
+        fn any_payload_parses(payload in "\\PC{0,200}") {
+            for token in parse(&payload) {
+                if let Token::Key(_, key) = token {
+                    proptest::prop_assert!(key.len() * 2 <= payload.len());
+                }
+            }
+        }
+
+        /// What the owner writes reads back as the same tokens, in order, whatever the keys.
+        #[test]
+        fn written_tokens_read_back(
+            keys in proptest::collection::vec(
+                (0i32..16, proptest::collection::vec(proptest::num::u8::ANY, 0..600)),
+                0..40,
+            ),
+            cleared in proptest::option::of(0i32..16),
+        ) {
+            let mut p = Payloads::default();
+            let mut expected = Vec::new();
+            if let Some(db) = cleared {
+                p.cleared(db);
+                expected.push(Token::Cleared(db));
+            }
+            for (db, key) in &keys {
+                p.key(*db, key);
+                expected.push(Token::Key(*db, key.clone()));
+            }
+            let payloads = p.finish();
+            proptest::prop_assert!(payloads.iter().all(|p| p.len() < MAX_PAYLOAD));
+            let tokens: Vec<Token> = payloads.iter().flat_map(|p| parse(p)).collect();
+            proptest::prop_assert_eq!(tokens, expected);
+        }
+    }
+
     #[test]
     fn long_schemas_give_channels_postgres_keeps() {
         assert_eq!(channel("s"), "sluice_redis:s");
