@@ -131,44 +131,13 @@ pub fn content_type(handler: &MediaHandler) -> HeaderValue {
     value.unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream"))
 }
 
-/// Appends the bytes of a `bytea` value from its text form (`\x` hex, or the escape format);
-/// a value in neither form is appended as it is.
+/// Appends the bytes of a `bytea` value from its text form (`\x` hex, or the escape format),
+/// decoded as the driver decodes bytea; a value in neither form is appended as it is.
 pub fn push_bytea(text: &[u8], out: &mut Vec<u8>) {
-    if let Some(hex) = text.strip_prefix(b"\\x") {
-        out.reserve(hex.len() / 2);
-        for pair in hex.chunks_exact(2) {
-            match (hex_digit(pair[0]), hex_digit(pair[1])) {
-                (Some(high), Some(low)) => out.push(high << 4 | low),
-                _ => return,
-            }
-        }
-        return;
-    }
-    let mut i = 0;
-    while i < text.len() {
-        match (text[i], text.get(i + 1..i + 4)) {
-            (b'\\', Some([b'\\', ..])) => {
-                out.push(b'\\');
-                i += 2;
-            }
-            (b'\\', Some(&[a, b, c])) if [a, b, c].iter().all(|d| (b'0'..=b'7').contains(d)) => {
-                out.push(((a - b'0') << 6) | ((b - b'0') << 3) | (c - b'0'));
-                i += 4;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-}
-
-fn hex_digit(digit: u8) -> Option<u8> {
-    match digit {
-        b'0'..=b'9' => Some(digit - b'0'),
-        b'a'..=b'f' => Some(digit - b'a' + 10),
-        b'A'..=b'F' => Some(digit - b'A' + 10),
-        _ => None,
+    use sluice_pg::FromSql;
+    match Vec::<u8>::from_sql(sluice_pg::types::oid::BYTEA, sluice_pg::Format::Text, text) {
+        Ok(bytes) => out.extend_from_slice(&bytes),
+        Err(_) => out.extend_from_slice(text),
     }
 }
 
