@@ -165,8 +165,15 @@ impl RequestContext {
         let mut all = Vec::with_capacity(
             params.len() + 2 * (self.role_settings.len() + self.function_settings.len()),
         );
+        // PostgREST's order: the search path, the role's settings (so its own `search_path`
+        // wins, and before the role, so a setting granted to the connecting role can be set),
+        // the rest, the function's.
+        let mut params = params.into_iter();
+        calls.extend(shape.calls(1).take(1));
+        all.extend(params.next());
         push_settings(&mut calls, &mut all, &self.role_settings);
-        calls.extend(shape.calls(all.len() + 1));
+        // Numbered so that the call after the search path's takes the next parameter.
+        calls.extend(shape.calls(all.len()).skip(1));
         all.extend(params);
         push_settings(&mut calls, &mut all, &self.function_settings);
         Statement {
@@ -525,7 +532,7 @@ mod tests {
     }
 
     #[test]
-    fn role_settings_come_before_the_role_and_function_settings_last() {
+    fn role_settings_follow_the_search_path_and_precede_the_role_and_function_settings_last() {
         let mut context = RequestContext::new(
             crate::auth::Identity {
                 role: Some("web".into()),
@@ -553,10 +560,11 @@ mod tests {
             })
             .collect();
         let bound = |n: usize| statement.params[n - 1].as_deref().unwrap();
-        // Role settings first: their names are parameters too.
-        assert_eq!(&placeholders[..4], &[1, 2, 3, 4]);
+        // The search path, then the role's settings: their names are parameters too.
+        assert!(statement.sql.starts_with("SELECT pg_catalog.set_config('search_path', $1, true), pg_catalog.set_config($2, $3, true)"), "{}", statement.sql);
+        assert_eq!(bound(1), "\"api\"");
         assert_eq!(
-            [bound(1), bound(2), bound(3), bound(4)],
+            [bound(2), bound(3), bound(4), bound(5)],
             ["statement_timeout", "3s", "work_mem", "8MB"]
         );
         // The fixed settings follow, then the role, numbered on from there.

@@ -33,3 +33,10 @@ CREATE TABLE isolation_log (id serial PRIMARY KEY,
 GRANT SELECT, INSERT ON isolation_log TO rest_timed_anon, rest_timed_user;
 GRANT USAGE ON SEQUENCE isolation_log_id_seq TO rest_timed_anon, rest_timed_user;
 GRANT EXECUTE ON FUNCTION repeatable_isolation() TO rest_timed_anon, rest_timed_user;
+
+-- A role's own search_path wins over the request's (PostgREST sets the role's settings after
+-- the search path).
+ALTER ROLE rest_timed_user SET search_path = public, pg_catalog;
+CREATE FUNCTION current_path() RETURNS text LANGUAGE sql STABLE
+  AS $$ SELECT pg_catalog.current_setting('search_path') $$;
+GRANT EXECUTE ON FUNCTION current_path() TO rest_timed_anon, rest_timed_user;
