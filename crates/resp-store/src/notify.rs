@@ -9,8 +9,9 @@
 //! A payload is tokens separated by spaces, in the order the flush applied them:
 //! `<db>:*` (database emptied: FLUSHDB, FLUSHALL, SWAPDB), `<db>:<hex of the key>` (a key
 //! written or deleted), `*` (read everything again: a key too long to name in a payload),
-//! `hello:<pid>,<pid>` (followers the owner now notifies). Each payload stays under
-//! PostgreSQL's limit of 8000 bytes.
+//! `hello:<pid>,<pid>` (followers the owner now notifies), `functions` (the function libraries
+//! were replaced: FUNCTION LOAD, DELETE, FLUSH, RESTORE). Each payload stays under PostgreSQL's
+//! limit of 8000 bytes.
 
 use std::fmt::Write as _;
 
@@ -57,6 +58,11 @@ impl Payloads {
         self.push(&token);
     }
 
+    /// Adds the token of the function libraries replaced.
+    pub fn functions(&mut self) {
+        self.push("functions");
+    }
+
     /// Adds the token of `key` of database `db` written or deleted; a key too long for a
     /// payload asks followers to read everything again.
     pub fn key(&mut self, db: i32, key: &[u8]) {
@@ -73,7 +79,7 @@ impl Payloads {
     }
 
     fn push(&mut self, token: &str) {
-        if !self.current.is_empty() && self.current.len() + 1 + token.len() > MAX_PAYLOAD {
+        if !self.current.is_empty() && self.current.len() + 1 + token.len() >= MAX_PAYLOAD {
             self.done.push(std::mem::take(&mut self.current));
         }
         if !self.current.is_empty() {
@@ -102,6 +108,8 @@ pub enum Token {
     All,
     /// The owner notifies these followers' backends from now on.
     Hello(Vec<i32>),
+    /// The function libraries were replaced.
+    Functions,
 }
 
 /// The tokens of a payload; a token that cannot be read asks for everything to be read again
@@ -114,8 +122,10 @@ pub fn parse(payload: &str) -> impl Iterator<Item = Token> + '_ {
 }
 
 fn parse_token(token: &str) -> Option<Token> {
-    if token == "*" {
-        return Some(Token::All);
+    match token {
+        "*" => return Some(Token::All),
+        "functions" => return Some(Token::Functions),
+        _ => {}
     }
     let (head, rest) = token.split_once(':')?;
     if head == "hello" {
@@ -227,6 +237,14 @@ mod tests {
         assert_eq!(
             parse("hello:12,7").collect::<Vec<_>>(),
             [Token::Hello(vec![12, 7])]
+        );
+        let mut p = Payloads::default();
+        p.functions();
+        p.key(0, b"k");
+        let payloads = p.finish();
+        assert_eq!(
+            parse(&payloads[0]).collect::<Vec<_>>(),
+            [Token::Functions, Token::Key(0, b"k".to_vec())]
         );
         // What cannot be read means: read everything.
         assert_eq!(
