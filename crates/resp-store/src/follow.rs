@@ -133,9 +133,12 @@ impl Follower {
     async fn reopen(&self) -> Result<Session, Error> {
         let mut session = self.session().await?;
         let (store, _) = self.catch_up(&mut session).await?;
+        // Libraries changed while the session was down were not heard either.
+        let libraries = load::load_functions(&mut session.conn, &self.schema).await?;
         crate::writer::lock_store(&self.store)
             .await
             .replace_dbs(store);
+        self.replica.offer_libraries(libraries);
         self.replica.reloaded();
         self.replica.set_link(true);
         Ok(session)
@@ -235,6 +238,7 @@ impl Follower {
                 batch.push(n.map_err(|e| Error::pg(step, e))?);
             }
             let mut everything = false;
+            let mut functions = false;
             let mut cleared = BTreeSet::new();
             let mut keys = HashSet::new();
             for n in &batch {
@@ -247,6 +251,7 @@ impl Follower {
                             cleared.insert(db);
                         }
                         Token::All => everything = true,
+                        Token::Functions => functions = true,
                         Token::Hello(pids) => {
                             // A greeting after the load: commits between the load and the
                             // owner's look may have gone unheard.
@@ -257,6 +262,11 @@ impl Follower {
                         }
                     }
                 }
+            }
+            if functions || everything {
+                // Everything read again may follow missed notifications: libraries too.
+                let libraries = load::load_functions(&mut session.conn, &self.schema).await?;
+                self.replica.offer_libraries(libraries);
             }
             if everything || keys.len() > MAX_REREAD {
                 let mut store = Store::new(self.databases);

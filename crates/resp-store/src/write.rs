@@ -208,6 +208,9 @@ pub fn encode(snapshot: &Snapshot, known: &Known, notify: bool) -> Encoded {
         for &db in &e.cleared {
             p.cleared(db);
         }
+        if e.functions.is_some() {
+            p.functions();
+        }
         p
     });
     let cleared_before = |db: i32| cleared_in(&snapshot.cleared, db);

@@ -105,6 +105,24 @@ pub enum Error {
     Acl(#[source] acl::LoadError),
 }
 
+/// A follower's gate: installs the primary's function libraries each time they change.
+async fn follow_libraries(
+    shared: Arc<shared::Shared>,
+    replica: Arc<replica::Replica>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            libraries = replica.next_libraries() => {
+                if let Err(error) = shared.scripting.replace_libraries(&libraries).await {
+                    tracing::error!(%error, "the primary's function libraries could not be installed; the previous ones stay");
+                }
+            }
+        }
+    }
+}
+
 /// Serves RESP clients accepted on `listener` until `shutdown` completes. Each connection runs
 /// in its own task on the current tokio runtime; an active-expiry task samples keys with a TTL
 /// ten times a second.
@@ -125,6 +143,9 @@ pub async fn run(
     }
     let (stop_tx, stop_rx) = watch::channel(false);
     let expiry = tokio::spawn(expiry_loop(shared.clone(), stop_rx.clone()));
+    if let Some(replica) = config.persistence.as_ref().and_then(|p| p.replica.clone()) {
+        tokio::spawn(follow_libraries(shared.clone(), replica, stop_rx.clone()));
+    }
     let io_threads = (0..config.io_threads)
         .map(|i| io_thread(i, config.busy_poll, shared.clone(), stop_rx.clone()))
         .collect::<Result<Vec<_>, _>>()?;

@@ -25,6 +25,9 @@ pub struct Replica {
     notifications: AtomicU64,
     keys_reread: AtomicU64,
     reloads: AtomicU64,
+    /// The primary's function libraries when they changed, until the gate installs them.
+    libraries: parking_lot::Mutex<Option<crate::engine::Libraries>>,
+    libraries_changed: tokio::sync::Notify,
 }
 
 impl Replica {
@@ -40,6 +43,25 @@ impl Replica {
             notifications: AtomicU64::new(0),
             keys_reread: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
+            libraries: parking_lot::Mutex::new(None),
+            libraries_changed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Hands the primary's function libraries, read after they changed, to the gate (which
+    /// replaces its own with them); a newer offer replaces one not yet taken.
+    pub fn offer_libraries(&self, libraries: crate::engine::Libraries) {
+        *self.libraries.lock() = Some(libraries);
+        self.libraries_changed.notify_one();
+    }
+
+    /// The next libraries offered.
+    pub async fn next_libraries(&self) -> crate::engine::Libraries {
+        loop {
+            if let Some(libraries) = self.libraries.lock().take() {
+                return libraries;
+            }
+            self.libraries_changed.notified().await;
         }
     }
 

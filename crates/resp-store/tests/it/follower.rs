@@ -406,3 +406,58 @@ async fn a_follower_needs_the_owners_schema() {
         Some("0")
     );
 }
+
+/// Waits until `FCALL_RO function 0` answers `want` (an error, such as a function not yet
+/// there, counts as not yet).
+async fn fcall_until(c: &mut MultiplexedConnection, function: &str, want: i64) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let got: redis::RedisResult<i64> = redis::cmd("FCALL_RO")
+            .arg(function)
+            .arg(0)
+            .query_async(c)
+            .await;
+        if matches!(got, Ok(n) if n == want) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "FCALL_RO {function} answers {got:?}, want {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_libraries_loaded_on_the_owner_reach_the_follower() {
+    let schema = schema("rs_follow_functions");
+    let owner = Server::start(&schema, AppendFsync::Always).await;
+    let mut o = owner.client().await;
+    let first = "#!lua name=lib1\nredis.register_function{function_name='one', callback=function() return 1 end, flags={'no-writes'}}";
+    let _: String = q(&mut o, &["FUNCTION", "LOAD", first]).await;
+    let f = follower(&schema).await;
+    let mut c = f.client().await;
+    fcall_until(&mut c, "one", 1).await;
+    // Loaded, replaced and deleted while the follower runs.
+    let second = "#!lua name=lib2\nredis.register_function{function_name='two', callback=function() return 2 end, flags={'no-writes'}}";
+    let _: String = q(&mut o, &["FUNCTION", "LOAD", second]).await;
+    fcall_until(&mut c, "two", 2).await;
+    let replaced = first.replace("return 1", "return 11");
+    let _: String = q(&mut o, &["FUNCTION", "LOAD", "REPLACE", &replaced]).await;
+    fcall_until(&mut c, "one", 11).await;
+    let _: () = q(&mut o, &["FUNCTION", "DELETE", "lib2"]).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let listed: redis::Value = q(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "lib2"]).await;
+        if matches!(&listed, redis::Value::Array(items) if items.is_empty()) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "lib2 still on the follower: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    f.stop().await;
+    owner.stop().await;
+}

@@ -121,6 +121,29 @@ impl Scripting {
     }
 
     /// Installs function libraries kept by a persistence sink (at start, before any client).
+    /// Replaces the function libraries with `libraries` (a follower's, as its primary's
+    /// changed), compiled before the engine is swapped; a library that does not compile leaves
+    /// the engine as it was.
+    pub async fn replace_libraries(
+        &self,
+        libraries: &crate::engine::Libraries,
+    ) -> Result<(), String> {
+        let mut fresh = functions::FunctionEngine::new().map_err(|e| e.to_string())?;
+        for (name, code) in libraries {
+            fresh
+                .load_kept(code)
+                .map_err(|e| format!("the library {name:?} does not load: {e}"))?;
+        }
+        // A function running holds the engine: wait for it without blocking the runtime.
+        loop {
+            if let Some(mut engine) = self.functions.try_lock() {
+                *engine = fresh;
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    }
+
     pub fn load_libraries(&self, libraries: &crate::engine::Libraries) -> Result<(), StartError> {
         let mut engine = self.functions.lock();
         for (name, code) in libraries {
