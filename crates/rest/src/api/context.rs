@@ -504,9 +504,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_read_only_request_sets_the_access_mode_without_a_parameter() {
-        let mut context = RequestContext::new(
+    /// A GET of `path` on schema `api` as the role `web`, without a token.
+    fn web_context(path: &str) -> RequestContext {
+        RequestContext::new(
             crate::auth::Identity {
                 role: Some("web".into()),
                 claims_json: None,
@@ -514,9 +514,14 @@ mod tests {
             "api",
             &[],
             &http::Method::GET,
-            "/items",
+            path,
             &http::HeaderMap::new(),
-        );
+        )
+    }
+
+    #[test]
+    fn a_read_only_request_sets_the_access_mode_without_a_parameter() {
+        let mut context = web_context("/items");
         let writable = context.statement();
         context.read_only = true;
         let read_only = context.statement();
@@ -533,17 +538,7 @@ mod tests {
 
     #[test]
     fn role_settings_follow_the_search_path_and_precede_the_role_and_function_settings_last() {
-        let mut context = RequestContext::new(
-            crate::auth::Identity {
-                role: Some("web".into()),
-                claims_json: None,
-            },
-            "api",
-            &[],
-            &http::Method::GET,
-            "/rpc/f",
-            &http::HeaderMap::new(),
-        );
+        let mut context = web_context("/rpc/f");
         let pair = |n: &str, v: &str| (n.to_string(), v.to_string());
         context.role_settings =
             vec![pair("statement_timeout", "3s"), pair("work_mem", "8MB")].into();
