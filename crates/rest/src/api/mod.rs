@@ -342,11 +342,9 @@ impl RestApi {
             context.pre_request = pre_request.map(context::quote_function);
             context.timezone = timezone;
             context.read_only = matches!(parsed.method, Method::Get | Method::Head);
-            if let Some(role) = &context.role {
-                if let Some(settings) = cache.role_settings.get(role) {
-                    context.role_settings = settings.clone();
-                }
-                context.isolation = cache.role_isolation.get(role).copied();
+            if let Some(config) = context.role.as_ref().and_then(|r| cache.roles.get(r)) {
+                context.role_settings = config.settings.clone();
+                context.isolation = config.isolation;
             }
             context
         });

@@ -360,6 +360,16 @@ pub struct Routine {
     pub isolation: Option<IsolationLevel>,
 }
 
+/// A role's own configuration, as its requests apply it.
+#[derive(Debug, Clone, Default)]
+pub struct RoleConfig {
+    /// Its settings (name, value), in the order `rolconfig` holds them.
+    pub settings: std::sync::Arc<[(String, String)]>,
+    /// Its `default_transaction_isolation` above the default: its requests that write and its
+    /// calls run at that level (PostgREST's isolation level per role).
+    pub isolation: Option<IsolationLevel>,
+}
+
 /// A transaction isolation level above PostgreSQL's default (`READ COMMITTED`; `READ
 /// UNCOMMITTED` is the same in PostgreSQL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,13 +431,10 @@ pub struct SchemaCache {
     /// (`current_schemas(false)`): a request whose path resolves the same is spared setting it.
     /// Empty when not read (every request then sets it).
     pub connection_search_path: Vec<String>,
-    /// The settings of each role requests may run as (`ALTER ROLE .. SET`), which `SET LOCAL
-    /// ROLE` does not apply: each request sets its role's (PostgREST's impersonated role
-    /// settings). Only roles that have some.
-    pub role_settings: HashMap<String, std::sync::Arc<[(String, String)]>>,
-    /// Each role's `default_transaction_isolation` above the default: its requests that write
-    /// and its calls run at that level (PostgREST's isolation level per role).
-    pub role_isolation: HashMap<String, IsolationLevel>,
+    /// What each role requests may run as set with `ALTER ROLE .. SET`, which `SET LOCAL ROLE`
+    /// does not apply: each request sets its role's (PostgREST's impersonated role settings).
+    /// Only roles that have some.
+    pub roles: HashMap<String, RoleConfig>,
     /// The media type handlers: domains named after media types that functions return, or
     /// aggregates over a relation's rows (PostgREST's media type handlers).
     pub media: super::media::MediaHandlers,

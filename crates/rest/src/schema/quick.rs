@@ -505,7 +505,7 @@ pub async fn load_searching(
     if let Some(row) = path.iter().next() {
         cache.connection_search_path = row.get(0)?;
     }
-    (cache.role_settings, cache.role_isolation) = super::settings::load_role_settings(conn).await?;
+    cache.roles = super::settings::load_role_settings(conn).await?;
     cache.media = super::media::load(conn, &list).await?;
     Ok(cache)
 }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use sluice_pg::Connection;
 
-use super::model::IsolationLevel;
+use super::model::{IsolationLevel, RoleConfig};
 
 /// The first PostgreSQL version with `has_parameter_privilege` (`GRANT SET ON PARAMETER`).
-const PARAMETER_PRIVILEGES: i32 = 150_000;
+const PARAMETER_PRIVILEGES: u32 = 150_000;
 
 /// The entries of a function's `proconfig` (`name=value`) whose name is one of `hoisted`, in
 /// the function's order.
@@ -34,29 +34,15 @@ pub(super) fn isolation(proconfig: Vec<String>) -> Option<IsolationLevel> {
     })
 }
 
-/// What roles set for the requests that run as them: settings, and isolation levels.
-type RoleSettings = (
-    HashMap<String, Arc<[(String, String)]>>,
-    HashMap<String, IsolationLevel>,
-);
-
 /// The settings of every role the connecting role may become (a member of it, or a superuser),
 /// as PostgREST reads them: those of all databases (`rolconfig`), only the ones the connecting
 /// role may set inside a transaction (a `user` setting, or one granted with `GRANT SET ON
 /// PARAMETER`); `default_transaction_isolation` is a transaction's isolation level instead.
 pub(super) async fn load_role_settings(
     conn: &mut Connection,
-) -> Result<RoleSettings, sluice_pg::Error> {
-    let version = conn
-        .query(
-            "SELECT pg_catalog.current_setting('server_version_num')::int4",
-            &[],
-        )
-        .await?;
-    let version: i32 = match version.iter().next() {
-        Some(row) => row.get(0)?,
-        None => 0,
-    };
+) -> Result<HashMap<String, RoleConfig>, sluice_pg::Error> {
+    // The version the server reported at connect time: no round trip.
+    let version = conn.server_version_num().unwrap_or(0);
     let settable = if version >= PARAMETER_PRIVILEGES {
         "(ps.context = 'user' OR pg_catalog.has_parameter_privilege(current_user, ps.name, 'SET'))"
     } else {
@@ -76,25 +62,37 @@ pub(super) async fn load_role_settings(
          ORDER BY r.rolname, s.n"
     );
     let rows = conn.query(&sql, &[]).await?;
-    let mut settings: HashMap<String, Vec<(String, String)>> = HashMap::new();
-    let mut isolation = HashMap::new();
+    /// A role's configuration as its rows come.
+    #[derive(Default)]
+    struct Read {
+        settings: Vec<(String, String)>,
+        isolation: Option<IsolationLevel>,
+    }
+    let mut roles: HashMap<String, Read> = HashMap::new();
     for row in rows.iter() {
-        let role: String = row.get(0)?;
+        let role = roles.entry(row.get(0)?).or_default();
         let name: String = row.get(1)?;
         let value: String = row.get(2)?;
         if name == "default_transaction_isolation" {
-            if let Some(level) = IsolationLevel::parse(&value) {
-                isolation.insert(role, level);
-            }
-            continue;
+            role.isolation = IsolationLevel::parse(&value);
+        } else {
+            role.settings.push((name, value));
         }
-        settings.entry(role).or_default().push((name, value));
     }
-    let settings = settings
+    Ok(roles
         .into_iter()
-        .map(|(role, pairs)| (role, pairs.into()))
-        .collect();
-    Ok((settings, isolation))
+        .map(|(role, read)| {
+            let settings: Arc<[(String, String)]> = read.settings.into();
+            let isolation = read.isolation;
+            (
+                role,
+                RoleConfig {
+                    settings,
+                    isolation,
+                },
+            )
+        })
+        .collect())
 }
 
 #[cfg(test)]
