@@ -183,6 +183,17 @@ pub fn field<'d>(
     }
 }
 
+/// Appends `bytes` as lowercase hex digits (a key in a notification or in a SQL literal,
+/// where hex needs no escaping).
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+}
+
 pub fn as_i16(v: &[u8]) -> Result<i16, Malformed> {
     <[u8; 2]>::try_from(v)
         .map(i16::from_be_bytes)

@@ -88,9 +88,7 @@ impl Scope<'_> {
             let _ = write!(dbs, "{sep}{db}");
             hex.push_str(sep);
             hex.push('"');
-            for b in key {
-                let _ = write!(hex, "{b:02x}");
-            }
+            crate::codec::push_hex(&mut hex, key);
             hex.push('"');
         }
         format!(

@@ -72,9 +72,7 @@ impl Payloads {
         }
         let mut token = String::with_capacity(key.len() * 2 + 12);
         let _ = write!(token, "{db}:");
-        for b in key {
-            let _ = write!(token, "{b:02x}");
-        }
+        crate::codec::push_hex(&mut token, key);
         self.push(&token);
     }
 
