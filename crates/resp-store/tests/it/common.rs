@@ -107,6 +107,40 @@ pub async fn rows(sql: &str) -> Vec<Vec<Option<String>>> {
 }
 
 /// Runs a command and reads its reply as `T`.
+/// A key's type and its value as a client reads it, the same whatever order a hash or set
+/// was loaded in (for comparing two servers, or one before and after a restart).
+pub async fn content(c: &mut redis::aio::MultiplexedConnection, key: &str) -> (String, String) {
+    let kind: String = q(c, &["TYPE", key]).await;
+    let value = match kind.as_str() {
+        "string" => format!("{:?}", q::<Vec<u8>>(c, &["GET", key]).await),
+        "list" => format!(
+            "{:?}",
+            q::<Vec<String>>(c, &["LRANGE", key, "0", "-1"]).await
+        ),
+        "hash" => {
+            let mut pairs: Vec<(String, String)> = q(c, &["HGETALL", key]).await;
+            pairs.sort();
+            format!("{pairs:?}")
+        }
+        "set" => {
+            let mut members: Vec<String> = q(c, &["SMEMBERS", key]).await;
+            members.sort();
+            format!("{members:?}")
+        }
+        "zset" => format!(
+            "{:?}",
+            q::<Vec<(String, String)>>(c, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
+        ),
+        "stream" => format!(
+            "{:?} groups {:?}",
+            q::<redis::Value>(c, &["XRANGE", key, "-", "+"]).await,
+            q::<redis::Value>(c, &["XINFO", "GROUPS", key]).await
+        ),
+        _ => String::new(),
+    };
+    (kind, value)
+}
+
 pub async fn q<T: redis::FromRedisValue>(
     c: &mut redis::aio::MultiplexedConnection,
     args: &[&str],

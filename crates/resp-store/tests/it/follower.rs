@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{Server, pg_config, q, schema, store_config, value};
+use crate::common::{Server, content, pg_config, q, schema, store_config, value};
 use redis::aio::MultiplexedConnection;
 use sluice_resp::durable::AppendFsync;
 use sluice_resp_store::{Error, PgStore, StoreConfig};
@@ -23,35 +23,8 @@ async fn follower(schema: &str) -> Server {
 /// What a client reads of `key`, the same whatever the order a hash or set was loaded in: its
 /// type, its value, and whether it has a TTL.
 async fn show(c: &mut MultiplexedConnection, key: &str) -> String {
-    let kind: String = q(c, &["TYPE", key]).await;
+    let (kind, value) = content(c, key).await;
     let ttl: i64 = q(c, &["PTTL", key]).await;
-    let value = match kind.as_str() {
-        "string" => format!("{:?}", q::<Vec<u8>>(c, &["GET", key]).await),
-        "list" => format!(
-            "{:?}",
-            q::<Vec<String>>(c, &["LRANGE", key, "0", "-1"]).await
-        ),
-        "hash" => {
-            let mut pairs: Vec<(String, String)> = q(c, &["HGETALL", key]).await;
-            pairs.sort();
-            format!("{pairs:?}")
-        }
-        "set" => {
-            let mut members: Vec<String> = q(c, &["SMEMBERS", key]).await;
-            members.sort();
-            format!("{members:?}")
-        }
-        "zset" => format!(
-            "{:?}",
-            q::<Vec<(String, f64)>>(c, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
-        ),
-        "stream" => format!(
-            "{:?} groups {:?}",
-            q::<redis::Value>(c, &["XRANGE", key, "-", "+"]).await,
-            q::<redis::Value>(c, &["XINFO", "GROUPS", key]).await
-        ),
-        _ => String::new(),
-    };
     format!("{kind} {value} ttl:{}", if ttl > 0 { 1 } else { ttl })
 }
 

@@ -3,7 +3,7 @@
 //! positions that changed; everything comes back whole after a restart, and the schemas of
 //! versions 1 and 2 are migrated.
 
-use crate::common::{Server, q, rows, schema, value};
+use crate::common::{Server, content, q, rows, schema, value};
 use sluice_resp::durable::AppendFsync;
 
 type Conn = redis::aio::MultiplexedConnection;
@@ -12,29 +12,7 @@ type Conn = redis::aio::MultiplexedConnection;
 async fn dump(c: &mut Conn, keys: &[&str]) -> Vec<(String, String, i64)> {
     let mut out = Vec::new();
     for key in keys {
-        let kind: String = q(c, &["TYPE", key]).await;
-        let content = match kind.as_str() {
-            "hash" => {
-                let mut pairs: Vec<(String, String)> = q(c, &["HGETALL", key]).await;
-                pairs.sort();
-                format!("{pairs:?}")
-            }
-            "list" => format!(
-                "{:?}",
-                q::<Vec<String>>(c, &["LRANGE", key, "0", "-1"]).await
-            ),
-            "set" => {
-                let mut members: Vec<String> = q(c, &["SMEMBERS", key]).await;
-                members.sort();
-                format!("{members:?}")
-            }
-            "zset" => format!(
-                "{:?}",
-                q::<Vec<(String, String)>>(c, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
-            ),
-            "string" => q::<String>(c, &["GET", key]).await,
-            _ => String::new(),
-        };
+        let (kind, content) = content(c, key).await;
         let ttl: i64 = q(c, &["TTL", key]).await;
         // A TTL counted down by a second across the restart is the same TTL.
         out.push((kind, content, if ttl > 0 { (ttl + 5) / 10 } else { ttl }));
