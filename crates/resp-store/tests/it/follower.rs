@@ -55,13 +55,18 @@ async fn converge(
 async fn until(c: &mut MultiplexedConnection, what: &str, args: &[&str], want: i64) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let got: i64 = q(c, args).await;
-        if got == want {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        // An error (a function not there yet, say) counts as not yet.
+        let got: redis::RedisResult<i64> = cmd.query_async(c).await;
+        if matches!(got, Ok(n) if n == want) {
             return;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "{what}: {args:?} is {got}, want {want}"
+            "{what}: {args:?} is {got:?}, want {want}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -380,27 +385,6 @@ async fn a_follower_needs_the_owners_schema() {
     );
 }
 
-/// Waits until `FCALL_RO function 0` answers `want` (an error, such as a function not yet
-/// there, counts as not yet).
-async fn fcall_until(c: &mut MultiplexedConnection, function: &str, want: i64) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let got: redis::RedisResult<i64> = redis::cmd("FCALL_RO")
-            .arg(function)
-            .arg(0)
-            .query_async(c)
-            .await;
-        if matches!(got, Ok(n) if n == want) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "FCALL_RO {function} answers {got:?}, want {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn function_libraries_loaded_on_the_owner_reach_the_follower() {
     let schema = schema("rs_follow_functions");
@@ -410,14 +394,32 @@ async fn function_libraries_loaded_on_the_owner_reach_the_follower() {
     let _: String = q(&mut o, &["FUNCTION", "LOAD", first]).await;
     let f = follower(&schema).await;
     let mut c = f.client().await;
-    fcall_until(&mut c, "one", 1).await;
+    until(
+        &mut c,
+        "a library loaded before the follower",
+        &["FCALL_RO", "one", "0"],
+        1,
+    )
+    .await;
     // Loaded, replaced and deleted while the follower runs.
     let second = "#!lua name=lib2\nredis.register_function{function_name='two', callback=function() return 2 end, flags={'no-writes'}}";
     let _: String = q(&mut o, &["FUNCTION", "LOAD", second]).await;
-    fcall_until(&mut c, "two", 2).await;
+    until(
+        &mut c,
+        "a library loaded on the owner",
+        &["FCALL_RO", "two", "0"],
+        2,
+    )
+    .await;
     let replaced = first.replace("return 1", "return 11");
     let _: String = q(&mut o, &["FUNCTION", "LOAD", "REPLACE", &replaced]).await;
-    fcall_until(&mut c, "one", 11).await;
+    until(
+        &mut c,
+        "a library replaced on the owner",
+        &["FCALL_RO", "one", "0"],
+        11,
+    )
+    .await;
     let _: () = q(&mut o, &["FUNCTION", "DELETE", "lib2"]).await;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
