@@ -121,6 +121,12 @@ impl Scripting {
     }
 
     /// Installs function libraries kept by a persistence sink (at start, before any client).
+    pub fn load_libraries(&self, libraries: &crate::engine::Libraries) -> Result<(), StartError> {
+        *self.functions.lock() =
+            compiled(libraries).map_err(|e| StartError(format!("the stored function {e}")))?;
+        Ok(())
+    }
+
     /// Replaces the function libraries with `libraries` (a follower's, as its primary's
     /// changed), compiled before the engine is swapped; a library that does not compile leaves
     /// the engine as it was.
@@ -128,12 +134,7 @@ impl Scripting {
         &self,
         libraries: &crate::engine::Libraries,
     ) -> Result<(), String> {
-        let mut fresh = functions::FunctionEngine::new().map_err(|e| e.to_string())?;
-        for (name, code) in libraries {
-            fresh
-                .load_kept(code)
-                .map_err(|e| format!("the library {name:?} does not load: {e}"))?;
-        }
+        let fresh = compiled(libraries)?;
         // A function running holds the engine: wait for it without blocking the runtime.
         loop {
             if let Some(mut engine) = self.functions.try_lock() {
@@ -143,18 +144,17 @@ impl Scripting {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
     }
+}
 
-    pub fn load_libraries(&self, libraries: &crate::engine::Libraries) -> Result<(), StartError> {
-        let mut engine = self.functions.lock();
-        for (name, code) in libraries {
-            engine.load_kept(code).map_err(|e| {
-                StartError(format!(
-                    "the stored function library {name:?} does not load: {e}"
-                ))
-            })?;
-        }
-        Ok(())
+/// A function engine holding `libraries`; the error names the library that does not load.
+fn compiled(libraries: &crate::engine::Libraries) -> Result<functions::FunctionEngine, String> {
+    let mut engine = functions::FunctionEngine::new().map_err(|e| e.to_string())?;
+    for (name, code) in libraries {
+        engine
+            .load_kept(code)
+            .map_err(|e| format!("library {name:?} does not load: {e}"))?;
     }
+    Ok(engine)
 }
 
 /// What INFO memory reports of scripting (zeros while a script holds an interpreter).
