@@ -88,19 +88,11 @@ pub fn not_acceptable(accept: &[MediaType]) -> ApiError {
 /// A media type as a client wrote it.
 pub fn media_name(media: &MediaType) -> String {
     match media {
-        MediaType::Json => "application/json".into(),
         MediaType::SingleObject { .. } => "application/vnd.pgrst.object+json".into(),
         MediaType::ArrayStripped => "application/vnd.pgrst.array+json;nulls=stripped".into(),
-        MediaType::Csv => "text/csv".into(),
-        MediaType::JsonLines => "application/x-ndjson".into(),
-        MediaType::Csj => "application/csj".into(),
-        MediaType::UrlEncoded => "application/x-www-form-urlencoded".into(),
-        MediaType::OpenApi => "application/openapi+json".into(),
-        MediaType::TextPlain => "text/plain".into(),
-        MediaType::OctetStream => "application/octet-stream".into(),
-        MediaType::Any => "*/*".into(),
-        MediaType::Other(other) => other.clone(),
         MediaType::Plan(plan) => plan_media_name(plan),
+        // The others are named as a handler for them would be.
+        plain => media::handler_key(plain).unwrap_or_default().to_string(),
     }
 }
 
