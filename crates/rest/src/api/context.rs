@@ -312,6 +312,10 @@ pub fn quote_function(name: &str) -> String {
     }
 }
 
+/// Reads what SQL set for the answer, in the transaction that set it.
+pub const RESPONSE_SETTINGS: &str = "SELECT pg_catalog.current_setting('response.headers', true), \
+                                     pg_catalog.current_setting('response.status', true)";
+
 /// What SQL set to shape the answer (PostgREST's `response.headers` and `response.status`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Shaping {
@@ -325,13 +329,26 @@ impl Shaping {
     /// From the pre-request statement's row (the function's result, then the two settings);
     /// PostgREST's PGRST111 and PGRST112 when SQL set them to something unusable.
     pub fn from_pre_request(rows: &sluice_pg::Rows) -> Result<Shaping, crate::error::ApiError> {
+        Shaping::from_columns(rows, 1)
+    }
+
+    /// From the row of [`RESPONSE_SETTINGS`], read after the statement that may have set them.
+    pub fn from_settings(rows: &sluice_pg::Rows) -> Result<Shaping, crate::error::ApiError> {
+        Shaping::from_columns(rows, 0)
+    }
+
+    /// From the two settings' columns of the first row, the headers' at `first`.
+    fn from_columns(
+        rows: &sluice_pg::Rows,
+        first: usize,
+    ) -> Result<Shaping, crate::error::ApiError> {
         let cell = |i: usize| {
             rows.get(0)
                 .and_then(|row| row.raw(i))
                 .map(|raw| String::from_utf8_lossy(raw).into_owned())
                 .filter(|text| !text.is_empty())
         };
-        Shaping::parse(cell(1).as_deref(), cell(2).as_deref())
+        Shaping::parse(cell(first).as_deref(), cell(first + 1).as_deref())
     }
 
     /// From the settings' text (`None` or empty: not set).

@@ -557,10 +557,6 @@ fn keyed_by_primary_key(plan: &crate::plan::ReadPlan<'_>) -> bool {
         })
 }
 
-/// Reads the answer's settings after a call, in its transaction.
-const RESPONSE_SETTINGS: &str = "SELECT pg_catalog.current_setting('response.headers', true), \
-                                 pg_catalog.current_setting('response.status', true)";
-
 /// How a composite column's values become JSON objects: its fields' names and kinds from the
 /// connection's type cache (loaded with the result's types).
 fn record_layout(conn: &sluice_pg::Connection, type_oid: u32) -> Option<RecordLayout> {

@@ -20,6 +20,18 @@ pub enum Negotiated<'c> {
     },
 }
 
+impl Negotiated<'_> {
+    /// The answer's `Content-Type`.
+    pub fn content_type(&self) -> HeaderValue {
+        match self {
+            Negotiated::Builtin(representation) => {
+                HeaderValue::from_static(representation.content_type())
+            }
+            Negotiated::Handler { handler, .. } => content_type(handler),
+        }
+    }
+}
+
 /// What a request's answer is for, to find its handlers.
 #[derive(Debug, Clone, Copy)]
 pub struct Answering<'a> {
@@ -131,6 +143,20 @@ pub fn content_type(handler: &MediaHandler) -> HeaderValue {
     value.unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream"))
 }
 
+/// Appends a handler's value (`raw`, the first column of its one row) to `out`: a `bytea`'s
+/// bytes, else its text; none (NULL) appends nothing. Gives the number of rows the aggregate
+/// took (`count`, the second column), 1 when there is none (a function's value).
+pub fn push_value(raw: Option<&[u8]>, count: Option<&[u8]>, bytea: bool, out: &mut Vec<u8>) -> u64 {
+    match raw {
+        Some(raw) if bytea => push_bytea(raw, out),
+        Some(raw) => out.extend_from_slice(raw),
+        None => {}
+    }
+    count
+        .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
+        .unwrap_or(1)
+}
+
 /// Appends the bytes of a `bytea` value from its text form (`\x` hex, or the escape format),
 /// decoded as the driver decodes bytea; a value in neither form is appended as it is.
 pub fn push_bytea(text: &[u8], out: &mut Vec<u8>) {
@@ -239,6 +265,15 @@ mod tests {
         assert_eq!(of("text/html"), "text/html");
         assert_eq!(of("image/png"), "image/png");
         assert_eq!(of(ANY), "application/octet-stream");
+    }
+
+    #[test]
+    fn a_value_and_its_count() {
+        let mut out = Vec::new();
+        assert_eq!(push_value(Some(b"\\x41"), Some(b"3"), true, &mut out), 3);
+        assert_eq!(push_value(Some(b"b"), None, false, &mut out), 1);
+        assert_eq!(push_value(None, Some(b"0"), true, &mut out), 0);
+        assert_eq!(out, b"Ab");
     }
 
     #[test]

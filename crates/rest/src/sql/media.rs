@@ -1,4 +1,4 @@
-//! The SQL of a media type handler's answer: its aggregate over a read's rows, and their count.
+//! The SQL of a media type handler's answer: its aggregate over the rows read or written, and a count.
 
 use super::Statement;
 use crate::schema::QualifiedName;
@@ -18,33 +18,58 @@ pub enum Argument<'a> {
     Column(&'a str),
 }
 
+/// A handler's aggregate and what it takes of each row.
+#[derive(Debug, Clone, Copy)]
+pub struct Aggregate<'a> {
+    /// The aggregate function.
+    pub function: &'a QualifiedName,
+    /// What it takes of each row.
+    pub argument: Argument<'a>,
+}
+
 /// `SELECT aggregate(argument), count(*) FROM (read) rows`: one row whose first column is the
 /// answer and second the number of rows read; the read's parameters are kept.
 pub fn render(read: Statement, aggregate: &QualifiedName, argument: Argument<'_>) -> Statement {
+    let aggregate = Aggregate {
+        function: aggregate,
+        argument,
+    };
     let mut sql = String::with_capacity(read.sql.len() + 128);
-    sql.push_str("SELECT ");
-    push_qualified(&mut sql, &aggregate.schema, &aggregate.name);
-    sql.push('(');
-    push_ident(&mut sql, ROWS);
-    match argument {
-        Argument::Row => {}
-        Argument::RowOf(relation) => {
-            sql.push_str("::");
-            push_qualified(&mut sql, &relation.schema, &relation.name);
-        }
-        Argument::Column(column) => {
-            sql.push('.');
-            push_ident(&mut sql, column);
-        }
-    }
-    sql.push_str("), pg_catalog.count(*) FROM (");
+    open(&mut sql, aggregate);
     sql.push_str(&read.sql);
-    sql.push_str(") ");
-    push_ident(&mut sql, ROWS);
+    close(&mut sql);
     Statement {
         sql,
         params: read.params,
     }
+}
+
+/// The text before the read [`render`] wraps: `SELECT aggregate(argument), count(*) FROM (`.
+/// A write's representation puts it after its `WITH` (a data-modifying CTE must stay at the
+/// top level), then the read of the CTE's rows, then [`close`].
+pub fn open(sql: &mut String, aggregate: Aggregate<'_>) {
+    sql.push_str("SELECT ");
+    push_qualified(sql, &aggregate.function.schema, &aggregate.function.name);
+    sql.push('(');
+    push_ident(sql, ROWS);
+    match aggregate.argument {
+        Argument::Row => {}
+        Argument::RowOf(relation) => {
+            sql.push_str("::");
+            push_qualified(sql, &relation.schema, &relation.name);
+        }
+        Argument::Column(column) => {
+            sql.push('.');
+            push_ident(sql, column);
+        }
+    }
+    sql.push_str("), pg_catalog.count(*) FROM (");
+}
+
+/// The text after the read [`open`] began: the alias of its rows.
+pub fn close(sql: &mut String) {
+    sql.push_str(") ");
+    push_ident(sql, ROWS);
 }
 
 #[cfg(test)]

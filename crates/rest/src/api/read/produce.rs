@@ -195,7 +195,9 @@ async fn produce_on(
         matches!(job.shape, Shape::Scalar | Shape::OutObject | Shape::Media) || report || explicit;
     let mut commit_lsn = None;
     let (before, mut rows, shaping) = if single_row_call {
-        let mut queued = batch.query(RESPONSE_SETTINGS, &[]).map(drop);
+        let mut queued = batch
+            .query(crate::api::context::RESPONSE_SETTINGS, &[])
+            .map(drop);
         let position = match report && !explicit {
             true => match queued.and_then(|()| batch.commit_position()) {
                 Ok(at) => {
@@ -244,19 +246,11 @@ async fn produce_on(
         if guard.is_some() && !results.is_empty() {
             drop(results.remove(0));
         }
-        let cell = |rows: &sluice_pg::Rows, i: usize| {
-            rows.get(0)
-                .and_then(|row| row.raw(i))
-                .map(|raw| String::from_utf8_lossy(raw).into_owned())
-        };
         let settings = results.pop().and_then(Result::ok);
         let main = results.pop().and_then(Result::ok);
         let before: Vec<sluice_pg::Rows> = results.into_iter().filter_map(Result::ok).collect();
         let shaping = match &settings {
-            Some(rows) => crate::api::context::Shaping::parse(
-                cell(rows, 0).as_deref(),
-                cell(rows, 1).as_deref(),
-            ),
+            Some(rows) => crate::api::context::Shaping::from_settings(rows),
             None => Ok(crate::api::context::Shaping::default()),
         };
         let shaping = match shaping {
@@ -474,14 +468,8 @@ async fn produce_on(
 /// Appends a handler's value (the row's first column; a `bytea`'s bytes) to `buf`; gives the
 /// number of rows its aggregate took (the second column), 1 for a function's value.
 fn media_value(job: &ReadJob, row: &sluice_pg::Row<'_>, buf: &mut Vec<u8>) -> u64 {
-    match (row.raw(0), &job.media) {
-        (Some(raw), Some(answer)) if answer.bytea => response::media::push_bytea(raw, buf),
-        (Some(raw), _) => buf.extend_from_slice(raw),
-        (None, _) => {}
-    }
-    row.raw(1)
-        .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
-        .unwrap_or(1)
+    let bytea = job.media.as_ref().is_some_and(|answer| answer.bytea);
+    response::media::push_value(row.raw(0), row.raw(1), bytea, buf)
 }
 
 /// Rolls back the explicit transaction of a call that failed (nothing to do for the others:
