@@ -6,7 +6,9 @@ use super::write::{Prepared, PreparedWrite, Written, answer_parts, inserted_from
 use super::{RequestContext, RestApi, Target, error_response, filters};
 use crate::error::ApiError;
 use crate::request::{self, Method, Resource};
+use crate::response::Representation;
 use crate::response::applied::{Applying, Honoured, preference_applied};
+use crate::response::media::Negotiated;
 use crate::schema::SchemaCache;
 use crate::sql::write::READ_INSERTED;
 use bytes::Bytes;
@@ -171,7 +173,7 @@ async fn run(
                 let representation = written
                     .body
                     .is_some()
-                    .then_some(crate::response::Representation::Array);
+                    .then_some(Negotiated::Builtin(Representation::Array));
                 (written, representation)
             }
             (Prepared::Nested(_), _) => {
@@ -304,6 +306,16 @@ fn plan<'c>(
             "a nested insert (keys naming relations) is a request of its own, not part of a batch",
         ));
     }
+    if let Prepared::Statement(PreparedWrite {
+        representation: Some(Negotiated::Handler { .. }),
+        ..
+    }) = prepared
+    {
+        // Its raw bytes have no place in the batch's JSON answer.
+        return Err(invalid_batch(
+            "a media type handler's answer is a request of its own, not part of a batch",
+        ));
+    }
     Ok(Planned {
         request: parsed,
         prepared,
@@ -316,7 +328,7 @@ fn answer_json(
     request: &request::ApiRequest,
     applied: Option<HeaderValue>,
     written: Written,
-    representation: Option<crate::response::Representation>,
+    representation: Option<Negotiated<'_>>,
 ) -> serde_json::Value {
     let (status, headers, body) = answer_parts(request, applied, written, representation);
     let headers: serde_json::Map<String, serde_json::Value> = headers

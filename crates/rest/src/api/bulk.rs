@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::plan::write::{Mutation, OnConflict, WritePlan, conflict_columns, payload_columns};
 use crate::plan::{ReadInput, plan_read};
 use crate::request::{ApiRequest, MediaType, PreferMissing, PreferReturn, SelectItem};
-use crate::response;
+use crate::response::media::Negotiated;
 use crate::schema::SchemaCache;
 use crate::sql::write::{Payload, READ_INSERTED, Returning, counts_inserted, render};
 use bytes::BytesMut;
@@ -206,10 +206,8 @@ async fn run(
             ..ReadInput::written(query.select.as_deref().unwrap_or(&star), &[])
         },
     )?;
-    let representation = match returns {
-        PreferReturn::Representation => Some(response::negotiate(&request.accept)?),
-        _ => None,
-    };
+    let representation = super::write::negotiate(request, target, cache)?;
+    let representation = (returns == PreferReturn::Representation).then_some(representation);
     let location = returns == PreferReturn::HeadersOnly && !table.primary_key.is_empty();
     let staged = on_conflict.is_some() || representation.is_some() || location;
 
@@ -318,8 +316,12 @@ async fn run(
             },
             payload_is_array: true,
         };
-        let returning = match (&representation, location) {
-            (Some(_), _) => Returning::Read(&read),
+        let returning = match (representation, location) {
+            (Some(Negotiated::Handler { handler, own }), _) => Returning::Aggregated(
+                &read,
+                super::write::aggregate_of(handler, own, table, &request.accept)?,
+            ),
+            (Some(Negotiated::Builtin(_)), _) => Returning::Read(&read),
             (None, true) => Returning::Columns(&table.primary_key),
             _ => Returning::Nothing,
         };
@@ -334,16 +336,30 @@ async fn run(
             true => Some(pipeline.query(READ_INSERTED, &[]).map_err(pg)?),
             false => None,
         };
+        // What a handler's aggregate set for the answer.
+        let settings = match representation {
+            Some(Negotiated::Handler { .. }) => Some(
+                pipeline
+                    .query(super::context::RESPONSE_SETTINGS, &[])
+                    .map_err(pg)?,
+            ),
+            _ => None,
+        };
         let mut results = pipeline.run().await.map_err(pg)?;
         if let Some(Err(error)) = failed_statement(&results).and_then(|at| results.get(at)) {
             return Err(ApiError::from_pg(error, false));
         }
         let inserted = counted.and_then(|at| results.get(at)).map(inserted_from);
+        let shaping = match settings.and_then(|at| results.get(at)) {
+            Some(Ok(rows)) => super::context::Shaping::from_settings(rows)?,
+            _ => super::context::Shaping::default(),
+        };
         let rows = results.swap_remove(main).map_err(pg)?;
         let written =
             written_from(&mut tx, &rows, representation, location.then_some(table)).await?;
         Written {
             inserted,
+            shaping,
             ..written
         }
     } else {

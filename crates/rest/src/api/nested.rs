@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::plan::write::payload_columns;
 use crate::plan::{ReadInput, plan_read};
 use crate::request::{ApiRequest, PreferMissing, PreferReturn, SelectItem};
-use crate::response::{self, Representation};
+use crate::response::media::Negotiated;
 use crate::schema::{Cardinality, Column, SchemaCache, Table};
 use crate::sql::nested::{Children, render_inserted, render_parent};
 use http::StatusCode;
@@ -181,10 +181,8 @@ async fn run(
         ));
     }
     let returns = prefer.return_.unwrap_or(PreferReturn::Minimal);
-    let representation = match returns {
-        PreferReturn::Representation => Some(response::negotiate(&request.accept)?),
-        _ => None,
-    };
+    let representation = super::write::negotiate(request, target, cache)?;
+    let representation = (returns == PreferReturn::Representation).then_some(representation);
     if representation.is_some() && table.primary_key.is_empty() {
         return Err(invalid(format!(
             "return=representation of a nested insert reads the parents back by their primary \
@@ -246,7 +244,7 @@ async fn answer_rows(
     cache: &SchemaCache,
     table: &Table,
     inserted: &[sluice_pg::Rows],
-    representation: Option<Representation>,
+    representation: Option<Negotiated<'_>>,
     returns: PreferReturn,
 ) -> Result<Written, ApiError> {
     let parents = inserted.len() as u64;
@@ -271,13 +269,28 @@ async fn answer_rows(
             let query = &request.query;
             let select = query.select.as_deref().unwrap_or(&star);
             let read = plan_read(cache, table, &ReadInput::written(select, &query.order))?;
-            let statement = render_inserted(table, Value::Array(keys).to_string(), &read);
+            let mut statement = render_inserted(table, Value::Array(keys).to_string(), &read);
+            // A handler's aggregate folds the rows read back (a plain read: it can be wrapped).
+            if let Negotiated::Handler { handler, own } = representation {
+                let aggregate = super::write::aggregate_of(handler, own, table, &request.accept)?;
+                statement =
+                    crate::sql::media::render(statement, aggregate.function, aggregate.argument);
+            }
+            let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
             let rows = conn
                 .query(&statement.sql, &statement.driver_params())
                 .await
-                .map_err(|e| ApiError::from_pg(&e, false))?;
+                .map_err(pg)?;
             let mut written = written_from(conn, &rows, Some(representation), None).await?;
             written.rows = parents;
+            if let Negotiated::Handler { .. } = representation {
+                // What the aggregate set for the answer.
+                let settings = conn
+                    .query(super::context::RESPONSE_SETTINGS, &[])
+                    .await
+                    .map_err(pg)?;
+                written.shaping = super::context::Shaping::from_settings(&settings)?;
+            }
             Ok(written)
         }
         (None, PreferReturn::HeadersOnly) if !table.primary_key.is_empty() => {

@@ -4,6 +4,7 @@
 //! PostgREST's answer: status, `Location`, `Content-Range`, `Preference-Applied`, the rows.
 
 mod body;
+mod media;
 
 use super::{RestApi, Target, error_response};
 use crate::error::ApiError;
@@ -17,12 +18,14 @@ use crate::request::{
     PreferMissing, PreferResolution, PreferReturn,
 };
 use crate::response::applied::Applying;
+use crate::response::media::Negotiated;
 use crate::response::{self, Representation, content_range, rest_kind};
 use crate::schema::{SchemaCache, Table};
 use crate::sql::write::{Payload, READ_INSERTED, Returning, counts_inserted, render};
 use body::body_as_json;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
+pub(super) use media::{aggregate_of, negotiate};
 use sluice_formats::ColumnSpec;
 use sluice_http::{Response, empty, full};
 use sluice_pg::SyncMode;
@@ -70,7 +73,10 @@ async fn run(
     }
     let prepared = match prepare(api, request, target, cache, filters, &body)? {
         Prepared::Done(written) => {
-            let representation = written.body.is_some().then_some(Representation::Array);
+            let representation = written
+                .body
+                .is_some()
+                .then_some(Negotiated::Builtin(Representation::Array));
             let applied = applied(api, request, target);
             return Ok(answer(request, applied, written, representation));
         }
@@ -90,7 +96,9 @@ async fn run(
 /// A write ready to run: its statement and how to read and answer its result.
 pub(super) struct PreparedWrite<'c> {
     pub statement: crate::sql::Statement,
-    pub representation: Option<Representation>,
+    /// How the written rows are answered (`return=representation`): rows in a representation,
+    /// or a handler's value (the statement folds them with its aggregate).
+    pub representation: Option<Negotiated<'c>>,
     /// The table whose primary key makes the `Location` header.
     pub location_of: Option<&'c Table>,
     /// What the number of rows written must satisfy before the write commits.
@@ -236,12 +244,19 @@ pub(super) fn prepare<'c>(
             ));
         }
     };
+    let negotiated = negotiate(request, target, cache)?;
     if let Mutation::Update { columns, .. } = &mutation
         && columns.is_empty()
     {
+        if returns == PreferReturn::Representation
+            && let Negotiated::Handler { handler, own } = negotiated
+        {
+            let nothing = media::nothing_set(handler, own, table, read, &request.accept)?;
+            return Ok(Prepared::Statement(nothing));
+        }
         // Nothing to set: PostgREST answers as if no row matched (`[]` for a JSON array).
         let empty = returns == PreferReturn::Representation
-            && response::negotiate(&request.accept)? == Representation::Array;
+            && negotiated == Negotiated::Builtin(Representation::Array);
         return Ok(Prepared::Done(Written {
             rows: 0,
             body: empty.then(|| Bytes::from_static(b"[]")),
@@ -262,12 +277,15 @@ pub(super) fn prepare<'c>(
     represented.conditions.clear();
     represented.limit = None;
     represented.offset = None;
-    let representation = match returns {
-        PreferReturn::Representation => Some(response::negotiate(&request.accept)?),
-        _ => None,
-    };
+    let representation = (returns == PreferReturn::Representation).then_some(negotiated);
     let returning = match (returns, request.method) {
-        (PreferReturn::Representation, _) => Returning::Read(&represented),
+        (PreferReturn::Representation, _) => match negotiated {
+            Negotiated::Builtin(_) => Returning::Read(&represented),
+            Negotiated::Handler { handler, own } => Returning::Aggregated(
+                &represented,
+                aggregate_of(handler, own, table, &request.accept)?,
+            ),
+        },
         (PreferReturn::HeadersOnly, Method::Post) if !table.primary_key.is_empty() => {
             Returning::Columns(&table.primary_key)
         }
@@ -289,7 +307,7 @@ pub(super) fn prepare<'c>(
             // PostgREST checks it on updates and deletes (and calls), not on inserts or PUT.
             max_affected: strict_max_affected(prefer)
                 .filter(|_| matches!(request.method, Method::Patch | Method::Delete)),
-            singular: response::negotiate(&request.accept).ok() == Some(Representation::Object),
+            singular: negotiated == Negotiated::Builtin(Representation::Object),
         },
     }))
 }
@@ -417,6 +435,16 @@ pub(super) async fn execute(
         true => Some(batch.query(READ_INSERTED, &[]).map_err(pg)?),
         false => None,
     };
+    // A handler's aggregate may set the answer's headers and status (PostgREST reads them
+    // after the statement): read them in the same transaction.
+    let settings = match prepared.representation {
+        Some(Negotiated::Handler { .. }) => Some(
+            batch
+                .query(super::context::RESPONSE_SETTINGS, &[])
+                .map_err(pg)?,
+        ),
+        _ => None,
+    };
     let position = match mode {
         SyncMode::Groups => Some(batch.commit_position().map_err(pg)?),
         _ => None,
@@ -438,8 +466,13 @@ pub(super) async fn execute(
         }
         return Err(error);
     }
-    let shaping = match pre_request.and_then(|i| results.get(i)) {
-        Some(Ok(rows)) => super::context::Shaping::from_pre_request(rows),
+    // The settings read after a handler's aggregate include what the pre-request function set.
+    let (at, parse): (_, fn(&sluice_pg::Rows) -> _) = match settings {
+        Some(at) => (Some(at), super::context::Shaping::from_settings),
+        None => (pre_request, super::context::Shaping::from_pre_request),
+    };
+    let shaping = match at.and_then(|i| results.get(i)) {
+        Some(Ok(rows)) => parse(rows),
         _ => Ok(super::context::Shaping::default()),
     };
     let shaping = match shaping {
@@ -543,10 +576,16 @@ pub(super) fn failed_statement(results: &[sluice_pg::Result<sluice_pg::Rows>]) -
 pub(super) async fn written_from(
     conn: &mut sluice_pg::Connection,
     rows: &sluice_pg::Rows,
-    representation: Option<Representation>,
+    representation: Option<Negotiated<'_>>,
     location_of: Option<&Table>,
 ) -> Result<Written, ApiError> {
     let pg = |e: sluice_pg::Error| ApiError::from_pg(&e, false);
+    let representation = match representation {
+        None => None,
+        Some(Negotiated::Builtin(representation)) => Some(representation),
+        // The aggregate's one row: the answer, then how many rows were written.
+        Some(Negotiated::Handler { handler, .. }) => return Ok(media::written(handler, rows)),
+    };
     let affected = rows.command_tag().rows_affected().max(rows.len() as u64);
     // A Location names the one row written, as PostgREST's does: none for several.
     let location = location_of.filter(|_| rows.len() == 1).and_then(|table| {
@@ -621,7 +660,7 @@ pub(super) fn answer(
     request: &ApiRequest,
     applied: Option<HeaderValue>,
     written: Written,
-    representation: Option<Representation>,
+    representation: Option<Negotiated<'_>>,
 ) -> Response {
     let shaping = written.shaping.clone();
     let (status, headers, body) = answer_parts(request, applied, written, representation);
@@ -646,7 +685,7 @@ pub(super) fn answer_parts(
     request: &ApiRequest,
     applied: Option<HeaderValue>,
     written: Written,
-    representation: Option<Representation>,
+    representation: Option<Negotiated<'_>>,
 ) -> (StatusCode, http::HeaderMap, Option<Bytes>) {
     let prefer = &request.prefer;
     let merges = prefer.resolution == Some(PreferResolution::MergeDuplicates)
@@ -664,10 +703,7 @@ pub(super) fn answer_parts(
     };
     let mut headers = http::HeaderMap::new();
     if let Some(representation) = representation {
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(representation.content_type()),
-        );
+        headers.insert(header::CONTENT_TYPE, representation.content_type());
     }
     if let Some(location) = written
         .location

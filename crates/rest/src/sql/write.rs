@@ -59,6 +59,9 @@ pub enum Returning<'p, 's> {
     Columns(&'p [String]),
     /// The written rows read through `plan` (select, embeds) for `return=representation`.
     Read(&'p ReadPlan<'s>),
+    /// The same read, folded by a media type handler's aggregate into one row: the answer and
+    /// the number of rows written.
+    Aggregated(&'p ReadPlan<'s>, super::media::Aggregate<'p>),
 }
 
 /// Where a write's rows come from.
@@ -75,7 +78,7 @@ pub enum Payload {
 /// The write's statement.
 pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '_>) -> Statement {
     let mut st = Statement::new();
-    let represent = matches!(returning, Returning::Read(_));
+    let represent = matches!(returning, Returning::Read(_) | Returning::Aggregated(..));
     if represent {
         st.push("WITH ").ident(SOURCE).push(" AS (");
     }
@@ -215,6 +218,14 @@ pub fn render(plan: &WritePlan<'_>, payload: Payload, returning: Returning<'_, '
         Returning::Read(read) => {
             st.push(" RETURNING ").ident(target).push(".*) ");
             st = render_over(st, read, &sluice_pg::sql::quote_ident(SOURCE));
+        }
+        Returning::Aggregated(read, aggregate) => {
+            // The aggregate folds the CTE's rows in the outer SELECT: a data-modifying CTE
+            // cannot sit in a subquery.
+            st.push(" RETURNING ").ident(target).push(".*) ");
+            super::media::open(&mut st.sql, aggregate);
+            st = render_over(st, read, &sluice_pg::sql::quote_ident(SOURCE));
+            super::media::close(&mut st.sql);
         }
     }
     st

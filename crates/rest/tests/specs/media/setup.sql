@@ -261,4 +261,4 @@ CREATE FUNCTION overloaded_unnamed_param(text) RETURNS "text/plain"
   LANGUAGE sql AS $$ SELECT $1::"text/plain"; $$;
 
 -- Writes answered by handlers (60-writes.spec).
-GRANT INSERT, UPDATE, DELETE ON lines, projects, some_numbers TO rest_media_anon;
+GRANT INSERT, UPDATE, DELETE ON lines, projects, some_numbers, clients TO rest_media_anon;
