@@ -1,6 +1,6 @@
 //! Large POST bodies streamed into COPY: JSON arrays, JSON Lines and CSV, plain inserts and
-//! upserts with representation, a bad element deep in the body refused with its place and
-//! nothing written, chunked bodies of unknown length.
+//! upserts with representation (a media type handler's too), a bad element deep in the body
+//! refused with its place and nothing written, chunked bodies of unknown length.
 
 use crate::common;
 
@@ -52,16 +52,21 @@ async fn count(served: &Served) -> i64 {
     row.get(0).expect("a count")
 }
 
+/// Serves a database of its own holding `events`, then `more` (SQL).
+async fn serve(name: &str, more: &str) -> Served {
+    Served::start(
+        name,
+        &format!("{}{TABLE}{more}", fixtures()),
+        RestConfig::default(),
+    )
+    .await
+    .expect("serve")
+}
+
 #[test]
 fn a_large_json_array_streams_into_the_table() {
     runtime().block_on(async {
-        let served = Served::start(
-            "bulk_array",
-            &format!("{}{TABLE}", fixtures()),
-            RestConfig::default(),
-        )
-        .await
-        .expect("serve");
+        let served = serve("bulk_array", "").await;
         let body = json_rows(20_000, 1);
         assert!(body.len() as u64 > sluice_rest::api::STREAM_THRESHOLD);
         let answer = post_json(&served, body, false).await;
@@ -119,13 +124,7 @@ fn a_large_json_array_streams_into_the_table() {
 #[test]
 fn a_bad_element_deep_in_the_body_writes_nothing_and_says_where() {
     runtime().block_on(async {
-        let served = Served::start(
-            "bulk_bad",
-            &format!("{}{TABLE}", fixtures()),
-            RestConfig::default(),
-        )
-        .await
-        .expect("serve");
+        let served = serve("bulk_bad", "").await;
         let mut rows: Vec<serde_json::Value> =
             serde_json::from_slice(&json_rows(20_000, 1)).unwrap_or_default();
         rows[14_999] =
@@ -167,13 +166,7 @@ fn a_bad_element_deep_in_the_body_writes_nothing_and_says_where() {
 #[test]
 fn a_streamed_upsert_returns_its_rows() {
     runtime().block_on(async {
-        let served = Served::start(
-            "bulk_upsert",
-            &format!("{}{TABLE}", fixtures()),
-            RestConfig::default(),
-        )
-        .await
-        .expect("serve");
+        let served = serve("bulk_upsert", "").await;
         let answer = post_json(&served, json_rows(20_000, 1), false).await;
         assert_eq!(answer.status, 201);
         // Overlapping ids: merged; a representation of the written rows, selected.
@@ -220,6 +213,63 @@ fn a_streamed_upsert_returns_its_rows() {
             String::from_utf8_lossy(&answer.body)
         );
         assert_eq!(count(&served).await, 30_000);
+        served.finish().await;
+    });
+}
+
+/// A media type handler over `events`: the number of rows and the sum of their ids, as bytes;
+/// it names itself in a header (`response.headers`).
+const FOLD: &str = "CREATE DOMAIN \"application/vnd.fold\" AS bytea; \
+    CREATE FUNCTION fold_step(state int8[], next events) RETURNS int8[] LANGUAGE sql AS \
+      'SELECT ARRAY[state[1] + 1, state[2] + next.id]'; \
+    CREATE FUNCTION fold_end(state int8[]) RETURNS \"application/vnd.fold\" LANGUAGE sql AS $$ \
+      SELECT set_config('response.headers', '[{\"X-Folded\": \"yes\"}]', true); \
+      SELECT convert_to(state[1] || ' rows, ids ' || state[2], 'UTF8')::\"application/vnd.fold\" $$; \
+    CREATE AGGREGATE fold(events) (stype = int8[], initcond = '{0,0}', sfunc = fold_step, \
+      finalfunc = fold_end);";
+
+#[test]
+fn a_streamed_insert_answers_through_a_media_type_handler() {
+    runtime().block_on(async {
+        let served = serve("bulk_media", FOLD).await;
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/vnd.fold"),
+                ("prefer", "return=representation"),
+            ],
+            json_rows(20_000, 1),
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(answer.headers["content-type"], "application/vnd.fold");
+        assert_eq!(answer.headers["x-folded"], "yes");
+        assert_eq!(answer.body, b"20000 rows, ids 200010000");
+        // Without a representation, no aggregate: the usual empty answer.
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/vnd.fold"),
+            ],
+            json_rows(20_000, 20_001),
+            true,
+        )
+        .await;
+        assert_eq!(answer.status, 201);
+        assert!(answer.body.is_empty());
+        assert_eq!(count(&served).await, 40_000);
         served.finish().await;
     });
 }
