@@ -64,12 +64,16 @@ async fn run(
     filters: Vec<PathFilter>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    if let Some((plan, planned)) = super::explain::planned(api, request, None)
-        && let Prepared::Statement(prepared) =
-            prepare(api, &planned, target, cache, filters.clone(), &body)?
-    {
-        let context = target.context_statements();
-        return Ok(super::explain::explain(api, &context, &prepared.statement, plan).await);
+    // A plan may be for a handler's answer, as a read's may.
+    if let Some((plan, planned)) = super::explain::planned(api, request, Some(&cache.media)) {
+        match prepare(api, &planned, target, cache, filters.clone(), &body) {
+            Ok(Prepared::Statement(prepared)) => {
+                let context = target.context_statements();
+                return Ok(super::explain::explain(api, &context, &prepared.statement, plan).await);
+            }
+            Ok(_) => {}
+            Err(error) => return Ok(super::explain::plan_error(request, &error)),
+        }
     }
     let prepared = match prepare(api, request, target, cache, filters, &body)? {
         Prepared::Done(written) => {
