@@ -8,7 +8,7 @@
 //! and the whole keyspace is read again into a new copy, swapped in once complete while the old
 //! one keeps being served.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use tokio::sync::watch;
 
 use crate::load::{Loaded, Scope};
 use crate::notify::{FOLLOW_CLASS, Token};
+use crate::partial::{self, PartKey, PartRead};
 use crate::{Error, load, schema};
 
 /// Application name of a follower's session (find it in `pg_stat_activity`).
@@ -241,11 +242,15 @@ impl Follower {
             let mut functions = false;
             let mut cleared = BTreeSet::new();
             let mut keys = HashSet::new();
+            let mut parts: HashMap<(i32, Vec<u8>), BTreeSet<Vec<u8>>> = HashMap::new();
             for n in &batch {
                 for token in crate::notify::parse(&n.payload) {
                     match token {
                         Token::Key(db, key) => {
                             keys.insert((db, key));
+                        }
+                        Token::Part(db, key, members) => {
+                            parts.entry((db, key)).or_default().extend(members);
                         }
                         Token::Cleared(db) => {
                             cleared.insert(db);
@@ -268,22 +273,29 @@ impl Follower {
                 let libraries = load::load_functions(&mut session.conn, &self.schema).await?;
                 self.replica.offer_libraries(libraries);
             }
-            if everything || keys.len() > MAX_REREAD {
+            // A key also named whole, or in a database emptied in this batch, is read whole.
+            parts.retain(|key, _| !keys.contains(key) && !cleared.contains(&key.0));
+            if everything || keys.len() + parts.len() > MAX_REREAD {
                 let mut store = Store::new(self.databases);
                 self.read(&mut session.conn, &mut store, Scope::All).await?;
                 crate::writer::lock_store(&self.store)
                     .await
                     .replace_dbs(store);
                 self.replica.reloaded();
-                self.replica.heard(batch.len() as u64, 0);
+                self.replica.heard(batch.len() as u64, 0, 0);
                 continue;
             }
-            let keys: Vec<(i32, Vec<u8>)> = keys.into_iter().collect();
+            let mut keys: Vec<(i32, Vec<u8>)> = keys.into_iter().collect();
+            let parts: Vec<PartKey> = parts
+                .into_iter()
+                .map(|(key, members)| (key, members.into_iter().collect()))
+                .collect();
+            let members: usize = parts.iter().map(|(_, m)| m.len()).sum();
             let mut scratch = Store::new(self.databases);
-            if !keys.is_empty() {
-                self.read(&mut session.conn, &mut scratch, Scope::Keys(&keys))
-                    .await?;
-            }
+            let read = self
+                .read_changes(&mut session.conn, &mut scratch, &mut keys, &parts)
+                .await?;
+            let mut retry = Vec::new();
             {
                 let mut store = crate::writer::lock_store(&self.store).await;
                 // Emptied first: the keys named in the batch are read as they are now, after.
@@ -301,9 +313,76 @@ impl Follower {
                     let entry = scratch.take_loaded(db, key);
                     store.follow_key(db, key, entry);
                 }
+                for (((db, key), _), read) in parts.iter().zip(read) {
+                    let Ok(index) = usize::try_from(*db) else {
+                        continue;
+                    };
+                    match read {
+                        PartRead::Gone => store.follow_key(index, key, None),
+                        // Read whole with the keys named whole.
+                        PartRead::Whole => {}
+                        PartRead::Members(expire_at, elements) => {
+                            if !store.follow_part(index, key, expire_at, &elements) {
+                                retry.push((*db, key.clone()));
+                            }
+                        }
+                    }
+                }
             }
-            self.replica.heard(batch.len() as u64, keys.len() as u64);
+            // A key written in part that is not here as that type (it expired here first, say)
+            // is read whole, in a snapshot of its own: it is read again at its next change.
+            if !retry.is_empty() {
+                let mut scratch = Store::new(self.databases);
+                self.read(&mut session.conn, &mut scratch, Scope::Keys(&retry))
+                    .await?;
+                let mut store = crate::writer::lock_store(&self.store).await;
+                for (db, key) in &retry {
+                    if let Ok(db) = usize::try_from(*db) {
+                        let entry = scratch.take_loaded(db, key);
+                        store.follow_key(db, key, entry);
+                    }
+                }
+            }
+            self.replica.heard(
+                batch.len() as u64,
+                (keys.len() + retry.len()) as u64,
+                members as u64,
+            );
         }
+    }
+
+    /// Reads, in one snapshot, the keys written in part (their named members) and the keys
+    /// named whole, adding to `keys` those written in part that must be read whole.
+    async fn read_changes(
+        &self,
+        conn: &mut Connection,
+        scratch: &mut Store,
+        keys: &mut Vec<(i32, Vec<u8>)>,
+        parts: &[PartKey],
+    ) -> Result<Vec<PartRead>, Error> {
+        if keys.is_empty() && parts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let step = "reading the changed keys";
+        conn.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await
+            .map_err(|e| Error::pg(step, e))?;
+        let read = match parts.is_empty() {
+            true => Vec::new(),
+            false => partial::read(conn, &self.schema, self.databases, parts).await?,
+        };
+        for (((db, key), _), read) in parts.iter().zip(&read) {
+            if matches!(read, PartRead::Whole) {
+                keys.push((*db, key.clone()));
+            }
+        }
+        if !keys.is_empty() {
+            load::load(conn, &self.schema, scratch, Scope::Keys(keys)).await?;
+        }
+        conn.batch_execute("COMMIT")
+            .await
+            .map_err(|e| Error::pg(step, e))?;
+        Ok(read)
     }
 }
 

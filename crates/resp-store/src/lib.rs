@@ -14,6 +14,7 @@ mod follow;
 mod load;
 mod lock;
 mod notify;
+mod partial;
 mod schema;
 mod stream_meta;
 mod write;

@@ -75,27 +75,40 @@ impl Scope<'_> {
         }
     }
 
-    /// A condition on `t.db, t.key` (empty for every key). COPY takes no parameters: the keys
-    /// are written as one array literal of hex digits, which needs no escaping.
+    /// A condition on `t.db, t.key` (empty for every key).
     fn filter(&self) -> String {
         let Scope::Keys(keys) = self else {
             return String::new();
         };
-        let mut dbs = String::with_capacity(keys.len() * 3 + 2);
-        let mut hex = String::with_capacity(keys.iter().map(|(_, k)| k.len() * 2 + 3).sum());
-        for (i, (db, key)) in keys.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            let _ = write!(dbs, "{sep}{db}");
-            hex.push_str(sep);
-            hex.push('"');
-            crate::codec::push_hex(&mut hex, key);
-            hex.push('"');
-        }
         format!(
-            " AND (t.db, t.key) IN (SELECT w.db, decode(w.h, 'hex') \
-               FROM unnest('{{{dbs}}}'::int4[], '{{{hex}}}'::text[]) AS w(db, h))"
+            " AND {}",
+            keys_in(keys.iter().map(|(db, key)| (*db, key.as_slice())))
         )
     }
+}
+
+/// `(t.db, t.key)` among `keys`. COPY takes no parameters: the keys are written as one array
+/// literal of hex digits, which needs no escaping.
+pub(crate) fn keys_in<'k>(keys: impl IntoIterator<Item = (i32, &'k [u8])>) -> String {
+    let mut dbs = String::new();
+    let mut hex = String::new();
+    for (i, (db, key)) in keys.into_iter().enumerate() {
+        let sep = if i == 0 { "" } else { "," };
+        let _ = write!(dbs, "{sep}{db}");
+        push_hex_element(&mut hex, sep, key);
+    }
+    format!(
+        "(t.db, t.key) IN (SELECT w.db, decode(w.h, 'hex') \
+           FROM unnest('{{{dbs}}}'::int4[], '{{{hex}}}'::text[]) AS w(db, h))"
+    )
+}
+
+/// `sep` then `"<hex of bytes>"`: an element of an array literal.
+pub(crate) fn push_hex_element(out: &mut String, sep: &str, bytes: &[u8]) {
+    out.push_str(sep);
+    out.push('"');
+    crate::codec::push_hex(out, bytes);
+    out.push('"');
 }
 
 /// Reads the live keys of `schema` that `scope` names into `store` (which is empty; nothing
@@ -311,7 +324,7 @@ fn append_loaded(stream: &mut Stream, id: StreamId, pairs: &[(&[u8], &[u8])]) ->
         .map_err(|_| Error::Load("stream entries out of order"))
 }
 
-fn db_of(
+pub(crate) fn db_of(
     data: &[u8],
     f: &[Option<std::ops::Range<usize>>],
     databases: usize,
@@ -325,7 +338,7 @@ fn db_of(
         ))
 }
 
-fn required<'d>(
+pub(crate) fn required<'d>(
     data: &'d [u8],
     f: &[Option<std::ops::Range<usize>>],
     i: usize,
@@ -334,7 +347,7 @@ fn required<'d>(
 }
 
 /// Runs a `COPY ... TO STDOUT (FORMAT binary)` and calls `row` for each row.
-async fn copy_rows(
+pub(crate) async fn copy_rows(
     conn: &mut Connection,
     sql: &str,
     table: &'static str,

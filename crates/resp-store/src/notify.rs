@@ -8,7 +8,10 @@
 //!
 //! A payload is tokens separated by spaces, in the order the flush applied them:
 //! `<db>:*` (database emptied: FLUSHDB, FLUSHALL, SWAPDB), `<db>:<hex of the key>` (a key
-//! written or deleted), `*` (read everything again: a key too long to name in a payload),
+//! written or deleted), `p<db>:<hex of the key>` then `/<hex of a member>` for each member
+//! (a hash, set or sorted set written in part: these fields or members were set or removed,
+//! none when only its expiry changed), `*` (read everything again: a key too long to name in a
+//! payload),
 //! `hello:<pid>,<pid>` (followers the owner now notifies), `functions` (the function libraries
 //! were replaced: FUNCTION LOAD, DELETE, FLUSH, RESTORE). Each payload stays under PostgreSQL's
 //! limit of 8000 bytes.
@@ -24,6 +27,10 @@ pub const FOLLOW_CLASS: i32 = 0x736c_7566;
 
 /// A payload is cut before it reaches this many bytes (PostgreSQL refuses 8000 and more).
 const MAX_PAYLOAD: usize = 7_900;
+
+/// A key written in part whose token would be longer than this is named whole instead: a
+/// follower then reads all of it, as it would have to for most of its members anyway.
+const MAX_PART: usize = 4_000;
 
 /// Longest channel name PostgreSQL keeps (NAMEDATALEN - 1).
 const MAX_CHANNEL: usize = 63;
@@ -76,6 +83,28 @@ impl Payloads {
         self.push(&token);
     }
 
+    /// Adds the token of a hash, set or sorted set `key` of database `db` whose `members`
+    /// (fields) alone were set or removed (none: only its expiry changed); too many to name
+    /// make it the key's whole token.
+    pub fn part<'m>(&mut self, db: i32, key: &[u8], members: impl IntoIterator<Item = &'m [u8]>) {
+        if key.len() * 2 + 16 > MAX_PART {
+            self.key(db, key);
+            return;
+        }
+        let mut token = String::with_capacity(key.len() * 2 + 16);
+        let _ = write!(token, "p{db}:");
+        crate::codec::push_hex(&mut token, key);
+        for member in members {
+            if token.len() + 1 + member.len() * 2 > MAX_PART {
+                self.key(db, key);
+                return;
+            }
+            token.push('/');
+            crate::codec::push_hex(&mut token, member);
+        }
+        self.push(&token);
+    }
+
     fn push(&mut self, token: &str) {
         if !self.current.is_empty() && self.current.len() + 1 + token.len() >= MAX_PAYLOAD {
             self.done.push(std::mem::take(&mut self.current));
@@ -100,6 +129,9 @@ impl Payloads {
 pub enum Token {
     /// A key written or deleted.
     Key(i32, Vec<u8>),
+    /// A hash, set or sorted set of which only these members were set or removed (and maybe
+    /// its expiry changed).
+    Part(i32, Vec<u8>, Vec<Vec<u8>>),
     /// A database emptied.
     Cleared(i32),
     /// Everything is to be read again.
@@ -134,22 +166,32 @@ fn parse_token(token: &str) -> Option<Token> {
             .collect::<Option<Vec<i32>>>()?;
         return Some(Token::Hello(pids));
     }
+    if let Some(db) = head.strip_prefix('p') {
+        let db: i32 = db.parse().ok()?;
+        let mut parts = rest.split('/');
+        let key = unhex(parts.next()?)?;
+        let members = parts.map(unhex).collect::<Option<Vec<_>>>()?;
+        return Some(Token::Part(db, key, members));
+    }
     let db: i32 = head.parse().ok()?;
     if rest == "*" {
         return Some(Token::Cleared(db));
     }
-    let hex = rest.as_bytes();
-    if hex.len() % 2 != 0 {
+    Some(Token::Key(db, unhex(rest)?))
+}
+
+/// The bytes of a token's hex digits.
+fn unhex(hex: &str) -> Option<Vec<u8>> {
+    let hex = hex.as_bytes();
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
-    let key = hex
-        .chunks_exact(2)
+    hex.chunks_exact(2)
         .map(|pair| {
             let text = std::str::from_utf8(pair).ok()?;
             u8::from_str_radix(text, 16).ok()
         })
-        .collect::<Option<Vec<u8>>>()?;
-    Some(Token::Key(db, key))
+        .collect()
 }
 
 /// The owner's view of its followers: whether to notify, which backends were greeted.
@@ -246,8 +288,21 @@ mod tests {
         );
         // What cannot be read means: read everything.
         assert_eq!(
-            parse("0:abc x:1").collect::<Vec<_>>(),
-            [Token::All, Token::All]
+            parse("0:abc x:1 p1:6b/abc").collect::<Vec<_>>(),
+            [Token::All, Token::All, Token::All]
+        );
+        // Members, the empty one too; none when only the expiry changed.
+        let mut p = Payloads::default();
+        p.part(2, b"h", [&b"f"[..], b""]);
+        p.part(0, b"s", []);
+        let payloads = p.finish();
+        assert_eq!(payloads, ["p2:68/66/ p0:73"]);
+        assert_eq!(
+            parse(&payloads[0]).collect::<Vec<_>>(),
+            [
+                Token::Part(2, b"h".to_vec(), vec![b"f".to_vec(), Vec::new()]),
+                Token::Part(0, b"s".to_vec(), Vec::new())
+            ]
         );
     }
 
@@ -258,13 +313,17 @@ mod tests {
             p.key(1, format!("key:{i}").as_bytes());
         }
         p.key(2, &vec![7u8; 5_000]);
+        // Too many members to name: the key is named whole.
+        let many: Vec<Vec<u8>> = (0..1_000u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        p.part(3, b"big", many.iter().map(Vec::as_slice));
         let payloads = p.finish();
         assert!(payloads.len() > 1);
         assert!(payloads.iter().all(|p| p.len() < MAX_PAYLOAD));
         let tokens: Vec<Token> = payloads.iter().flat_map(|p| parse(p)).collect();
-        assert_eq!(tokens.len(), 5_001);
+        assert_eq!(tokens.len(), 5_002);
         assert_eq!(tokens[4_999], Token::Key(1, b"key:4999".to_vec()));
         assert_eq!(tokens[5_000], Token::All);
+        assert_eq!(tokens[5_001], Token::Key(3, b"big".to_vec()));
     }
 
     proptest::proptest! {
@@ -273,8 +332,13 @@ mod tests {
         #[test]
         fn any_payload_parses(payload in "\\PC{0,200}") {
             for token in parse(&payload) {
-                if let Token::Key(_, key) = token {
-                    proptest::prop_assert!(key.len() * 2 <= payload.len());
+                match token {
+                    Token::Key(_, key) => proptest::prop_assert!(key.len() * 2 <= payload.len()),
+                    Token::Part(_, key, members) => proptest::prop_assert!(
+                        (key.len() + members.iter().map(Vec::len).sum::<usize>()) * 2
+                            <= payload.len()
+                    ),
+                    _ => {}
                 }
             }
         }
@@ -287,6 +351,10 @@ mod tests {
                 0..40,
             ),
             cleared in proptest::option::of(0i32..16),
+            members in proptest::collection::vec(
+                proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+                0..12,
+            ),
         ) {
             let mut p = Payloads::default();
             let mut expected = Vec::new();
@@ -294,9 +362,21 @@ mod tests {
                 p.cleared(db);
                 expected.push(Token::Cleared(db));
             }
-            for (db, key) in &keys {
-                p.key(*db, key);
-                expected.push(Token::Key(*db, key.clone()));
+            for (i, (db, key)) in keys.iter().enumerate() {
+                if i % 2 == 0 {
+                    p.key(*db, key);
+                    expected.push(Token::Key(*db, key.clone()));
+                    continue;
+                }
+                // Every other key written in part: named whole past the token's bound.
+                let named = &members[..i.min(members.len())];
+                p.part(*db, key, named.iter().map(Vec::as_slice));
+                let length = format!("p{db}:").len() + key.len() * 2 + named.iter().map(|m| 1 + m.len() * 2).sum::<usize>();
+                expected.push(if length <= MAX_PART {
+                    Token::Part(*db, key.clone(), named.to_vec())
+                } else {
+                    Token::Key(*db, key.clone())
+                });
             }
             let payloads = p.finish();
             proptest::prop_assert!(payloads.iter().all(|p| p.len() < MAX_PAYLOAD));

@@ -221,7 +221,7 @@ pub fn encode(snapshot: &Snapshot, known: &Known, notify: bool) -> Encoded {
     for (db, key, saved) in order {
         let db = i32::try_from(*db).unwrap_or(i32::MAX);
         if let Some(p) = payloads.as_mut() {
-            p.key(db, key);
+            name_for_followers(p, db, key, saved);
         }
         // A key written in part keeps its row in `keys` unless its expiry changed.
         if !matches!(saved, Saved::Part { key_row: false, .. }) {
@@ -275,6 +275,21 @@ pub fn encode(snapshot: &Snapshot, known: &Known, notify: bool) -> Encoded {
         .map(crate::notify::Payloads::finish)
         .unwrap_or_default();
     e
+}
+
+/// Names a written key for followers: the members of a hash, set or sorted set written in
+/// part, so that they read those alone; any other key whole.
+fn name_for_followers(p: &mut crate::notify::Payloads, db: i32, key: &[u8], saved: &Saved) {
+    let Saved::Part { elements, .. } = saved else {
+        p.key(db, key);
+        return;
+    };
+    match elements {
+        Elements::Hash(fields) => p.part(db, key, fields.iter().map(|(f, _)| f.as_slice())),
+        Elements::Set(members) => p.part(db, key, members.iter().map(|(m, _)| m.as_slice())),
+        Elements::ZSet(members) => p.part(db, key, members.iter().map(|(m, _)| m.as_slice())),
+        Elements::List(_) => p.key(db, key),
+    }
 }
 
 /// Whether database `db` was emptied in this snapshot (its lists start afresh).

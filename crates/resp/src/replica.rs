@@ -24,6 +24,7 @@ pub struct Replica {
     down_since_ms: AtomicI64,
     notifications: AtomicU64,
     keys_reread: AtomicU64,
+    members_reread: AtomicU64,
     reloads: AtomicU64,
     /// The primary's function libraries when they changed, until the gate installs them.
     libraries: parking_lot::Mutex<Option<crate::engine::Libraries>>,
@@ -42,6 +43,7 @@ impl Replica {
             down_since_ms: AtomicI64::new(now),
             notifications: AtomicU64::new(0),
             keys_reread: AtomicU64::new(0),
+            members_reread: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             libraries: parking_lot::Mutex::new(None),
             libraries_changed: tokio::sync::Notify::new(),
@@ -81,11 +83,13 @@ impl Replica {
         self.link_up.load(Ordering::Acquire)
     }
 
-    /// Records `notifications` heard and `keys` read again because of them.
-    pub fn heard(&self, notifications: u64, keys: u64) {
+    /// Records `notifications` heard, and the `keys` read again whole and the `members` of
+    /// keys written in part read again because of them.
+    pub fn heard(&self, notifications: u64, keys: u64, members: u64) {
         self.notifications
             .fetch_add(notifications, Ordering::Relaxed);
         self.keys_reread.fetch_add(keys, Ordering::Relaxed);
+        self.members_reread.fetch_add(members, Ordering::Relaxed);
         self.last_io_ms
             .store(crate::engine::now_ms(), Ordering::Relaxed);
     }
@@ -123,9 +127,11 @@ impl Replica {
             "slave_read_repl_offset:0\r\nslave_repl_offset:0\r\nslave_priority:100\r\n\
              slave_read_only:1\r\nreplica_announced:1\r\nconnected_slaves:0\r\n\
              master_repl_offset:0\r\nsluice_follow_notifications:{}\r\n\
-             sluice_follow_keys_reread:{}\r\nsluice_follow_reloads:{}\r\n\r\n",
+             sluice_follow_keys_reread:{}\r\nsluice_follow_members_reread:{}\r\n\
+             sluice_follow_reloads:{}\r\n\r\n",
             self.notifications.load(Ordering::Relaxed),
             self.keys_reread.load(Ordering::Relaxed),
+            self.members_reread.load(Ordering::Relaxed),
             self.reloads.load(Ordering::Relaxed),
         );
     }
@@ -144,11 +150,15 @@ mod tests {
         assert!(text.contains("master_link_status:down\r\n"), "{text}");
         assert!(text.contains("master_link_down_since_seconds:"), "{text}");
         r.set_link(true);
-        r.heard(2, 5);
+        r.heard(2, 5, 7);
         let mut text = String::new();
         r.info_section(&mut text);
         assert!(text.contains("master_link_status:up\r\n"), "{text}");
         assert!(!text.contains("master_link_down_since_seconds"), "{text}");
         assert!(text.contains("sluice_follow_keys_reread:5\r\n"), "{text}");
+        assert!(
+            text.contains("sluice_follow_members_reread:7\r\n"),
+            "{text}"
+        );
     }
 }

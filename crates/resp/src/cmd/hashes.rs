@@ -5,19 +5,8 @@ use super::common::{
 };
 use super::keys::{scan_opts, scan_reply, small_scan};
 use super::{Args, Cx, float_arg, int_arg};
-use crate::engine::{Db, Hash, Key};
+use crate::engine::{Db, Key};
 use crate::reply::Out;
-
-/// Up to this size removals keep insertion order, as Redis's listpack-encoded hashes do.
-const ORDERED_UP_TO: usize = 128;
-
-fn remove_field(hash: &mut Hash, field: &[u8]) -> bool {
-    if hash.len() <= ORDERED_UP_TO {
-        hash.shift_remove(field).is_some()
-    } else {
-        hash.swap_remove(field).is_some()
-    }
-}
 
 fn hset_generic(cx: &mut Cx<'_, '_>, args: &Args<'_>, name: &str) -> Option<i64> {
     if !args.len().is_multiple_of(2) {
@@ -96,7 +85,7 @@ pub fn hmget(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
 }
 
 pub fn hdel(cx: &mut Cx<'_, '_>, args: &Args<'_>) {
-    remove_each(cx, args, Db::hash, remove_field);
+    remove_each(cx, args, Db::hash, crate::engine::remove_hash_field);
 }
 
 pub fn hexists(cx: &mut Cx<'_, '_>, args: &Args<'_>) {

@@ -11,6 +11,7 @@ mod blocking;
 mod compact;
 mod db;
 mod dirty;
+mod follow;
 pub mod geohash;
 pub mod hll;
 pub mod memory;
@@ -48,6 +49,19 @@ pub type RandomState = foldhash::fast::RandomState;
 pub type Map<K, V> = indexmap::IndexMap<K, V, RandomState>;
 /// A hash value.
 pub type Hash = Map<Key, Key>;
+
+/// Up to this size removals keep a hash's insertion order, as Redis's listpack-encoded hashes do.
+const HASH_ORDERED_UP_TO: usize = 128;
+
+/// Removes `field` from `hash` the way HDEL does (keeping the order of a small hash); whether
+/// it was there.
+pub fn remove_hash_field(hash: &mut Hash, field: &[u8]) -> bool {
+    if hash.len() <= HASH_ORDERED_UP_TO {
+        hash.shift_remove(field).is_some()
+    } else {
+        hash.swap_remove(field).is_some()
+    }
+}
 /// A set value.
 pub type Set = indexmap::IndexSet<Key, RandomState>;
 
@@ -236,45 +250,6 @@ impl Store {
     pub fn take_loaded(&mut self, db: usize, key: &[u8]) -> Option<(Value, i64)> {
         let entry = self.dbs.get_mut(db)?.remove(key)?;
         Some((entry.value, entry.expire_at))
-    }
-
-    /// Puts what the followed primary holds at `key` in place, or removes the key (`None`):
-    /// WATCH, client-side caching and blocked readers see a change; nothing is marked for a
-    /// sink (a follower's store is not tracked).
-    pub fn follow_key(&mut self, db: usize, key: &[u8], entry: Option<(Value, i64)>) {
-        let Some(d) = self.dbs.get_mut(db) else {
-            return;
-        };
-        let had = d.remove(key).is_some();
-        match entry {
-            Some((value, expire_at)) => {
-                let entry = d.new_entry(value, expire_at);
-                d.insert_entry(key, entry);
-            }
-            None if !had => return,
-            None => {}
-        }
-        self.touch_then(db, key);
-    }
-
-    /// Replaces every database by `other`'s (a follower's reload, swapped in at once while the
-    /// old copy was served): every WATCH fails, client-side caches are flushed, blocked readers
-    /// look again.
-    pub fn replace_dbs(&mut self, other: Store) {
-        self.tracking_flush();
-        for flags in self.watchers.values() {
-            for flag in flags {
-                flag.store(true, Ordering::Release);
-            }
-        }
-        self.watchers.clear();
-        let count = self.dbs.len();
-        self.dbs = other.dbs;
-        self.dbs.resize_with(count.max(1), Db::default);
-        for db in 0..self.dbs.len() {
-            self.blocking.signal_db(db);
-        }
-        self.dirty += 1;
     }
 
     /// Number of databases.
