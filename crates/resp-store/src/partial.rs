@@ -115,35 +115,25 @@ pub async fn read(
             None => PartRead::Gone,
             Some((None, _)) => PartRead::Whole,
             Some((Some(table), expire_at)) => {
-                let mut take = |m: &Vec<u8>| values.remove(m.as_slice());
+                let named = members.iter().map(|m| {
+                    let found = values.remove(m.as_slice());
+                    (Key::from(m.as_slice()), found)
+                });
                 let elements = match table {
                     0 => Elements::Hash(
-                        members
-                            .iter()
-                            .map(|m| {
-                                let value = match take(m) {
-                                    Some(Found::Value(v)) => Some(v),
-                                    _ => None,
-                                };
-                                (Key::from(m.as_slice()), value)
+                        named
+                            .map(|(m, found)| match found {
+                                Some(Found::Value(v)) => (m, Some(v)),
+                                _ => (m, None),
                             })
                             .collect(),
                     ),
-                    1 => Elements::Set(
-                        members
-                            .iter()
-                            .map(|m| (Key::from(m.as_slice()), take(m).is_some()))
-                            .collect(),
-                    ),
+                    1 => Elements::Set(named.map(|(m, found)| (m, found.is_some())).collect()),
                     _ => Elements::ZSet(
-                        members
-                            .iter()
-                            .map(|m| {
-                                let score = match take(m) {
-                                    Some(Found::Score(s)) => Some(s),
-                                    _ => None,
-                                };
-                                (Key::from(m.as_slice()), score)
+                        named
+                            .map(|(m, found)| match found {
+                                Some(Found::Score(s)) => (m, Some(s)),
+                                _ => (m, None),
                             })
                             .collect(),
                     ),
