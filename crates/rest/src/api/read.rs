@@ -135,7 +135,12 @@ pub(super) async fn read(
         Ok(job) => job,
         Err(error) => return error_response(&error),
     };
-    let mut response = respond(api, request, job, Route::Replica).await;
+    // At an isolation level of its own, on the primary: a standby refuses serializable.
+    let route = match job.ending {
+        Some(_) => Route::Primary,
+        None => Route::Replica,
+    };
+    let mut response = respond(api, request, job, route).await;
     if response.status().is_success() {
         // PostgREST names what was read: the relation and the canonical query string. A
         // pre-request function's own Content-Location stays.
@@ -247,6 +252,7 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
     // At most the settings statement in front: a pre-request function's answer shaping is read
     // on the streamed path.
     let fast = job.bounded
+        && job.ending.is_none()
         && job.context.len() <= 1
         && job.shape == Shape::Rows
         && job.counts.is_empty()
@@ -508,7 +514,15 @@ fn plan_job(
         named: target.named,
         report_commit: false,
         count_rows: false,
-        ending: None,
+        // A role's isolation level is the read's too (PostgREST's): an explicit transaction.
+        ending: target.isolation().map(|level| CallEnding {
+            checks: crate::plan::write::RowChecks {
+                max_affected: None,
+                singular: false,
+            },
+            commit: true,
+            begin: super::context::begin(Some(level)),
+        }),
         media: handler.map(|(handler, _)| MediaAnswer::of(handler)),
     })
 }

@@ -33,6 +33,11 @@ CREATE TABLE isolation_log (id serial PRIMARY KEY,
 GRANT SELECT, INSERT ON isolation_log TO rest_timed_anon, rest_timed_user;
 GRANT USAGE ON SEQUENCE isolation_log_id_seq TO rest_timed_anon, rest_timed_user;
 GRANT EXECUTE ON FUNCTION repeatable_isolation() TO rest_timed_anon, rest_timed_user;
+-- A read of a relation runs at the role's level too.
+CREATE VIEW isolation_now AS
+  SELECT pg_catalog.current_setting('transaction_isolation') AS level,
+         pg_catalog.current_setting('transaction_read_only') AS read_only;
+GRANT SELECT ON isolation_now TO rest_timed_anon, rest_timed_user;
 
 -- A role's own search_path wins over the request's (PostgREST sets the role's settings after
 -- the search path).
