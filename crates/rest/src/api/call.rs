@@ -26,8 +26,8 @@ pub(super) async fn call(
     cache: &SchemaCache,
     body: Bytes,
 ) -> Response {
-    // A GET may call only a STABLE or IMMUTABLE function (plan_call refuses a volatile one):
-    // it reads, so a replica may answer it. A POST may write: the primary.
+    // A GET reads (its transaction is read-only, whatever the function's volatility), so a
+    // replica may answer it. A POST may write: the primary.
     let route = match request.method {
         Method::Get | Method::Head => super::read::Route::Replica,
         _ => super::read::Route::Primary,
@@ -35,7 +35,9 @@ pub(super) async fn call(
     if let Some((plan, inner)) = super::explain::planned(api, request, Some(&cache.media)) {
         return match prepare(api, &inner, target, cache, body) {
             Ok(job) => {
-                let context = target.call_context_statements(&job.function_settings, job.volatile);
+                let by_get = matches!(inner.method, Method::Get | Method::Head);
+                let context =
+                    target.call_context_statements(&job.function_settings, job.volatile, by_get);
                 super::explain::explain(api, &context, &job.statement, plan).await
             }
             Err(error) => super::explain::plan_error(request, &error),
@@ -201,7 +203,6 @@ fn prepare(
         &target.name,
         arguments,
         raw_type,
-        read_only,
         single_object,
     )?;
     let input = ReadInput::of_query(&request.query, &filters, api.config.aggregates_enabled);

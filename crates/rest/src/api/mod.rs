@@ -111,14 +111,17 @@ impl Target {
     /// The statements a call's transaction starts with: the context's, with the function's
     /// hoisted settings set after the others (in a statement of their own when the request
     /// needs no other context), read-only when the function is not `VOLATILE` (a GET's is
-    /// already).
+    /// already). A `VOLATILE` function called by GET (`by_get`) runs read-only even without a
+    /// context, as PostgREST's access mode has it: one that writes fails with 25006.
     pub(crate) fn call_context_statements(
         &self,
         function_settings: &[(String, String)],
         volatile: bool,
+        by_get: bool,
     ) -> Vec<crate::sql::Statement> {
         let read_only = !volatile && self.context.as_ref().is_some_and(|c| !c.read_only);
-        if function_settings.is_empty() && !read_only {
+        let guard = volatile && by_get && self.context.is_none();
+        if function_settings.is_empty() && !read_only && !guard {
             return self.context_statements();
         }
         match &self.context {
@@ -128,7 +131,13 @@ impl Target {
                 context.read_only |= read_only;
                 context.statements()
             }
-            None => vec![context::settings_statement(function_settings)],
+            None => {
+                let mut pairs = function_settings.to_vec();
+                if guard {
+                    pairs.push(("transaction_read_only".to_string(), "on".to_string()));
+                }
+                vec![context::settings_statement(&pairs)]
+            }
         }
     }
 

@@ -206,7 +206,11 @@ pub(super) async fn stream_call(
             });
     let job = ReadJob {
         shape,
-        context: target.call_context_statements(&call.function_settings, call.volatile),
+        context: target.call_context_statements(
+            &call.function_settings,
+            call.volatile,
+            matches!(request.method, Method::Get | Method::Head),
+        ),
         counts: call.counts,
         main: call.statement,
         representation,

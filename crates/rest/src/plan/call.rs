@@ -2,7 +2,7 @@
 //! reaches it, and the shape of its result.
 
 use crate::error::ApiError;
-use crate::schema::{ReturnType, Routine, SchemaCache, Volatility};
+use crate::schema::{ReturnType, Routine, SchemaCache};
 use http::StatusCode;
 
 /// How the arguments reach the function.
@@ -69,7 +69,6 @@ pub fn plan_call<'s>(
     name: &str,
     arguments: Arguments,
     raw_body_type: Option<&str>,
-    read_only: bool,
     single_object: bool,
 ) -> Result<CallPlan<'s>, ApiError> {
     let overloads: &[Routine] = cache
@@ -83,7 +82,7 @@ pub fn plan_call<'s>(
                 matches!(r.params.as_slice(), [p] if matches!(p.type_name.as_str(), "json" | "jsonb"))
             })
             .collect();
-        return choose(schema, name, candidates, Arguments::Raw, &[], read_only);
+        return choose(schema, name, candidates, Arguments::Raw, &[]);
     }
     let given = arguments.names();
     // A text, bytes or XML body is for a parameter: a function without any does not take it.
@@ -114,7 +113,7 @@ pub fn plan_call<'s>(
             }
         }
     }
-    choose(schema, name, candidates, arguments, &given, read_only)
+    choose(schema, name, candidates, arguments, &given)
 }
 
 /// The one candidate, with the shape of its result.
@@ -124,7 +123,6 @@ fn choose<'s>(
     candidates: Vec<&'s Routine>,
     arguments: Arguments,
     given: &[String],
-    read_only: bool,
 ) -> Result<CallPlan<'s>, ApiError> {
     let routine = match candidates.as_slice() {
         [one] => *one,
@@ -145,13 +143,6 @@ fn choose<'s>(
             ));
         }
     };
-    if read_only && routine.volatility == Volatility::Volatile {
-        return Err(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "PGRST101",
-            "Cannot use the GET method on a function that is volatile: use POST",
-        ));
-    }
     let shape = match (&routine.returns, routine.returns_composite) {
         (ReturnType::SetOf { .. }, true) => ResultShape::Rows,
         (ReturnType::SetOf { .. }, false) => ResultShape::ScalarSet,

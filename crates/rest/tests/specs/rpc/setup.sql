@@ -17,3 +17,5 @@ CREATE FUNCTION logged_titles() RETURNS TABLE (title text, pages int) LANGUAGE s
   INSERT INTO calls (fn) VALUES ('logged_titles');
   SELECT title, pages FROM books ORDER BY id;
 $$;
+-- Declared with no volatility, so VOLATILE, and only reading: GET may call it.
+CREATE FUNCTION volatile_sum(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT a + b';
