@@ -402,13 +402,21 @@ impl Shaping {
         Ok(shaping)
     }
 
-    /// Applies the status and headers to an answer.
+    /// Applies the status and headers to an answer: a name SQL set replaces the answer's own
+    /// header of that name (a trigger's `Location`), and every entry SQL gave for it is sent
+    /// (two `Set-Cookie`), as PostgREST adds its own headers only where SQL set none.
     pub fn apply(&self, response: &mut sluice_http::Response) {
         if let Some(status) = self.status {
             *response.status_mut() = status;
         }
+        let headers = response.headers_mut();
+        for (i, (name, _)) in self.headers.iter().enumerate() {
+            if self.headers[..i].iter().all(|(earlier, _)| earlier != name) {
+                headers.remove(name);
+            }
+        }
         for (name, value) in &self.headers {
-            response.headers_mut().insert(name.clone(), value.clone());
+            headers.append(name.clone(), value.clone());
         }
     }
 }
@@ -625,6 +633,46 @@ mod tests {
             &public
         ));
         assert!(!search_path_matches(&[], "public", &public));
+    }
+
+    #[test]
+    fn sql_headers_replace_the_answers_own_and_repeat() {
+        let shaping = Shaping::parse(
+            Some(r#"[{"Location": "/a?id=eq.1&x"}, {"Set-Cookie": "a=1"}, {"Set-Cookie": "b=2"}]"#),
+            Some("205"),
+        )
+        .unwrap();
+        let mut response = sluice_http::Response::new(sluice_http::empty());
+        let headers = response.headers_mut();
+        headers.insert("location", http::HeaderValue::from_static("/a?id=eq.1"));
+        headers.insert("set-cookie", http::HeaderValue::from_static("own=0"));
+        headers.insert("content-range", http::HeaderValue::from_static("*/*"));
+        shaping.apply(&mut response);
+        let all = |name: &str| -> Vec<&str> {
+            response
+                .headers()
+                .get_all(name)
+                .iter()
+                .map(|v| v.to_str().unwrap())
+                .collect()
+        };
+        assert_eq!(response.status().as_u16(), 205);
+        assert_eq!(all("location"), ["/a?id=eq.1&x"]);
+        assert_eq!(all("set-cookie"), ["a=1", "b=2"]);
+        assert_eq!(all("content-range"), ["*/*"]);
+        // No header is blank (PostgREST's issue 1427): an empty name is refused.
+        assert!(
+            response
+                .headers()
+                .iter()
+                .all(|(n, v)| !n.as_str().is_empty() && !v.is_empty())
+        );
+        assert_eq!(
+            Shaping::parse(Some(r#"[{"": "x"}]"#), None)
+                .unwrap_err()
+                .code,
+            "PGRST111"
+        );
     }
 
     #[test]
