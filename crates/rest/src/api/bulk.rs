@@ -236,7 +236,7 @@ async fn run(
             .map_err(pg)?;
     }
     // The settings and the pre-request function (which may refuse the request; what it sets
-    // for the answer is not read on this path).
+    // for the answer is read with the write's own, after it).
     for context in target.context_statements() {
         tx.query(&context.sql, &context.driver_params())
             .await
@@ -336,21 +336,17 @@ async fn run(
             true => Some(pipeline.query(READ_INSERTED, &[]).map_err(pg)?),
             false => None,
         };
-        // What a handler's aggregate set for the answer.
-        let settings = match representation {
-            Some(Negotiated::Handler { .. }) => Some(
-                pipeline
-                    .query(super::context::RESPONSE_SETTINGS, &[])
-                    .map_err(pg)?,
-            ),
-            _ => None,
-        };
+        // What SQL set for the answer (the pre-request function, triggers, a handler's
+        // aggregate), read in the same round trip.
+        let settings = pipeline
+            .query(super::context::RESPONSE_SETTINGS, &[])
+            .map_err(pg)?;
         let mut results = pipeline.run().await.map_err(pg)?;
         if let Some(Err(error)) = failed_statement(&results).and_then(|at| results.get(at)) {
             return Err(ApiError::from_pg(error, false));
         }
         let inserted = counted.and_then(|at| results.get(at)).map(inserted_from);
-        let shaping = match settings.and_then(|at| results.get(at)) {
+        let shaping = match results.get(settings) {
             Some(Ok(rows)) => super::context::Shaping::from_settings(rows)?,
             _ => super::context::Shaping::default(),
         };
@@ -363,12 +359,18 @@ async fn run(
             ..written
         }
     } else {
+        // What the pre-request function and the COPY's triggers set for the answer: one more
+        // round trip, on a request whose body is a megabyte or more.
+        let settings = tx
+            .query(super::context::RESPONSE_SETTINGS, &[])
+            .await
+            .map_err(pg)?;
         Written {
             rows: copied,
             body: None,
             location: None,
             inserted: None,
-            shaping: super::context::Shaping::default(),
+            shaping: super::context::Shaping::from_settings(&settings)?,
         }
     };
     let lsn = match (api.config.tx_end.commits(prefer.tx), api.lsn.report) {

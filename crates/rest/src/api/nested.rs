@@ -207,6 +207,10 @@ async fn run(
     for (statement, params) in statements.iter().zip(&params) {
         slots.push(pipeline.query(&statement.sql, params).map_err(pg)?);
     }
+    // What SQL set for the answer (the pre-request function, the inserts' triggers).
+    let settings = pipeline
+        .query(super::context::RESPONSE_SETTINGS, &[])
+        .map_err(pg)?;
     let results = pipeline.run().await.map_err(pg)?;
     if let Some(Err(error)) = failed_statement(&results).map(|i| &results[i]) {
         let error = ApiError::from_pg(error, false);
@@ -218,16 +222,28 @@ async fn run(
         .iter()
         .filter_map(|slot| results.get_mut(*slot).and_then(Option::take))
         .collect();
-    let outcome = answer_rows(
-        &mut conn,
-        request,
-        cache,
-        table,
-        &inserted,
-        representation,
-        returns,
-    )
-    .await;
+    let shaping = match results.get_mut(settings).and_then(Option::take) {
+        Some(rows) => super::context::Shaping::from_settings(&rows),
+        None => Ok(super::context::Shaping::default()),
+    };
+    let outcome = match shaping {
+        Ok(shaping) => answer_rows(
+            &mut conn,
+            request,
+            cache,
+            table,
+            &inserted,
+            representation,
+            returns,
+        )
+        .await
+        // A handler's aggregate, read after, may have set them again.
+        .map(|written| match written.shaping == Default::default() {
+            true => Written { shaping, ..written },
+            false => written,
+        }),
+        Err(error) => Err(error),
+    };
     let commits = outcome.is_ok() && api.config.tx_end.commits(prefer.tx);
     let lsn = super::end_transaction(&mut conn, commits, api.lsn.report).await?;
     let applied = super::write::applied(api, request, target);

@@ -38,7 +38,8 @@ pub(super) struct Written {
     /// How many of the rows were inserted, for an upsert that counts them (a merge, a PUT):
     /// its status says whether it inserted.
     pub inserted: Option<u64>,
-    /// What the pre-request function set for the answer.
+    /// What SQL set for the answer (the pre-request function, the write's triggers, a
+    /// handler's aggregate).
     pub shaping: super::context::Shaping,
 }
 
@@ -425,30 +426,22 @@ pub(super) async fn execute(
             .query(super::context::begin(isolation), &[])
             .map_err(pg)?;
     }
-    let mut pre_request = None;
-    for (i, context) in context.iter().enumerate() {
-        let at = batch
+    for context in &context {
+        batch
             .query(&context.sql, &context.driver_params())
             .map_err(pg)?;
-        if i == 1 {
-            pre_request = Some(at);
-        }
     }
     let main = batch.query(&statement.sql, &params).map_err(pg)?;
     let counted = match prepared.counts_inserted {
         true => Some(batch.query(READ_INSERTED, &[]).map_err(pg)?),
         false => None,
     };
-    // A handler's aggregate may set the answer's headers and status (PostgREST reads them
-    // after the statement): read them in the same transaction.
-    let settings = match prepared.representation {
-        Some(Negotiated::Handler { .. }) => Some(
-            batch
-                .query(super::context::RESPONSE_SETTINGS, &[])
-                .map_err(pg)?,
-        ),
-        _ => None,
-    };
+    // The pre-request function, the write (its triggers) and a handler's aggregate may set the
+    // answer's headers and status: PostgREST reads them after the statement, in its
+    // transaction; here in the same round trip, before the Sync (or the COMMIT) ends it.
+    let settings = batch
+        .query(super::context::RESPONSE_SETTINGS, &[])
+        .map_err(pg)?;
     let position = match mode {
         SyncMode::Groups => Some(batch.commit_position().map_err(pg)?),
         _ => None,
@@ -470,13 +463,10 @@ pub(super) async fn execute(
         }
         return Err(error);
     }
-    // The settings read after a handler's aggregate include what the pre-request function set.
-    let (at, parse): (_, fn(&sluice_pg::Rows) -> _) = match settings {
-        Some(at) => (Some(at), super::context::Shaping::from_settings),
-        None => (pre_request, super::context::Shaping::from_pre_request),
-    };
-    let shaping = match at.and_then(|i| results.get(i)) {
-        Some(Ok(rows)) => parse(rows),
+    // An implicit transaction has committed by now: settings SQL set wrong answer PGRST111 or
+    // PGRST112 after the write took effect, as PostgREST's (it reads them after its commit).
+    let shaping = match results.get(settings) {
+        Some(Ok(rows)) => super::context::Shaping::from_settings(rows),
         _ => Ok(super::context::Shaping::default()),
     };
     let shaping = match shaping {
