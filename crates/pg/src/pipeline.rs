@@ -26,11 +26,11 @@ pub enum SyncMode {
 }
 
 #[derive(Debug)]
-struct Entry {
-    plan: Plan,
-    format: Format,
+pub(crate) struct Entry {
+    pub(crate) plan: Plan,
+    pub(crate) format: Format,
     /// The SQL, kept only where reading the result needs it (statements being prepared).
-    sql: Option<Box<str>>,
+    pub(crate) sql: Option<Box<str>>,
     /// A `COPY ... FROM STDIN` sent with its data ([`Pipeline::copy_in`]).
     copy_in: bool,
 }
@@ -260,13 +260,29 @@ impl<'c> Pipeline<'c> {
     /// statement behind the session settings it needs (`set_config` calls, `SET LOCAL ROLE`)
     /// in one round trip. When an earlier statement fails, its error is returned and nothing of
     /// the batch takes effect. An empty batch is a usage error.
-    pub async fn run_stream(mut self) -> Result<(Vec<Rows>, RowStream<'c>)> {
+    pub async fn run_stream(self) -> Result<(Vec<Rows>, RowStream<'c>)> {
+        self.run_stream_then(0).await
+    }
+
+    /// [`Pipeline::run_stream`] streaming the statement `trailing` places before the last: the
+    /// statements after it run in the same implicit transaction once its rows are read, and
+    /// [`RowStream::trailing`] reads their rows (a setting the streamed statement left for the
+    /// caller, read before the transaction ends). Dropping the stream reads them away.
+    pub async fn run_stream_then(mut self, trailing: usize) -> Result<(Vec<Rows>, RowStream<'c>)> {
+        if self.entries.len() <= trailing && !self.entries.is_empty() {
+            // Unsent: dropping the pipeline takes its statements back out.
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "run_stream_then with no statement to stream before those it trails",
+            ));
+        }
         self.ran = true;
-        let entries = std::mem::take(&mut self.entries);
+        let mut entries = std::mem::take(&mut self.entries);
+        let after = entries.split_off(entries.len().saturating_sub(trailing));
         let Some(conn) = self.conn.take() else {
             return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
         };
-        if entries.iter().any(|e| e.copy_in) {
+        if entries.iter().chain(&after).any(|e| e.copy_in) {
             return Err(Error::new(
                 ErrorKind::Usage,
                 "run_stream of a pipeline holding a COPY (use run)",
@@ -305,7 +321,8 @@ impl<'c> Pipeline<'c> {
         }
         let sql = last.sql.as_deref().unwrap_or("");
         match conn.read_head(sql, &last.plan, last.format).await {
-            Ok(head) => Ok((results, RowStream::new(conn, head, true))),
+            Ok(head) if after.is_empty() => Ok((results, RowStream::new(conn, head, true))),
+            Ok(head) => Ok((results, RowStream::trailed(conn, head, after))),
             Err(e) => {
                 if let (Plan::Prepared(s), true) = (&last.plan, is_stale_statement(&e))
                     && let Some(name) = conn.statements.invalidate(s.sql())

@@ -20,6 +20,8 @@ pub struct RowStream<'c> {
     until_ready: bool,
     done: bool,
     spans_hint: usize,
+    /// Statements of the same request after this one, read by [`RowStream::trailing`].
+    trailing: Vec<crate::pipeline::Entry>,
 }
 
 impl<'c> RowStream<'c> {
@@ -37,7 +39,49 @@ impl<'c> RowStream<'c> {
             until_ready,
             done: false,
             spans_hint: 0,
+            trailing: Vec::new(),
         }
+    }
+
+    /// A stream followed by `trailing` statements of the same request (their results and the
+    /// request's ReadyForQuery are read by [`RowStream::trailing`]).
+    pub(crate) fn trailed(
+        conn: &'c mut Connection,
+        head: Head,
+        trailing: Vec<crate::pipeline::Entry>,
+    ) -> RowStream<'c> {
+        RowStream {
+            trailing,
+            ..RowStream::new(conn, head, false)
+        }
+    }
+
+    /// Reads what is left of the rows (dropped), then the rows of the statements that follow
+    /// this one in its pipeline ([`crate::Pipeline::run_stream_then`]), and ends the request.
+    /// An error of the streamed statement or of one after it is returned; the connection stays
+    /// usable.
+    pub async fn trailing(mut self) -> Result<Vec<Rows>> {
+        while self.next_block().await?.is_some() {}
+        let trailing = std::mem::take(&mut self.trailing);
+        let mut results = Vec::with_capacity(trailing.len());
+        for (i, entry) in trailing.iter().enumerate() {
+            let sql = entry.sql.as_deref().unwrap_or("");
+            let result = match self.conn.read_head(sql, &entry.plan, entry.format).await {
+                Ok(head) => RowStream::new(self.conn, head, false).collect().await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(rows) => results.push(rows),
+                Err(e) => {
+                    if !e.is_closed() && !self.conn.is_broken() {
+                        self.conn.drain(0).await?;
+                    }
+                    return Err(e.context(format!("trailing statement {i}")));
+                }
+            }
+        }
+        self.conn.drain(0).await?;
+        Ok(results)
     }
 
     /// The result's columns.

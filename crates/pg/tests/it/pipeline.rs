@@ -266,3 +266,53 @@ async fn run_stream_reports_a_failing_setting_and_leaves_the_connection_usable()
     let row = conn.query_one("SELECT 41 + 1", &[]).await.unwrap();
     assert_eq!(row.get::<i32>(0).unwrap(), 42);
 }
+
+/// A statement streamed with one after it in the same implicit transaction: the one after
+/// reads what the streamed one set, once its rows are read; an error after the rows is the
+/// trailing read's; the connection stays usable either way.
+#[tokio::test]
+async fn run_stream_then_reads_the_statements_after_the_streamed_one() {
+    let mut conn = common::connect().await;
+    for round in 0..3 {
+        let mut batch = conn.pipeline(SyncMode::Once).await.unwrap();
+        batch
+            .query(
+                "SELECT g, set_config('response.status', g::text, true) \
+                 FROM generate_series(1, $1::int) g",
+                &[&(3000 + round)],
+            )
+            .unwrap();
+        batch
+            .query("SELECT current_setting('response.status', true)", &[])
+            .unwrap();
+        let (before, mut stream) = batch.run_stream_then(1).await.unwrap();
+        assert!(before.is_empty());
+        let mut rows = 0;
+        while let Some(block) = stream.next_block().await.unwrap() {
+            rows += block.iter().count();
+        }
+        assert_eq!(rows, 3000 + round as usize);
+        let after = stream.trailing().await.unwrap();
+        assert_eq!(after.len(), 1);
+        assert_eq!(
+            common::text(&after[0], 0).as_deref(),
+            Some((3000 + round).to_string().as_str())
+        );
+        // Dropped unread: the rest is read away before the next request.
+        let mut batch = conn.pipeline(SyncMode::Once).await.unwrap();
+        batch.query("SELECT generate_series(1, 5000)", &[]).unwrap();
+        batch.query("SELECT 1", &[]).unwrap();
+        let (_, stream) = batch.run_stream_then(1).await.unwrap();
+        drop(stream);
+    }
+    let mut batch = conn.pipeline(SyncMode::Once).await.unwrap();
+    batch.query("SELECT 1", &[]).unwrap();
+    batch.query("SELECT 1/0", &[]).unwrap();
+    let (_, stream) = batch.run_stream_then(1).await.unwrap();
+    let error = stream.trailing().await.unwrap_err();
+    assert_eq!(error.code(), Some("22012"), "{error}");
+    let batch = conn.pipeline(SyncMode::Once).await.unwrap();
+    assert!(batch.run_stream_then(1).await.is_err());
+    let row = conn.query_one("SELECT 41 + 1", &[]).await.unwrap();
+    assert_eq!(row.get::<i32>(0).unwrap(), 42);
+}
