@@ -1,6 +1,7 @@
 //! Large POST bodies streamed into COPY: JSON arrays, JSON Lines and CSV, plain inserts and
-//! upserts with representation (a media type handler's too), a bad element deep in the body
-//! refused with its place and nothing written, chunked bodies of unknown length.
+//! upserts with representation (a media type handler's too), what triggers set for the answer,
+//! a bad element deep in the body refused with its place and nothing written, chunked bodies of
+//! unknown length.
 
 use crate::common;
 
@@ -270,6 +271,50 @@ fn a_streamed_insert_answers_through_a_media_type_handler() {
         assert_eq!(answer.status, 201);
         assert!(answer.body.is_empty());
         assert_eq!(count(&served).await, 40_000);
+        served.finish().await;
+    });
+}
+
+/// A statement trigger on `events` that names the rows' count in a header and sets the status.
+const AUDIT: &str = "CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+      PERFORM set_config('response.headers', \
+        format('[{\"X-Copied\": \"%s\"}]', (SELECT count(*) FROM events)), true); \
+      PERFORM set_config('response.status', '202', true); RETURN NULL; END $$; \
+    CREATE TRIGGER audit AFTER INSERT ON events FOR EACH STATEMENT EXECUTE PROCEDURE audit();";
+
+#[test]
+fn a_streamed_insert_answers_with_what_its_triggers_set() {
+    runtime().block_on(async {
+        let served = serve("bulk_audit", AUDIT).await;
+        // Straight into the table by COPY.
+        let answer = post_json(&served, json_rows(20_000, 1), true).await;
+        assert_eq!(
+            answer.status,
+            202,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(answer.headers["x-copied"], "20000");
+        // Through the stage: an upsert.
+        let answer = send(
+            served.address,
+            "POST",
+            "/events",
+            &[
+                ("content-type", "application/json"),
+                ("prefer", "resolution=merge-duplicates"),
+            ],
+            json_rows(20_000, 10_001),
+            true,
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            202,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(answer.headers["x-copied"], "30000");
         served.finish().await;
     });
 }
