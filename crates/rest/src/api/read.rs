@@ -59,6 +59,10 @@ struct ReadJob {
     /// A media type handler answers (its value with [`Shape::Media`]; its media type alone
     /// for HEAD).
     media: Option<MediaAnswer>,
+    /// A call: what SQL set for the answer (`response.headers`, `response.status`) is read
+    /// after its rows, in its transaction; streamed rows wait for it up to a bound. A table's
+    /// read is shaped by the pre-request function only.
+    shaped_after: bool,
 }
 
 /// How a media type handler's answer is sent.
@@ -112,7 +116,7 @@ enum Shape {
 struct ReadHead {
     status: StatusCode,
     content_range: Option<String>,
-    /// What the pre-request function set for the answer.
+    /// What SQL set for the answer (the pre-request function; a call's function).
     shaping: super::context::Shaping,
     /// The commit position of a call that wrote.
     lsn: Option<sluice_pg::Lsn>,
@@ -234,6 +238,7 @@ pub(super) async fn stream_call(
         count_rows: call.count_rows,
         ending,
         media: call.media,
+        shaped_after: true,
     };
     // A call that may roll back runs on the primary, in a transaction of its own.
     let route = if ending.is_some() {
@@ -528,6 +533,7 @@ fn plan_job(
             begin: super::context::begin(Some(level)),
         }),
         media: handler.map(|(handler, _)| MediaAnswer::of(handler)),
+        shaped_after: false,
     })
 }
 

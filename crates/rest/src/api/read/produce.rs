@@ -1,4 +1,5 @@
-//! Streaming a read's rows from one pooled connection, again on the primary when a replica is gone.
+//! Streaming a read's rows from one pooled connection, again on the primary when a replica is
+//! gone; a call's answer waits, up to a bound, for what its function set for it.
 
 use super::*;
 use sluice_pg::pool::PooledConnection;
@@ -42,7 +43,23 @@ impl Source<'_> {
             Source::Collected(blocks) => Ok(blocks.next()),
         }
     }
+
+    /// The rows of the statements queued after the streamed one (none for collected rows).
+    async fn trailing(self) -> sluice_pg::Result<Vec<sluice_pg::Rows>> {
+        match self {
+            Source::Stream(stream) => stream.trailing().await,
+            Source::Collected(_) => Ok(Vec::new()),
+        }
+    }
 }
+
+/// How much of a call's streamed answer waits for what its function set for the answer
+/// (`response.status`, `response.headers`, read after the rows): four chunks. Most answers of
+/// a call fit whole and are shaped as PostgREST shapes them; past it the rows stream with the
+/// pre-request function's shaping, so memory stays bounded (256 KiB a request at most, the
+/// size of the COPY pieces a bulk insert holds) and a large answer's first byte waits only
+/// for that much.
+const SHAPING_BOUND: usize = 4 * CHUNK;
 
 /// Runs the job on a pooled connection (the replica's when it has a lease, the primary's when
 /// there is none or the replica turns out to be gone) and streams its rows through `sender`.
@@ -183,16 +200,26 @@ async fn produce_on(
         queued = queued.and_then(|()| batch.query(&count.sql, params).map(drop));
     }
     queued = queued.and_then(|()| batch.query(&job.main.sql, &main_params).map(drop));
+    // A streamed call reads what its function set after its rows, in the same transaction.
+    let single_row_call =
+        matches!(job.shape, Shape::Scalar | Shape::OutObject | Shape::Media) || report || explicit;
+    let trails = job.shaped_after && !single_row_call;
+    if trails {
+        queued = queued.and_then(|()| {
+            batch
+                .query(crate::api::context::RESPONSE_SETTINGS, &[])
+                .map(drop)
+        });
+    }
     if let Err(error) = queued {
         let _ = sender.fail(ApiError::from_pg(&error, false)).await;
         return Attempt::Done;
     }
     // A call answering one row, or one that may write and reports its commit, reads what the
     // function set for the answer (`response.headers`, `response.status`) after it, in the
-    // same transaction; its rows are collected first. Other results stream, shaped only by the
-    // pre-request function.
-    let single_row_call =
-        matches!(job.shape, Shape::Scalar | Shape::OutObject | Shape::Media) || report || explicit;
+    // same transaction; its rows are collected first. Other results stream: a call's wait for
+    // the settings read after them up to [`SHAPING_BOUND`]; a table's are shaped by the
+    // pre-request function only.
     let mut commit_lsn = None;
     let (before, mut rows, shaping) = if single_row_call {
         let mut queued = batch
@@ -287,7 +314,7 @@ async fn produce_on(
             shaping,
         )
     } else {
-        let (mut before, rows) = match batch.run_stream().await {
+        let (mut before, rows) = match batch.run_stream_then(usize::from(trails)).await {
             Ok(result) => result,
             Err(error) => return fail_early(sender, &error, on_replica).await,
         };
@@ -402,7 +429,9 @@ async fn produce_on(
             } else {
                 encoder.row((0..row.len()).map(|i| row.raw(i)), &mut buf);
             }
-            if buf.len() >= CHUNK && !job.count_rows {
+            // A call's answer waits (up to the bound) for what its function set.
+            let waits = trails && !sender.started();
+            if buf.len() >= if waits { SHAPING_BOUND } else { CHUNK } && !job.count_rows {
                 if !sender.started() {
                     sender.set_head(ReadHead {
                         shaping: shaping.clone(),
@@ -420,6 +449,16 @@ async fn produce_on(
             }
         }
     }
+    let shaping = match trails {
+        true => match shaped_after(rows, shaping, sender.started()).await {
+            Ok(shaping) => shaping,
+            Err(error) => {
+                let _ = sender.fail(error).await;
+                return Attempt::Done;
+            }
+        },
+        false => shaping,
+    };
     if job.count_rows {
         total = Some(read);
         if let Some(error) = past_the_end(job, total) {
@@ -463,6 +502,34 @@ async fn produce_on(
     }
     sender.finish(Bytes::from(buf)).await;
     Attempt::Done
+}
+
+/// What a streamed call's function set for the answer, read after its rows; `known` (the
+/// pre-request function's) when it was read already or when the answer has started, which
+/// a warning notes if the function set something else.
+async fn shaped_after(
+    rows: Source<'_>,
+    known: crate::api::context::Shaping,
+    started: bool,
+) -> Result<crate::api::context::Shaping, ApiError> {
+    let read = match rows.trailing().await {
+        Ok(settings) => match settings.first() {
+            Some(settings) => crate::api::context::Shaping::from_settings(settings),
+            None => Ok(known.clone()),
+        },
+        Err(error) => Err(ApiError::from_pg(&error, false)),
+    };
+    if !started {
+        return read;
+    }
+    if read.as_ref() != Ok(&known) {
+        tracing::warn!(
+            bound = SHAPING_BOUND,
+            "a call's function set response.headers or response.status, but its answer \
+             outgrew the bound up to which it waits for them and was streamed without them"
+        );
+    }
+    Ok(known)
 }
 
 /// Appends a handler's value (the row's first column; a `bytea`'s bytes) to `buf`; gives the

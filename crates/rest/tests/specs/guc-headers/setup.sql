@@ -52,7 +52,7 @@ CREATE FUNCTION projects_bad_status() RETURNS SETOF projects LANGUAGE sql STABLE
 $$;
 -- A set past the bound up to which a call's answer waits for what it set: it streams, with
 -- the usual status.
-CREATE FUNCTION many_accepted() RETURNS SETOF text LANGUAGE sql STABLE AS $$
+CREATE FUNCTION many_accepted() RETURNS TABLE (filler text) LANGUAGE sql STABLE AS $$
   SELECT set_config('response.status', '202', true);
   SELECT repeat('x', 1000) FROM generate_series(1, 2000);
 $$;
