@@ -1,37 +1,36 @@
 -- response.headers and response.status set by SQL during the request's main statement (a
 -- function, a trigger), after PostgREST 12.2.3's RpcSpec "GUC headers on function calls" and
--- "GUC status override" fixtures (rewritten here), plus every write path. The functions are
--- STABLE (set_config in place of SET LOCAL): Sluice answers GET only for functions that are not
--- VOLATILE.
+-- "GUC status override" fixtures (functions VOLATILE, as there: a GET runs them read-only),
+-- plus every write path.
 CREATE TABLE projects (id int PRIMARY KEY, name text);
 INSERT INTO projects VALUES (1, 'Windows 7'), (2, 'Windows 10'), (3, 'IOS');
 
-CREATE FUNCTION get_projects_and_guc_headers() RETURNS SETOF projects LANGUAGE sql STABLE AS $$
-  SELECT set_config('response.headers', '[{"X-Test": "key1=val1; someValue; key2=val2"}, {"X-Test-2": "key1=val1"}]', true);
+CREATE FUNCTION get_projects_and_guc_headers() RETURNS SETOF projects LANGUAGE sql AS $$
+  SET LOCAL "response.headers" = '[{"X-Test": "key1=val1; someValue; key2=val2"}, {"X-Test-2": "key1=val1"}]';
   SELECT * FROM projects;
 $$;
-CREATE FUNCTION get_int_and_guc_headers(num int) RETURNS int LANGUAGE sql STABLE AS $$
-  SELECT set_config('response.headers', '[{"X-Test":"key1=val1; someValue; key2=val2"},{"X-Test-2":"key1=val1"}]', true);
+CREATE FUNCTION get_int_and_guc_headers(num int) RETURNS int LANGUAGE sql AS $$
+  SET LOCAL "response.headers" = '[{"X-Test":"key1=val1; someValue; key2=val2"},{"X-Test-2":"key1=val1"}]';
   SELECT num;
 $$;
-CREATE FUNCTION bad_guc_headers_1() RETURNS void LANGUAGE sql STABLE AS $$
-  SELECT set_config('response.headers', '{"X-Test": "invalid structure for headers"}', true);
+CREATE FUNCTION bad_guc_headers_1() RETURNS void LANGUAGE sql AS $$
+  SET LOCAL "response.headers" = '{"X-Test": "invalid structure for headers"}';
 $$;
-CREATE FUNCTION bad_guc_headers_2() RETURNS void LANGUAGE sql STABLE AS $$
-  SELECT set_config('response.headers', '["invalid", "structure", "for", "headers"]', true);
+CREATE FUNCTION bad_guc_headers_2() RETURNS void LANGUAGE sql AS $$
+  SET LOCAL "response.headers" = '["invalid", "structure", "for", "headers"]';
 $$;
-CREATE FUNCTION bad_guc_headers_3() RETURNS void LANGUAGE sql STABLE AS $$
-  SELECT set_config('response.headers', '{"X-Test": "invalid", "X-Test-2": "structure", "X-Test-3": "for headers"}', true);
+CREATE FUNCTION bad_guc_headers_3() RETURNS void LANGUAGE sql AS $$
+  SET LOCAL "response.headers" = '{"X-Test": "invalid", "X-Test-2": "structure", "X-Test-3": "for headers"}';
 $$;
-CREATE FUNCTION set_cookie_twice() RETURNS void LANGUAGE sql STABLE AS $$
-  SELECT set_config('response.headers', '[{"Set-Cookie": "sessionid=38afes7a8; HttpOnly; Path=/"}, {"Set-Cookie": "id=a3fWa; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Secure; HttpOnly"}]', true);
+CREATE FUNCTION set_cookie_twice() RETURNS void LANGUAGE sql AS $$
+  SET LOCAL "response.headers" = '[{"Set-Cookie": "sessionid=38afes7a8; HttpOnly; Path=/"}, {"Set-Cookie": "id=a3fWa; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Secure; HttpOnly"}]';
 $$;
-CREATE FUNCTION send_body_status_403() RETURNS json LANGUAGE plpgsql STABLE AS $$
+CREATE FUNCTION send_body_status_403() RETURNS json LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('response.status', '403', true);
   RETURN json_build_object('message', 'invalid user or password');
 END $$;
-CREATE FUNCTION send_bad_status() RETURNS json LANGUAGE plpgsql STABLE AS $$
+CREATE FUNCTION send_bad_status() RETURNS json LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('response.status', 'bad', true);
   RETURN NULL;
