@@ -42,6 +42,22 @@ async fn post_json(served: &Served, body: Vec<u8>, chunked: bool) -> common::Ans
     .await
 }
 
+/// A chunked POST of `body` to `events` merging duplicates (an upsert, through the stage).
+async fn upsert_json(served: &Served, body: Vec<u8>) -> common::Answer {
+    send(
+        served.address,
+        "POST",
+        "/events",
+        &[
+            ("content-type", "application/json"),
+            ("prefer", "resolution=merge-duplicates"),
+        ],
+        body,
+        true,
+    )
+    .await
+}
+
 async fn count(served: &Served) -> i64 {
     let mut conn = sluice_pg::Connection::connect(&served.url)
         .await
@@ -195,18 +211,7 @@ fn a_streamed_upsert_returns_its_rows() {
         assert_eq!(answer.json().as_array().map(Vec::len), Some(20_000));
         assert_eq!(count(&served).await, 30_000);
         // The same rows again: every one updated, none inserted, so 200 as PostgREST answers.
-        let answer = send(
-            served.address,
-            "POST",
-            "/events",
-            &[
-                ("content-type", "application/json"),
-                ("prefer", "resolution=merge-duplicates"),
-            ],
-            json_rows(20_000, 10_001),
-            true,
-        )
-        .await;
+        let answer = upsert_json(&served, json_rows(20_000, 10_001)).await;
         assert_eq!(
             answer.status,
             200,
@@ -296,18 +301,7 @@ fn a_streamed_insert_answers_with_what_its_triggers_set() {
         );
         assert_eq!(answer.headers["x-copied"], "20000");
         // Through the stage: an upsert.
-        let answer = send(
-            served.address,
-            "POST",
-            "/events",
-            &[
-                ("content-type", "application/json"),
-                ("prefer", "resolution=merge-duplicates"),
-            ],
-            json_rows(20_000, 10_001),
-            true,
-        )
-        .await;
+        let answer = upsert_json(&served, json_rows(20_000, 10_001)).await;
         assert_eq!(
             answer.status,
             202,
