@@ -240,8 +240,26 @@ impl Pipeline<'_> {
                 }
                 results.push(result.map_err(|e| e.context(format!("pipeline statement {i}"))));
             }
-            // This group's ReadyForQuery.
-            conn.drain(conn.pending_syncs - 1).await?;
+            // This group's ReadyForQuery; its commit may fail there, after every statement
+            // succeeded: then it is the first statement's error, the others aborted by it.
+            match conn.finish_group(conn.pending_syncs - 1).await {
+                Ok(()) => {}
+                Err(e) if e.is_closed() || conn.is_broken() => return Err(e),
+                Err(e) if failed_at.is_none() && group_end > group_start => {
+                    results[group_start] = Err(e.context(format!(
+                        "pipeline statements {group_start}..{group_end}: the commit"
+                    )));
+                    for (i, r) in results
+                        .iter_mut()
+                        .enumerate()
+                        .take(group_end)
+                        .skip(group_start + 1)
+                    {
+                        *r = Err(aborted(i, Some(group_start)));
+                    }
+                }
+                Err(_) => {}
+            }
             // Nothing of a failed group took effect, the statements before the failure included.
             if let Some(k) = failed_at {
                 for (i, r) in results.iter_mut().enumerate().take(k).skip(group_start) {

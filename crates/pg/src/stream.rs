@@ -80,7 +80,11 @@ impl<'c> RowStream<'c> {
                 }
             }
         }
-        self.conn.drain(0).await?;
+        // The implicit transaction commits at the Sync, and may fail there.
+        self.conn
+            .finish_group(0)
+            .await
+            .map_err(|e| e.context("the commit"))?;
         Ok(results)
     }
 

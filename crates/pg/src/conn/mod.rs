@@ -385,9 +385,26 @@ impl Connection {
 
     /// Reads and discards messages until at most `keep` ReadyForQuery messages are still due.
     pub(crate) async fn drain(&mut self, keep: u32) -> Result<()> {
+        self.drain_reporting(keep, false).await
+    }
+
+    /// [`Connection::drain`] at the end of a group whose statements were all read: an error
+    /// the server sends before its ReadyForQuery (the implicit transaction's COMMIT failing at
+    /// the Sync: a deferred constraint, a serialization failure) is returned once the
+    /// ReadyForQuery was read, the connection usable. Nothing of the group took effect then.
+    pub(crate) async fn finish_group(&mut self, keep: u32) -> Result<()> {
+        self.drain_reporting(keep, true).await
+    }
+
+    async fn drain_reporting(&mut self, keep: u32, report: bool) -> Result<()> {
+        let mut failed = None;
         while self.pending_syncs > keep {
             let (tag, len) = self.next_message().await?;
             match tag {
+                b'E' if report => {
+                    let error = self.take_error(len)?;
+                    failed.get_or_insert(error);
+                }
                 b'Z' => self.take_ready(len)?,
                 b'G' => {
                     // An abandoned request turned out to be COPY FROM STDIN.
@@ -398,7 +415,7 @@ impl Connection {
                 _ => self.io.consume(len),
             }
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Starts a request: settles the session and writes the prelude into the write buffer.

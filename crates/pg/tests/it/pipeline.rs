@@ -316,3 +316,65 @@ async fn run_stream_then_reads_the_statements_after_the_streamed_one() {
     let row = conn.query_one("SELECT 41 + 1", &[]).await.unwrap();
     assert_eq!(row.get::<i32>(0).unwrap(), 42);
 }
+
+/// A table whose foreign key is checked at commit: an insert breaking it succeeds as a
+/// statement and fails at the Sync that commits the implicit transaction.
+async fn deferred_key_table(conn: &mut sluice_pg::Connection) -> String {
+    let table = common::unique("pipe_deferred");
+    conn.batch_execute(&format!(
+        "CREATE TABLE {table}_parent (id int PRIMARY KEY);
+         CREATE TABLE {table} (v int REFERENCES {table}_parent DEFERRABLE INITIALLY DEFERRED)"
+    ))
+    .await
+    .unwrap();
+    table
+}
+
+#[tokio::test]
+async fn a_commit_failing_at_the_sync_fails_the_group() {
+    let mut conn = common::connect().await;
+    let table = deferred_key_table(&mut conn).await;
+    for mode in [SyncMode::Once, SyncMode::PerStatement] {
+        let mut p = conn.pipeline(mode).await.unwrap();
+        p.query("SELECT 1", &[]).unwrap();
+        p.query(&format!("INSERT INTO {table} VALUES (7)"), &[])
+            .unwrap();
+        let results = p.run().await.unwrap();
+        let failed = results
+            .iter()
+            .find_map(|r| r.as_ref().err())
+            .unwrap_or_else(|| panic!("{mode:?}: a failed commit answered {results:?}"));
+        assert_eq!(failed.code(), Some("23503"), "{mode:?}: {failed}");
+        // Every statement of the group that failed to commit reports it.
+        if mode == SyncMode::Once {
+            assert!(results.iter().all(Result::is_err), "{results:?}");
+        }
+        let rows = conn
+            .query(&format!("SELECT count(*)::text FROM {table}"), &[])
+            .await
+            .unwrap();
+        assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
+    }
+}
+
+#[tokio::test]
+async fn a_commit_failing_after_a_trailed_stream_is_its_error() {
+    let mut conn = common::connect().await;
+    let table = deferred_key_table(&mut conn).await;
+    let mut p = conn.pipeline(SyncMode::Once).await.unwrap();
+    p.query(&format!("INSERT INTO {table} VALUES (7) RETURNING v"), &[])
+        .unwrap();
+    p.query("SELECT 2", &[]).unwrap();
+    let (_, stream) = p.run_stream_then(1).await.unwrap();
+    let error = stream
+        .trailing()
+        .await
+        .expect_err("the commit failed at the Sync");
+    assert_eq!(error.code(), Some("23503"), "{error}");
+    // The connection is usable after it.
+    let rows = conn
+        .query(&format!("SELECT count(*)::text FROM {table}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
+}

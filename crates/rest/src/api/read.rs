@@ -59,6 +59,9 @@ struct ReadJob {
     /// A media type handler answers (its value with [`Shape::Media`]; its media type alone
     /// for HEAD).
     media: Option<MediaAnswer>,
+    /// A table's read at its role's isolation level: the statement setting it, first in the
+    /// implicit transaction (before anything takes a snapshot), the rows still streamed.
+    set_isolation: Option<&'static str>,
     /// A call: what SQL set for the answer (`response.headers`, `response.status`) is read
     /// after its rows, in its transaction; streamed rows wait for it up to a bound. A table's
     /// read is shaped by the pre-request function only.
@@ -140,7 +143,7 @@ pub(super) async fn read(
         Err(error) => return error_response(&error),
     };
     // At an isolation level of its own, on the primary: a standby refuses serializable.
-    let route = match job.ending {
+    let route = match job.set_isolation {
         Some(_) => Route::Primary,
         None => Route::Replica,
     };
@@ -237,6 +240,7 @@ pub(super) async fn stream_call(
         report_commit: route == Route::Primary && api.lsn.report,
         count_rows: call.count_rows,
         ending,
+        set_isolation: None,
         media: call.media,
         shaped_after: true,
     };
@@ -261,7 +265,7 @@ async fn respond(api: &Arc<RestApi>, request: &ApiRequest, job: ReadJob, route: 
     // At most the settings statement in front: a pre-request function's answer shaping is read
     // on the streamed path.
     let fast = job.bounded
-        && job.ending.is_none()
+        && job.set_isolation.is_none()
         && job.context.len() <= 1
         && job.shape == Shape::Rows
         && job.counts.is_empty()
@@ -523,15 +527,11 @@ fn plan_job(
         named: target.named,
         report_commit: false,
         count_rows: false,
-        // A role's isolation level is the read's too (PostgREST's): an explicit transaction.
-        ending: target.isolation().map(|level| CallEnding {
-            checks: crate::plan::write::RowChecks {
-                max_affected: None,
-                singular: false,
-            },
-            commit: true,
-            begin: super::context::begin(Some(level)),
-        }),
+        ending: None,
+        // A role's isolation level is the read's too (PostgREST's).
+        set_isolation: target
+            .isolation()
+            .map(crate::schema::IsolationLevel::set_transaction),
         media: handler.map(|(handler, _)| MediaAnswer::of(handler)),
         shaped_after: false,
     })

@@ -183,6 +183,10 @@ async fn produce_on(
     if let Some(ending) = &job.ending {
         queued = batch.query(ending.begin, &[]).map(drop);
     }
+    // Before anything takes a snapshot (the guard's too).
+    if let Some(set) = job.set_isolation {
+        queued = queued.and_then(|()| batch.query(set, &[]).map(drop));
+    }
     if let Some(lsn) = &guard {
         queued = queued.and_then(|()| {
             batch
@@ -253,6 +257,9 @@ async fn produce_on(
             // BEGIN's.
             drop(results.remove(0));
         }
+        if job.set_isolation.is_some() && !results.is_empty() {
+            drop(results.remove(0));
+        }
         if let Some(at) = position {
             commit_lsn = sluice_pg::Lsn::from_commit_result(results.get(at));
             results.truncate(at);
@@ -318,6 +325,9 @@ async fn produce_on(
             Ok(result) => result,
             Err(error) => return fail_early(sender, &error, on_replica).await,
         };
+        if job.set_isolation.is_some() && !before.is_empty() {
+            before.remove(0);
+        }
         if guard.is_some() {
             if !before.first().is_some_and(sluice_pg::lsn::replayed) {
                 // Dropping the stream reads the rest of its rows away.
@@ -505,19 +515,22 @@ async fn produce_on(
 }
 
 /// What a streamed call's function set for the answer, read after its rows; `known` (the
-/// pre-request function's) when it was read already or when the answer has started, which
-/// a warning notes if the function set something else.
+/// pre-request function's) when the answer has started, which a warning notes if the
+/// function set something else. An error of the statements after the rows, or of the commit,
+/// is returned whether or not the answer started.
 async fn shaped_after(
     rows: Source<'_>,
     known: crate::api::context::Shaping,
     started: bool,
 ) -> Result<crate::api::context::Shaping, ApiError> {
+    // A statement or the commit failing after the rows is the answer's error, even once it has
+    // started (the stream is cut short: nothing was kept).
     let read = match rows.trailing().await {
         Ok(settings) => match settings.first() {
             Some(settings) => crate::api::context::Shaping::from_settings(settings),
             None => Ok(known.clone()),
         },
-        Err(error) => Err(ApiError::from_pg(&error, false)),
+        Err(error) => return Err(ApiError::from_pg(&error, false)),
     };
     if !started {
         return read;

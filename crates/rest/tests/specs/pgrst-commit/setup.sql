@@ -14,3 +14,13 @@ LANGUAGE sql AS $$
   WITH changed AS (UPDATE addresses SET address = name WHERE id >= id_l AND id <= id_h RETURNING 1)
   SELECT count(*)::int FROM changed;
 $$;
+
+-- A foreign key checked at commit: a write breaking it succeeds as a statement and fails when
+-- its transaction commits, which must be its answer (PostgreSQL's 23503, 409).
+CREATE TABLE owners (id int PRIMARY KEY);
+INSERT INTO owners VALUES (1);
+CREATE TABLE pets (id int PRIMARY KEY,
+  owner int REFERENCES owners DEFERRABLE INITIALLY DEFERRED);
+CREATE FUNCTION adopt(pet int, by_owner int) RETURNS SETOF pets LANGUAGE sql AS $$
+  INSERT INTO pets VALUES (pet, by_owner) RETURNING *;
+$$;
