@@ -50,10 +50,9 @@ impl<'c> RowStream<'c> {
         head: Head,
         trailing: Vec<crate::pipeline::Entry>,
     ) -> RowStream<'c> {
-        RowStream {
-            trailing,
-            ..RowStream::new(conn, head, false)
-        }
+        let mut stream = RowStream::new(conn, head, false);
+        stream.trailing = trailing;
+        stream
     }
 
     /// Reads what is left of the rows (dropped), then the rows of the statements that follow
@@ -188,5 +187,18 @@ impl Connection {
             ErrorKind::Usage,
             "COPY statements must run through copy_in / copy_out, not query or execute",
         )
+    }
+}
+
+impl Drop for RowStream<'_> {
+    /// Statements after a stream dropped unread ([`RowStream::trailing`] not called) are read
+    /// away by the connection's next request; one being prepared was never recorded in the
+    /// statement cache, so the next request closes it on the server.
+    fn drop(&mut self) {
+        for entry in self.trailing.drain(..) {
+            if let crate::statement::Plan::Prepare(name) = entry.plan {
+                self.conn.prelude.close_statements.push(name);
+            }
+        }
     }
 }

@@ -133,3 +133,22 @@ async fn explicit_prepare_describes_params_and_columns() {
     let err = conn.prepare("SELECT nope").await.unwrap_err();
     assert_eq!(err.code(), Some("42703"));
 }
+
+#[tokio::test]
+async fn a_trailed_stream_dropped_unread_leaves_no_statement_on_the_server() {
+    // Every statement prepared at its first use.
+    let mut conn = connect_with(1, 16).await;
+    for round in 0..3 {
+        let mut batch = conn.pipeline(sluice_pg::SyncMode::Once).await.unwrap();
+        batch.query("SELECT generate_series(1, 5000)", &[]).unwrap();
+        batch
+            .query(&format!("SELECT {round} AS trailing_{round}"), &[])
+            .unwrap();
+        let (_, stream) = batch.run_stream_then(1).await.unwrap();
+        // A client gone mid-answer: neither the rows nor the trailing statement are read.
+        drop(stream);
+    }
+    // The streamed statement is cached (its head was read); the trailing ones were never
+    // recorded, and none of them stays on the server.
+    assert_eq!(server_statements(&mut conn).await, 1);
+}
