@@ -287,37 +287,34 @@ impl<'c> Pipeline<'c> {
     /// [`RowStream::trailing`] reads their rows (a setting the streamed statement left for the
     /// caller, read before the transaction ends). Dropping the stream reads them away.
     pub async fn run_stream_then(mut self, trailing: usize) -> Result<(Vec<Rows>, RowStream<'c>)> {
-        if self.entries.len() <= trailing && !self.entries.is_empty() {
-            // Unsent: dropping the pipeline takes its statements back out.
-            return Err(Error::new(
-                ErrorKind::Usage,
-                "run_stream_then with no statement to stream before those it trails",
-            ));
+        // Usage errors first, while the pipeline is unsent: dropping it then takes its
+        // statements back out of the write buffer.
+        let usage = if self.entries.is_empty() {
+            Some("run_stream of an empty pipeline")
+        } else if self.entries.len() <= trailing {
+            Some("run_stream_then with no statement to stream before those it trails")
+        } else if self.entries.iter().any(|e| e.copy_in) {
+            Some("run_stream of a pipeline holding a COPY (use run)")
+        } else if self.mode != SyncMode::Once {
+            Some("run_stream needs a pipeline with SyncMode::Once")
+        } else {
+            None
+        };
+        if let Some(message) = usage {
+            return Err(Error::new(ErrorKind::Usage, message));
         }
-        self.ran = true;
-        let mut entries = std::mem::take(&mut self.entries);
-        let after = entries.split_off(entries.len().saturating_sub(trailing));
         let Some(conn) = self.conn.take() else {
             return Err(Error::new(ErrorKind::Usage, "the pipeline was already run"));
         };
-        if entries.iter().chain(&after).any(|e| e.copy_in) {
-            return Err(Error::new(
-                ErrorKind::Usage,
-                "run_stream of a pipeline holding a COPY (use run)",
-            ));
-        }
+        self.ran = true;
+        let mut entries = std::mem::take(&mut self.entries);
+        let after = entries.split_off(entries.len() - trailing);
         let Some((last, before)) = entries.split_last() else {
             return Err(Error::new(
                 ErrorKind::Usage,
                 "run_stream of an empty pipeline",
             ));
         };
-        if self.mode != SyncMode::Once {
-            return Err(Error::new(
-                ErrorKind::Usage,
-                "run_stream needs a pipeline with SyncMode::Once",
-            ));
-        }
         frontend::sync(&mut conn.io.write);
         conn.send_request(self.prelude_syncs, 1, true).await?;
         let mut results = Vec::with_capacity(before.len());

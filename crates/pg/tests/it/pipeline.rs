@@ -378,3 +378,24 @@ async fn a_commit_failing_after_a_trailed_stream_is_its_error() {
         .unwrap();
     assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
 }
+
+#[tokio::test]
+async fn a_misused_run_stream_sends_nothing() {
+    let mut conn = common::connect().await;
+    let table = common::unique("pipe_misused");
+    conn.batch_execute(&format!("CREATE TABLE {table} (v int)"))
+        .await
+        .unwrap();
+    let mut p = conn.pipeline(SyncMode::Groups).await.unwrap();
+    p.query(&format!("INSERT INTO {table} VALUES (1)"), &[])
+        .unwrap();
+    p.query("SELECT 1", &[]).unwrap();
+    let error = p.run_stream().await.err().expect("a usage error");
+    assert_eq!(error.kind(), ErrorKind::Usage);
+    // The insert did not ride along with the next request.
+    let rows = conn
+        .query(&format!("SELECT count(*)::text FROM {table}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(common::text(&rows, 0).as_deref(), Some("0"));
+}
