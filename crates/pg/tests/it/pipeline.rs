@@ -390,7 +390,9 @@ async fn a_misused_run_stream_sends_nothing() {
     p.query(&format!("INSERT INTO {table} VALUES (1)"), &[])
         .unwrap();
     p.query("SELECT 1", &[]).unwrap();
-    let error = p.run_stream().await.err().expect("a usage error");
+    let Err(error) = p.run_stream().await else {
+        panic!("a usage error")
+    };
     assert_eq!(error.kind(), ErrorKind::Usage);
     // The insert did not ride along with the next request.
     let rows = conn
