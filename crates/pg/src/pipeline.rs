@@ -317,23 +317,7 @@ impl<'c> Pipeline<'c> {
         };
         frontend::sync(&mut conn.io.write);
         conn.send_request(self.prelude_syncs, 1, true).await?;
-        let mut results = Vec::with_capacity(before.len());
-        for (i, entry) in before.iter().enumerate() {
-            let sql = entry.sql.as_deref().unwrap_or("");
-            let result = match conn.read_head(sql, &entry.plan, entry.format).await {
-                Ok(head) => RowStream::new(conn, head, false).collect().await,
-                Err(e) => Err(e),
-            };
-            match result {
-                Ok(rows) => results.push(rows),
-                Err(e) => {
-                    if !e.is_closed() && !conn.is_broken() {
-                        conn.drain(0).await?;
-                    }
-                    return Err(e.context(format!("pipeline statement {i}")));
-                }
-            }
-        }
+        let results = read_each(conn, before, "pipeline statement").await?;
         let sql = last.sql.as_deref().unwrap_or("");
         match conn.read_head(sql, &last.plan, last.format).await {
             Ok(head) if after.is_empty() => Ok((results, RowStream::new(conn, head, true))),
@@ -395,6 +379,34 @@ fn not_copy_in() -> Error {
         ErrorKind::Usage,
         "Pipeline::copy_in needs a COPY ... FROM STDIN statement",
     )
+}
+
+/// Reads the rows of each of `entries`, the statements of a request's one Sync group, in
+/// order; the first error (named `what` and its index) is returned once the rest of the
+/// request was read away, the connection usable unless it broke.
+pub(crate) async fn read_each(
+    conn: &mut Connection,
+    entries: &[Entry],
+    what: &str,
+) -> Result<Vec<Rows>> {
+    let mut results = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let sql = entry.sql.as_deref().unwrap_or("");
+        let result = match conn.read_head(sql, &entry.plan, entry.format).await {
+            Ok(head) => RowStream::new(conn, head, false).collect().await,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(rows) => results.push(rows),
+            Err(e) => {
+                if !e.is_closed() && !conn.is_broken() {
+                    conn.drain(0).await?;
+                }
+                return Err(e.context(format!("{what} {i}")));
+            }
+        }
+    }
+    Ok(results)
 }
 
 fn aborted(index: usize, failed: Option<usize>) -> Error {

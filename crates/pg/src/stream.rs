@@ -62,23 +62,8 @@ impl<'c> RowStream<'c> {
     pub async fn trailing(mut self) -> Result<Vec<Rows>> {
         while self.next_block().await?.is_some() {}
         let trailing = std::mem::take(&mut self.trailing);
-        let mut results = Vec::with_capacity(trailing.len());
-        for (i, entry) in trailing.iter().enumerate() {
-            let sql = entry.sql.as_deref().unwrap_or("");
-            let result = match self.conn.read_head(sql, &entry.plan, entry.format).await {
-                Ok(head) => RowStream::new(self.conn, head, false).collect().await,
-                Err(e) => Err(e),
-            };
-            match result {
-                Ok(rows) => results.push(rows),
-                Err(e) => {
-                    if !e.is_closed() && !self.conn.is_broken() {
-                        self.conn.drain(0).await?;
-                    }
-                    return Err(e.context(format!("trailing statement {i}")));
-                }
-            }
-        }
+        let results =
+            crate::pipeline::read_each(self.conn, &trailing, "trailing statement").await?;
         // The implicit transaction commits at the Sync, and may fail there.
         self.conn
             .finish_group(0)
