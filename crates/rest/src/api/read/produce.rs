@@ -187,6 +187,8 @@ async fn produce_on(
     if let Some(set) = job.set_isolation {
         queued = queued.and_then(|()| batch.query(set, &[]).map(drop));
     }
+    // The results of BEGIN and of the isolation level's statement, read away first.
+    let leading = usize::from(explicit) + usize::from(job.set_isolation.is_some());
     if let Some(lsn) = &guard {
         queued = queued.and_then(|()| {
             batch
@@ -253,13 +255,7 @@ async fn produce_on(
                 return fail_early(sender, &error, on_replica).await;
             }
         };
-        if explicit && !results.is_empty() {
-            // BEGIN's.
-            drop(results.remove(0));
-        }
-        if job.set_isolation.is_some() && !results.is_empty() {
-            drop(results.remove(0));
-        }
+        results.drain(..leading.min(results.len()));
         if let Some(at) = position {
             commit_lsn = sluice_pg::Lsn::from_commit_result(results.get(at));
             results.truncate(at);
@@ -325,9 +321,7 @@ async fn produce_on(
             Ok(result) => result,
             Err(error) => return fail_early(sender, &error, on_replica).await,
         };
-        if job.set_isolation.is_some() && !before.is_empty() {
-            before.remove(0);
-        }
+        before.drain(..leading.min(before.len()));
         if guard.is_some() {
             if !before.first().is_some_and(sluice_pg::lsn::replayed) {
                 // Dropping the stream reads the rest of its rows away.
